@@ -1,0 +1,49 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository root (this file lives at packages/core/test/support/). */
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
+
+/**
+ * The shared Kumiki reference material beside the repository (../shared/kumiki). A fresh clone
+ * outside this workplace has none; tests that need it skip with {@link corpusMissingMessage}.
+ */
+export const kumikiShared = resolve(repoRoot, "../shared/kumiki");
+
+/** True when ../shared/kumiki/examples is present. */
+export const hasCorpus = existsSync(join(kumikiShared, "examples"));
+
+export const corpusMissingMessage = `conformance corpus not found at ${kumikiShared}/examples: skipped (it lives beside the repository in this workplace)`;
+
+/** One example program of the conformance corpus. */
+export interface CorpusProgram {
+  /** Path relative to ../shared/kumiki/examples, e.g. `apps/02-todomvc/app.kumiki`. */
+  readonly id: string;
+  readonly path: string;
+  readonly source: string;
+}
+
+/** Every .kumiki program under ../shared/kumiki/examples (apps/ and features/), sorted by id. */
+export function corpusPrograms(): CorpusProgram[] {
+  if (!hasCorpus) return [];
+  const root = join(kumikiShared, "examples");
+  const out: CorpusProgram[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else if (entry.name.endsWith(".kumiki"))
+        out.push({ id: relative(root, p), path: p, source: readFileSync(p, "utf8") });
+    }
+  };
+  walk(root);
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** One corpus program by id (`apps/02-todomvc/app.kumiki`); undefined when the corpus is absent. */
+export function corpusProgram(id: string): CorpusProgram | undefined {
+  if (!hasCorpus) return undefined;
+  const path = join(kumikiShared, "examples", id);
+  return { id, path, source: readFileSync(path, "utf8") };
+}
