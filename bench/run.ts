@@ -1,0 +1,30 @@
+/**
+ * `npm run bench`: runs every benchmark and prints one table. Exits non-zero only when a benchmark
+ * crashes — figures are reported, never asserted.
+ */
+import { cpus, totalmem } from "node:os";
+import { type BenchRow, formatTable } from "./harness.js";
+import { benchLang } from "./lang.js";
+
+const suites: [string, () => Promise<BenchRow[]>][] = [["language front-end", benchLang]];
+
+const rows: BenchRow[] = [];
+let failed = false;
+for (const [name, run] of suites) {
+  try {
+    process.stderr.write(`bench: ${name}…\n`);
+    rows.push(...(await run()));
+  } catch (err) {
+    failed = true;
+    process.stderr.write(
+      `bench: ${name} crashed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+  }
+}
+const cpu = cpus()[0]?.model ?? "unknown CPU";
+process.stdout.write(
+  `Kumiki Graph benchmarks — ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} × ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB\n\n`,
+);
+process.stdout.write(`${formatTable(rows)}\n`);
+if (rows.length === 0) process.stdout.write("(no benchmark ran: is ../shared/kumiki/examples present?)\n");
+process.exitCode = failed ? 1 : 0;

@@ -1,0 +1,124 @@
+import type { Layer } from "./layers.js";
+import type { ParseResult } from "./parse-error.js";
+import { parseProgram } from "./parser.js";
+
+/** One piece of a split .kumiki file: a definition with its exact text, or text between definitions. */
+export type Piece =
+  | {
+      readonly kind: "definition";
+      readonly layer: Layer;
+      readonly name: string;
+      /** The definition's exact source: the comment lines directly above it, the definition, and the
+       * rest of its last line (a trailing comment, the newline). */
+      readonly text: string;
+      /** 1-based line in the file where `text` starts. */
+      readonly line: number;
+    }
+  | {
+      /** Blank lines and comments that belong to no definition (a file header, a section banner). */
+      readonly kind: "trivia";
+      readonly text: string;
+      readonly line: number;
+    };
+
+/**
+ * Splits a .kumiki file into its definitions, in file order, each with its exact source text;
+ * comment lines directly above a definition (no blank line between) belong to it. The pieces
+ * partition the file: {@link joinPieces} gives the original back byte for byte. A file that does
+ * not parse is refused with the parse error.
+ */
+export function splitProgram(source: string): ParseResult<Piece[]> {
+  const parsed = parseProgram(source);
+  if (!parsed.ok) return parsed;
+  const lineStarts = computeLineStarts(source);
+  const pieces: Piece[] = [];
+  let at = 0;
+  const defs = parsed.value.definitions;
+  defs.forEach((def, i) => {
+    const defLine = def.span.line;
+    let startLine = defLine;
+    // Attach the run of comment lines right above the definition, but never reach back past text
+    // already taken (the end of the previous definition's last line).
+    while (startLine > 1) {
+      const prev = startLine - 1;
+      const lineStart = lineStarts[prev - 1]!;
+      if (lineStart < at) break;
+      const text = source.slice(lineStart, lineStarts[prev] ?? source.length);
+      if (!/^[ \t]*#/.test(text)) break;
+      startLine = prev;
+    }
+    let start = startLine === defLine ? lineStartOf(def.span.offset, source) : lineStarts[startLine - 1]!;
+    if (start < at) start = def.span.offset;
+    const nextStart = defs[i + 1]?.span.offset ?? source.length;
+    const end = endOfLastLine(source, def.span.end, nextStart);
+    if (start > at)
+      pieces.push({ kind: "trivia", text: source.slice(at, start), line: lineOf(lineStarts, at) });
+    pieces.push({
+      kind: "definition",
+      layer: def.layer,
+      name: def.name.name,
+      text: source.slice(start, end),
+      line: lineOf(lineStarts, start),
+    });
+    at = end;
+  });
+  if (at < source.length)
+    pieces.push({ kind: "trivia", text: source.slice(at), line: lineOf(lineStarts, at) });
+  return { ok: true, value: pieces };
+}
+
+/** The file the pieces came from: their texts, concatenated. */
+export function joinPieces(pieces: readonly Piece[]): string {
+  let out = "";
+  for (const p of pieces) out += p.text;
+  return out;
+}
+
+function computeLineStarts(source: string): number[] {
+  const starts = [0];
+  for (let i = 0; i < source.length; i++) if (source.charCodeAt(i) === 10) starts.push(i + 1);
+  return starts;
+}
+
+function lineOf(lineStarts: readonly number[], offset: number): number {
+  let lo = 0;
+  let hi = lineStarts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (lineStarts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo + 1;
+}
+
+/** The start of the line holding `offset`, when only whitespace precedes it there. */
+function lineStartOf(offset: number, source: string): number {
+  let i = offset;
+  while (i > 0) {
+    const c = source.charCodeAt(i - 1);
+    if (c === 10) break;
+    if (c !== 32 && c !== 9) return offset;
+    i--;
+  }
+  return i;
+}
+
+/**
+ * Where a definition's piece ends: after the newline of its last line when the rest of that line
+ * is blank or a comment, else right after its last token (another definition follows on the line).
+ */
+function endOfLastLine(source: string, end: number, limit: number): number {
+  let i = end;
+  while (i < limit) {
+    const c = source.charCodeAt(i);
+    if (c === 10) return i + 1;
+    if (c === 35) {
+      const nl = source.indexOf("\n", i);
+      const eol = nl === -1 ? source.length : nl + 1;
+      return eol <= limit ? eol : end;
+    }
+    if (c !== 32 && c !== 9 && c !== 13) return end;
+    i++;
+  }
+  return i === source.length ? i : end;
+}
