@@ -3,10 +3,14 @@
  * crashes — figures are reported, never asserted.
  */
 import { cpus, totalmem } from "node:os";
+import { benchCheck } from "./check.js";
 import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
 
-const suites: [string, () => Promise<BenchRow[]>][] = [["language front-end", benchLang]];
+const suites: [string, () => Promise<BenchRow[]>][] = [
+  ["language front-end", benchLang],
+  ["check", benchCheck],
+];
 
 const rows: BenchRow[] = [];
 let failed = false;

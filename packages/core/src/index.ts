@@ -2,6 +2,39 @@
  * @kumiki-graph/core: the Kumiki definition language front-end, the op model and its deterministic
  * merge, and the graph store on Automerge. Named exports only; test/exports.test.ts pins the list.
  */
+
+export {
+  type Checker,
+  type CheckOptions,
+  type CheckSource,
+  checkProgram,
+  createChecker,
+} from "./check/check.js";
+export {
+  BANDS,
+  type Band,
+  CODES,
+  type CodeInfo,
+  codeInfo,
+  type Narrowing,
+  narrowingOf,
+  type OptIn,
+  renderErrorsDoc,
+  type Severity,
+} from "./check/codes.js";
+export {
+  type AutoPatch,
+  type AutoPatchOp,
+  autoPatchFor,
+  type Diagnostic,
+  diagnosticKey,
+  hasErrors,
+  newDiagnostics,
+  type Suggestion,
+} from "./check/diagnostic.js";
+export type { CheckInput } from "./check/graph.js";
+export { nearestName } from "./check/similarity.js";
+export { type CapabilityManifest, manifestCapabilities, STANDARD_CAPABILITIES } from "./check/stdlib.js";
 export type {
   AnyIdWildcard,
   AppDef,

@@ -4,6 +4,20 @@ import * as core from "../src/index.js";
 // The public surface of @kumiki-graph/core. Adding or removing a runtime export is a deliberate act:
 // update this list, and the docs, in the same change.
 const EXPECTED = [
+  "BANDS",
+  "CODES",
+  "STANDARD_CAPABILITIES",
+  "autoPatchFor",
+  "checkProgram",
+  "codeInfo",
+  "createChecker",
+  "diagnosticKey",
+  "hasErrors",
+  "manifestCapabilities",
+  "narrowingOf",
+  "nearestName",
+  "newDiagnostics",
+  "renderErrorsDoc",
   "ContentHashSchema",
   "KEYWORDS",
   "LAYERS",

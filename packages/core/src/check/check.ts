@@ -1,0 +1,290 @@
+import type { Definition, ReducerDef } from "../lang/ast.js";
+import { LAYERS, type Layer } from "../lang/layers.js";
+import { narrowingOf } from "./codes.js";
+import { CheckContext, type CheckSettings, makeDiagnostic } from "./context.js";
+import { checkDefinition } from "./definition.js";
+import type { Diagnostic } from "./diagnostic.js";
+import { type CheckInput, type Deps, Graph, nameKey } from "./graph.js";
+import { type CapabilityManifest, manifestCapabilities } from "./stdlib.js";
+
+/** Options of a check (ai-edit.md §9.2.3). */
+export interface CheckOptions {
+  /**
+   * Narrowing: when any of `types`, `refs`, `effects` is set, only the bands they select are
+   * reported (their union), plus the bands no flag selects (E00xx, E07xx, E08xx).
+   */
+  readonly types?: boolean;
+  readonly refs?: boolean;
+  readonly effects?: boolean;
+  /** Report the accessibility checks (E0701–E0703). */
+  readonly a11y?: boolean;
+  /**
+   * Whether a program with no app is an error (E0003). Default true; the AI-editing verbs build a
+   * program one definition at a time and check with it off (errors.md E0003).
+   */
+  readonly requireApp?: boolean;
+  /** A kumiki.caps.json manifest (or its capability names): custom capabilities app.caps accepts. */
+  readonly capabilities?: CapabilityManifest | readonly string[];
+}
+
+/** The definitions a checker reads: a map by identity (a `Map<string, CheckInput>` is one). */
+export interface CheckSource {
+  get(id: string): CheckInput | undefined;
+  values(): Iterable<CheckInput>;
+}
+
+function settingsOf(options: CheckOptions): CheckSettings {
+  return {
+    a11y: options.a11y === true,
+    requireApp: options.requireApp !== false,
+    registeredCaps: manifestCapabilities(options.capabilities),
+  };
+}
+
+function narrowing(options: CheckOptions): ((d: Diagnostic) => boolean) | undefined {
+  const selected = new Set<string>();
+  if (options.types === true) selected.add("types");
+  if (options.refs === true) selected.add("refs");
+  if (options.effects === true) selected.add("effects");
+  if (selected.size === 0) return undefined;
+  return (d) => {
+    const by = narrowingOf(d.code);
+    return by === null || selected.has(by);
+  };
+}
+
+const layerRank = new Map<Layer, number>(LAYERS.map((l, i) => [l, i]));
+
+/** Deterministic order: program-level first, then by layer, name, identity, position, code. */
+function compareDiagnostics(graph: Graph): (a: Diagnostic, b: Diagnostic) => number {
+  const rank = (d: Diagnostic): [number, string, string] => {
+    if (d.definition === undefined) return [-1, "", ""];
+    const node = graph.nodes.get(d.definition);
+    if (node === undefined) return [LAYERS.length, "", d.definition];
+    return [layerRank.get(node.def.layer) ?? LAYERS.length, node.def.name.name, d.definition];
+  };
+  const cmp = (x: string | number, y: string | number): number => (x < y ? -1 : x > y ? 1 : 0);
+  return (a, b) => {
+    const [la, na, ia] = rank(a);
+    const [lb, nb, ib] = rank(b);
+    return (
+      cmp(la, lb) ||
+      cmp(na, nb) ||
+      cmp(ia, ib) ||
+      cmp(a.span?.offset ?? -1, b.span?.offset ?? -1) ||
+      cmp(a.code, b.code) ||
+      cmp(a.kind, b.kind) ||
+      cmp(a.message, b.message)
+    );
+  };
+}
+
+/**
+ * The diagnostics that depend on the whole set of definitions rather than on one definition and
+ * what it reads: a missing or second app (E0003, E0004), same-name duplicates (E0007) and
+ * duplicate timer names (E0002). Computed from the graph's indexes, so it costs what the
+ * duplicates cost, not what the graph does.
+ */
+function programDiagnostics(graph: Graph, settings: CheckSettings): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  if (settings.requireApp && graph.apps.length === 0) {
+    out.push({
+      code: "E0003",
+      kind: "missing-app",
+      severity: "error",
+      location: "program",
+      message: "Program has no app definition: add an app with caps, routes and init",
+    });
+  }
+  for (const id of graph.apps.slice(1)) {
+    const node = graph.nodes.get(id)!;
+    const first = graph.nodes.get(graph.apps[0]!)!;
+    out.push(
+      makeDiagnostic(
+        node,
+        "E0004",
+        node.def.name.span,
+        `Program declares more than one app definition ("${node.def.name.name}"; the app is "${first.def.name.name}"): remove or merge the extra one`,
+      ),
+    );
+  }
+  for (const key of graph.duplicateKeys) {
+    const ids = graph.byKey.get(key) ?? [];
+    for (const id of ids.slice(1)) {
+      const node = graph.nodes.get(id)!;
+      const q = `${node.def.layer}.${node.def.name.name}`;
+      out.push(
+        makeDiagnostic(
+          node,
+          "E0007",
+          node.def.name.span,
+          `${q} is declared more than once; references resolve to the first (${ids[0]}), this one (${id}) is unreachable: rename or remove one`,
+        ),
+      );
+    }
+  }
+  for (const timer of graph.duplicateTimers) {
+    const ids = graph.timers.get(timer) ?? [];
+    for (const id of ids.slice(1)) {
+      const node = graph.nodes.get(id)!;
+      const on = (node.def as ReducerDef).on;
+      const span = on.kind === "TimerEvent" && on.timer !== undefined ? on.timer.span : node.def.name.span;
+      out.push(
+        makeDiagnostic(
+          node,
+          "E0002",
+          span,
+          `Timer name "${timer}" is declared more than once (also by ${graph.nodes.get(ids[0]!)?.def.name.name ?? ids[0]}): give each timer(…, name=…) its own name`,
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * Checks a set of definitions (ai-edit.md §9.2.3, errors.md) and returns every diagnostic, in a
+ * deterministic order. `input` is what `resolveProgram` returns, or the store's graph.
+ */
+export function checkProgram(input: Iterable<CheckInput>, options: CheckOptions = {}): Diagnostic[] {
+  const checker = createChecker(new Map([...input].map((n) => [n.id, n])), options);
+  return checker.diagnostics();
+}
+
+/** An incremental checker over a changing set of definitions. */
+export interface Checker {
+  /** Every diagnostic of the current definitions, in deterministic order. */
+  diagnostics(): Diagnostic[];
+  /**
+   * Re-reads `ids` from the source (an id the source no longer has was removed), re-checks only
+   * what they can affect, and returns every diagnostic — the same list a full check gives.
+   */
+  update(ids: Iterable<string>): Diagnostic[];
+  /** How many definitions the last full check or update re-checked. */
+  readonly rechecked: number;
+}
+
+/**
+ * Creates a checker over `source`. The first full check happens here; afterwards `update` re-checks
+ * the changed definitions, the definitions whose check read one of them (targets followed, names
+ * looked up), and — when names came or went — the definitions whose did-you-mean read those
+ * names. Diagnostics about the whole program (E0002, E0003, E0004, E0007) come from indexes kept
+ * up to date on every change.
+ */
+export function createChecker(source: CheckSource, options: CheckOptions = {}): Checker {
+  const settings = settingsOf(options);
+  const keep = narrowing(options);
+  const graph = new Graph();
+  const perDef = new Map<string, Diagnostic[]>();
+  const depsOf = new Map<string, Deps>();
+  const byId = new Map<string, Set<string>>();
+  const byKey = new Map<string, Set<string>>();
+  const byLayer = new Map<Layer, Set<string>>();
+  const onApp = new Set<string>();
+  const onTimers = new Set<string>();
+  let rechecked = 0;
+
+  const link = <K>(index: Map<K, Set<string>>, key: K, id: string): void => {
+    let s = index.get(key);
+    if (s === undefined) {
+      s = new Set();
+      index.set(key, s);
+    }
+    s.add(id);
+  };
+  const unlink = <K>(index: Map<K, Set<string>>, key: K, id: string): void => {
+    const s = index.get(key);
+    if (s === undefined) return;
+    s.delete(id);
+    if (s.size === 0) index.delete(key);
+  };
+
+  const forget = (id: string): void => {
+    const deps = depsOf.get(id);
+    if (deps !== undefined) {
+      for (const d of deps.ids) unlink(byId, d, id);
+      for (const k of deps.keys) unlink(byKey, k, id);
+      for (const l of deps.layers) unlink(byLayer, l, id);
+      onApp.delete(id);
+      onTimers.delete(id);
+      depsOf.delete(id);
+    }
+    perDef.delete(id);
+  };
+
+  const recheck = (id: string): void => {
+    forget(id);
+    const node = graph.nodes.get(id);
+    if (node === undefined) return;
+    const ctx = new CheckContext(graph, settings, node);
+    checkDefinition(ctx);
+    const deps = ctx.deps;
+    depsOf.set(id, deps);
+    for (const d of deps.ids) link(byId, d, id);
+    for (const k of deps.keys) link(byKey, k, id);
+    for (const l of deps.layers) link(byLayer, l, id);
+    if (deps.app) onApp.add(id);
+    if (deps.timers) onTimers.add(id);
+    if (ctx.out.length > 0) perDef.set(id, ctx.out);
+    rechecked++;
+  };
+
+  const collect = (): Diagnostic[] => {
+    const all: Diagnostic[] = programDiagnostics(graph, settings);
+    for (const ds of perDef.values()) for (const d of ds) all.push(d);
+    const kept = keep === undefined ? all : all.filter(keep);
+    return kept.sort(compareDiagnostics(graph));
+  };
+
+  for (const node of source.values()) graph.add(node);
+  for (const id of graph.nodes.keys()) recheck(id);
+
+  return {
+    get rechecked() {
+      return rechecked;
+    },
+    diagnostics: collect,
+    update(ids: Iterable<string>): Diagnostic[] {
+      rechecked = 0;
+      const changed = new Set(ids);
+      const keys = new Set<string>();
+      const layers = new Set<Layer>();
+      let app = false;
+      let timers = false;
+      const note = (def: Definition, nameSetChanged: boolean): void => {
+        keys.add(nameKey(def.layer, def.name.name));
+        if (nameSetChanged) layers.add(def.layer);
+        if (def.layer === "app") app = true;
+        if (def.kind === "ReducerDef" && def.on.kind === "TimerEvent") timers = true;
+      };
+      for (const id of changed) {
+        const before = graph.remove(id);
+        const after = source.get(id);
+        if (after !== undefined && after.id !== id)
+          throw new Error(`source.get(${JSON.stringify(id)}) returned a definition with id ${after.id}`);
+        // A body change that keeps the name leaves every layer's name set as it was.
+        const renamed =
+          before === undefined ||
+          after === undefined ||
+          before.def.layer !== after.def.layer ||
+          before.def.name.name !== after.def.name.name;
+        if (before !== undefined) note(before.def, renamed);
+        if (after !== undefined) {
+          graph.add(after);
+          note(after.def, renamed);
+        }
+      }
+      const dirty = new Set<string>();
+      for (const id of changed) {
+        dirty.add(id);
+        for (const d of byId.get(id) ?? []) dirty.add(d);
+      }
+      for (const k of keys) for (const d of byKey.get(k) ?? []) dirty.add(d);
+      for (const l of layers) for (const d of byLayer.get(l) ?? []) dirty.add(d);
+      if (app) for (const d of onApp) dirty.add(d);
+      if (timers) for (const d of onTimers) dirty.add(d);
+      for (const id of dirty) recheck(id);
+      return collect();
+    },
+  };
+}
