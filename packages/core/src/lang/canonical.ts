@@ -8,7 +8,8 @@ import type { ReferenceSite } from "./references.js";
  * reference site is replaced by the token the caller gives for it (the target's content hash, or
  * a position inside a strongly connected component). Locals keep their names.
  *
- * The form is compact: a node is `Kind(key=value,…)` with keys in sorted order, an identifier that
+ * The form is compact: a node is `Kind(key=value,…)` with keys in sorted order (common kinds and
+ * keys abbreviated), an identifier that
  * is not a reference is `'name`, strings, numbers, booleans, `$1` and fields have short forms of
  * their own, and a reference is `@i`, the position of its token among the
  * definition's distinct tokens in order of first use; those tokens follow the structure, one per
@@ -22,16 +23,76 @@ export function canonicalForm(
   sites: readonly ReferenceSite[],
   tokens: readonly string[],
 ): string {
+  const { structure, keys } = canonicalStructure(def, sites, tokens);
+  return `${structure}\n${keys.join("\n")}`;
+}
+
+/**
+ * The canonical form in two parts: the structure, in which reference `i` is written `@i`, and the
+ * distinct reference keys in order of first use. `keys[i]` stands for `sites[i]` (a target's
+ * identity, say): sites with one key share one `@i`. A caller that hashes a cycle computes the
+ * structure once and appends different tokens for the same keys (see hash.ts).
+ */
+export function canonicalStructure(
+  def: Definition,
+  sites: readonly ReferenceSite[],
+  keys: readonly string[],
+): { readonly structure: string; readonly keys: readonly string[] } {
   const bySiteOffset = new Map<number, string>();
   const shorthand = new Set<number>();
   sites.forEach((site, i) => {
-    const token = tokens[i];
-    if (token !== undefined) bySiteOffset.set(site.span.offset, token);
+    const key = keys[i];
+    if (key !== undefined) bySiteOffset.set(site.span.offset, key);
     if (site.role === "shorthand") shorthand.add(site.span.offset);
   });
   const w = new Writer({ tokens: bySiteOffset, shorthand });
   w.node(def as unknown as JsonObject, true);
-  return `${w.out}\n${w.used.join("\n")}`;
+  return { structure: w.out, keys: w.used };
+}
+
+/**
+ * Short codes for the commonest node kinds and property names. Every code starts with `!`, which
+ * no kind or property name contains (outside strings, which are quoted), so the form stays
+ * unambiguous; names not listed are written in full. The table is part of the hash: changing it
+ * changes every hash, so it only ever grows at the end.
+ */
+const SHORT: ReadonlyMap<string, string> = new Map(
+  [
+    "args",
+    "body",
+    "callee",
+    "fields",
+    "layer",
+    "name",
+    "object",
+    "pattern",
+    "property",
+    "props",
+    "target",
+    "value",
+    "Call",
+    "Member",
+    "Props",
+    "TileCall",
+    "TypeRef",
+    "VariantPattern",
+    "MatchArm",
+    "Binary",
+    "Record",
+    "Index",
+    "AssignStmt",
+    "right",
+    "left",
+    "op",
+    "variant",
+    "returnType",
+    "params",
+    "Param",
+  ].map((name, i) => [name, `!${i.toString(36)}`]),
+);
+
+function short(name: string): string {
+  return SHORT.get(name) ?? name;
 }
 
 interface Sites {
@@ -184,12 +245,12 @@ class Writer {
         }
         return;
     }
-    this.out += `${typeof node.kind === "string" ? node.kind : ""}(`;
+    this.out += `${typeof node.kind === "string" ? short(node.kind) : ""}(`;
     const keys = keysOf(node, isRoot);
     for (let k = 0; k < keys.length; k++) {
       const key = keys[k]!;
       if (k > 0) this.out += ",";
-      this.out += `${key}=`;
+      this.out += `${short(key)}=`;
       const value = node[key] as Json;
       if (key === "fields" && Array.isArray(value)) {
         // Stable sort: two fields with one key keep their source order (a duplicate key is the

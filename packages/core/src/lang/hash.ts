@@ -2,7 +2,7 @@ import { blake3 } from "@noble/hashes/blake3.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { z } from "zod";
 import type { Definition } from "./ast.js";
-import { canonicalForm } from "./canonical.js";
+import { canonicalStructure } from "./canonical.js";
 import type { ReferenceSite } from "./references.js";
 
 /** A definition's content hash: `h:` and 64 lower-case hex digits of blake3. */
@@ -56,23 +56,34 @@ export function computeHashes(
   for (const n of nodes) byId.set(n.id, n);
   const result = new Map<string, ContentHash>();
 
-  const unresolved = (site: ReferenceSite): string => `?${site.layers.join("|")}:${site.name}`;
-  const external = (site: ReferenceSite, target: string | null): string => {
-    if (target === null) return unresolved(site);
-    return result.get(target) ?? known(target) ?? unresolved(site);
+  // A site is keyed by its target's identity (or, unresolved, by what it names), so the structure
+  // of a definition does not depend on what its targets' hashes are and is computed once.
+  const keyOf = (node: HashNode, i: number): string => {
+    const t = node.targets[i] ?? null;
+    const site = node.sites[i]!;
+    return t === null ? `?${site.layers.join("|")}:${site.name}` : `=${t}`;
+  };
+  const external = (key: string): string => {
+    if (key.startsWith("?")) return key;
+    const target = key.slice(1);
+    return result.get(target) ?? known(target) ?? `?${target}`;
   };
 
   for (const component of stronglyConnected(nodes, byId)) {
-    if (component.length === 1) {
+    const parts = component.map((node) =>
+      canonicalStructure(
+        node.def,
+        node.sites,
+        node.sites.map((_, i) => keyOf(node, i)),
+      ),
+    );
+    if (component.length === 1 && !component[0]!.targets.includes(component[0]!.id)) {
       const node = component[0]!;
-      const selfLoop = node.targets.includes(node.id);
-      if (!selfLoop) {
-        const tokens = node.sites.map((site, i) => external(site, node.targets[i] ?? null));
-        result.set(node.id, digest(prefix(node) + canonicalForm(node.def, node.sites, tokens)));
-        continue;
-      }
+      const { structure, keys } = parts[0]!;
+      result.set(node.id, digest(`${prefix(node)}${structure}\n${keys.map(external).join("\n")}`));
+      continue;
     }
-    hashComponent(component, external, result);
+    hashComponent(component, parts, external, result);
   }
   return result;
 }
@@ -85,44 +96,34 @@ function prefix(node: HashNode): string {
  * Hashes one strongly connected component. Members are ordered by their canonical form with
  * in-component references blanked, which does not depend on names; members that still tie are
  * ordered by identity (equal blanked forms inside one cycle are rare and only then does identity
- * decide the order).
+ * decide the order). The component's hash covers every member, with references inside it written
+ * as member positions; each member's hash is the component's and its position.
  */
 function hashComponent(
   component: readonly HashNode[],
-  external: (site: ReferenceSite, target: string | null) => string,
+  parts: readonly { readonly structure: string; readonly keys: readonly string[] }[],
+  external: (key: string) => string,
   result: Map<string, ContentHash>,
 ): void {
-  const members = new Set(component.map((n) => n.id));
-  const blank = (node: HashNode): string =>
-    prefix(node) +
-    canonicalForm(
-      node.def,
-      node.sites,
-      node.sites.map((site, i) => {
-        const t = node.targets[i] ?? null;
-        return t !== null && members.has(t) ? "scc" : external(site, t);
-      }),
-    );
+  const members = new Set(component.map((n) => `=${n.id}`));
   const ordered = component
-    .map((node) => ({ node, key: blank(node) }))
+    .map((node, i) => {
+      const { structure, keys } = parts[i]!;
+      const blank = keys.map((k) => (members.has(k) ? "scc" : external(k))).join("\n");
+      return { node, part: parts[i]!, key: `${prefix(node)}${structure}\n${blank}` };
+    })
     .sort((a, b) =>
       a.key < b.key ? -1 : a.key > b.key ? 1 : a.node.id < b.node.id ? -1 : a.node.id > b.node.id ? 1 : 0,
     );
-  const position = new Map(ordered.map((e, i) => [e.node.id, i]));
-  const forms = ordered.map(({ node }) =>
-    canonicalForm(
-      node.def,
-      node.sites,
-      node.sites.map((site, i) => {
-        const t = node.targets[i] ?? null;
-        const p = t === null ? undefined : position.get(t);
-        return p !== undefined ? `scc#${p}` : external(site, t);
-      }),
-    ),
-  );
-  const componentHash = digest(
-    `scc:${forms.length}\n${ordered.map((e, i) => prefix(e.node) + forms[i]).join("\n")}`,
-  );
+  const position = new Map(ordered.map((e, i) => [`=${e.node.id}`, i]));
+  const forms = ordered.map(({ node, part }) => {
+    const tokens = part.keys.map((k) => {
+      const p = position.get(k);
+      return p !== undefined ? `scc#${p}` : external(k);
+    });
+    return `${prefix(node)}${part.structure}\n${tokens.join("\n")}`;
+  });
+  const componentHash = digest(`scc:${forms.length}\n${forms.join("\n")}`);
   ordered.forEach((e, i) => {
     result.set(e.node.id, digest(`${componentHash}#${i}`));
   });
