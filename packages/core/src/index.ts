@@ -160,3 +160,119 @@ export { type RenderNames, renderDefinition } from "./lang/render.js";
 export { hashProgram, type ResolvedDefinition, resolveProgram, resolveSite } from "./lang/resolve.js";
 export type { Span } from "./lang/span.js";
 export { joinPieces, type Piece, splitProgram } from "./lang/split.js";
+export { type CausalOp, causalOrder } from "./ops/causality.js";
+export { type Conflict, type ConflictKind, Graph, type GraphStatus, type Quarantined } from "./ops/graph.js";
+export {
+  type AuthorId,
+  AuthorIdSchema,
+  createOpIdGenerator,
+  type DefId,
+  DefIdSchema,
+  defIdOf,
+  isAuthorId,
+  isDefId,
+  isOpId,
+  type OpId,
+  type OpIdGenerator,
+  type OpIdGeneratorOptions,
+  OpIdSchema,
+} from "./ops/ids.js";
+export type { ConflictPolicy, DanglingDecision, DanglingEdge } from "./ops/merge.js";
+export {
+  type AddOp,
+  type Anchor,
+  type BodyOp,
+  type EditOp,
+  isDefinitionName,
+  isRefKey,
+  isWireOp,
+  type LinkOp,
+  OP_KINDS,
+  OP_LIMITS,
+  type Op,
+  type OpIssue,
+  type OpKind,
+  OpSchema,
+  parseOp,
+  RESERVED_WORDS,
+  type RefBindings,
+  type RefKey,
+  type RemoveOp,
+  type RenameOp,
+  type ReplaceOp,
+  refKey,
+  splitRefKey,
+  type UnlinkOp,
+} from "./ops/op.js";
+export { applyPatch, describePatchFailure, type PatchFailure, type PatchResult } from "./ops/patch.js";
+export { composeSource, decomposeSource, normalizeBody, type SourceParts } from "./ops/source.js";
+export {
+  AutomergeOpLog,
+  type AutomergeOpLogOptions,
+  CHUNK_SIZE,
+  type InvalidEntry,
+  OP_LOG_FORMAT,
+  OP_LOG_KIND,
+  type OpLogDocument,
+  OpLogOpenError,
+  pushBundle,
+} from "./store/automerge-op-log.js";
+export { MemoryOpLog } from "./store/memory-op-log.js";
+export type { OpLog, StoredOp } from "./store/op-log.js";
+export { REJECTION_CODES, type Rejection, type RejectionCode, type StoreResult } from "./store/result.js";
+export { parseSelector, type Selector as DefinitionSelector } from "./store/selector.js";
+export {
+  type AddInput,
+  AddInputSchema,
+  type BundleItem,
+  BundleItemSchema,
+  BundleSchema,
+  type ChangeEvent,
+  createStore,
+  type DefinitionHistory,
+  type EditInput,
+  EditInputSchema,
+  type HistoryEntry,
+  type LinkInput,
+  LinkInputSchema,
+  type ListEntry,
+  type OpStatus,
+  openStore,
+  type Referrer,
+  type RefsResult,
+  type RemoveInput,
+  RemoveInputSchema,
+  type RenameInput,
+  RenameInputSchema,
+  type ReplaceInput,
+  ReplaceInputSchema,
+  Store,
+  type StoreOptions,
+  type StoreStatus,
+  type UnlinkInput,
+  UnlinkInputSchema,
+  type ViewResult,
+  type WriteReceipt,
+} from "./store/store.js";
+export {
+  builtinGate,
+  type ProposedWrite,
+  type ValidationProblem,
+  type WriteValidator,
+} from "./store/validate.js";
+export {
+  findWorkspace,
+  initWorkspace,
+  openWorkspace,
+  readConfig,
+  WORKSPACE_DIR,
+  WORKSPACE_FORMAT,
+  type Workspace,
+  type WorkspaceConfig,
+  type WorkspaceError,
+  type WorkspaceErrorCode,
+  type WorkspaceOpenOptions,
+  type WorkspacePaths,
+  type WorkspaceResult,
+  workspacePaths,
+} from "./store/workspace.js";

@@ -1,0 +1,325 @@
+import type { OpId } from "./ids.js";
+
+/** What causality needs of an op. */
+export interface CausalOp {
+  readonly "op-id": OpId;
+  readonly "parent-ops": readonly OpId[];
+}
+
+/**
+ * The deterministic causal order of a set of ops: Kahn's algorithm taking the smallest op-id
+ * among the ready ops, i.e. the lexicographically smallest topological order. It depends only on
+ * the set, never on arrival order. Ops whose parents are not all in the set (and their
+ * descendants) cannot be placed yet and come back as `pending`.
+ */
+export function causalOrder<T extends CausalOp>(ops: Iterable<T>): { order: T[]; pending: T[] } {
+  const byId = new Map<OpId, T>();
+  for (const op of ops) if (!byId.has(op["op-id"])) byId.set(op["op-id"], op);
+  const sorted = [...byId.values()].sort((a, b) => compareIds(a["op-id"], b["op-id"]));
+  // Ops written by this library get ids greater than all their parents', so the sorted order is
+  // usually already topological, and then it is the smallest topological order.
+  if (sorted.every((op) => op["parent-ops"].every((p) => byId.has(p) && p < op["op-id"]))) {
+    return { order: sorted, pending: [] };
+  }
+  const missing = new Map<OpId, number>();
+  const children = new Map<OpId, T[]>();
+  for (const op of sorted) {
+    let waits = 0;
+    for (const p of op["parent-ops"]) {
+      if (!byId.has(p)) {
+        waits = Number.POSITIVE_INFINITY;
+        break;
+      }
+      waits++;
+      const list = children.get(p);
+      if (list === undefined) children.set(p, [op]);
+      else list.push(op);
+    }
+    missing.set(op["op-id"], waits);
+  }
+  const heap = new MinHeap<T>((a, b) => compareIds(a["op-id"], b["op-id"]));
+  for (const op of sorted) if (missing.get(op["op-id"]) === 0) heap.push(op);
+  const order: T[] = [];
+  for (let op = heap.pop(); op !== undefined; op = heap.pop()) {
+    order.push(op);
+    for (const child of children.get(op["op-id"]) ?? []) {
+      const left = missing.get(child["op-id"])! - 1;
+      missing.set(child["op-id"], left);
+      if (left === 0) heap.push(child);
+    }
+  }
+  if (order.length === sorted.length) return { order, pending: [] };
+  const placed = new Set(order.map((o) => o["op-id"]));
+  return { order, pending: sorted.filter((o) => !placed.has(o["op-id"])) };
+}
+
+/** Op-ids compare as strings: ULIDs sort by time, then randomness. */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Reachability over parent-ops for ops placed one after another in a causal order. Answers "did
+ * `a` happen before `b`" (is `a` an ancestor of `b`) in O(1) when `b` is causally after everything
+ * placed before some point that `a` precedes — the common case: a history that is mostly linear —
+ * and otherwise by a walk back from `b` bounded below by `a`'s position.
+ *
+ * A placed op that had every op placed before it as an ancestor (its parents covered all heads) is a
+ * *dominator*; `dom[i]` is the position of the latest dominator that is `i` or an ancestor of it.
+ * Everything placed at or before `dom[i]` is an ancestor-or-self of `i`.
+ */
+export class Causality<T extends CausalOp = CausalOp> {
+  /**
+   * op-id → position, built on demand: most folds never look an op up by id (a parent is
+   * usually the op placed just before, and the merge rules ask about op objects), and filling a
+   * map of 100k string keys is a large share of a fold.
+   */
+  private readonly index = new Map<OpId, number>();
+  private indexed = 0;
+  /** op object → position: what the merge rules' questions go through. */
+  private readonly positions = new WeakMap<T, number>();
+  private readonly ids: OpId[] = [];
+  private readonly placed: T[] = [];
+  /** Parent positions of op i: parentList[parentStart[i] .. parentStart[i + 1]). */
+  private readonly parentStart: number[] = [0];
+  private readonly parentList: number[] = [];
+  private readonly dom: number[] = [];
+  /** `runningMax[i]`: the greatest op-id among positions 0..i. */
+  private readonly runningMax: OpId[] = [];
+  /** Positions no placed op has as a parent (an antichain; usually one, so an array). */
+  private heads: number[] = [];
+
+  /** How many ops are placed. */
+  get size(): number {
+    return this.ids.length;
+  }
+
+  /** The placed op-ids, in causal order. */
+  get order(): readonly OpId[] {
+    return this.ids;
+  }
+
+  private lookup(id: OpId): number | undefined {
+    // An id greater than every placed one is not placed: the common question about a fresh op.
+    const max = this.runningMax[this.runningMax.length - 1];
+    if (max === undefined || id > max) return undefined;
+    for (; this.indexed < this.ids.length; this.indexed++)
+      this.index.set(this.ids[this.indexed]!, this.indexed);
+    return this.index.get(id);
+  }
+
+  /** True when `id` is placed. */
+  has(id: OpId): boolean {
+    return this.lookup(id) !== undefined;
+  }
+
+  /** A placed op by id. */
+  op(id: OpId): T | undefined {
+    const at = this.lookup(id);
+    return at === undefined ? undefined : this.placed[at];
+  }
+
+  /** The placed ops, in causal order. */
+  get ops(): readonly T[] {
+    return this.placed;
+  }
+
+  /** The position of a placed op in the causal order. */
+  positionOf(id: OpId): number | undefined {
+    return this.lookup(id);
+  }
+
+  /** The position of a placed op object. */
+  positionOfOp(op: T): number | undefined {
+    return this.positions.get(op);
+  }
+
+  /** The op-ids that no placed op has as a parent, sorted. */
+  headIds(): OpId[] {
+    return this.heads.map((i) => this.ids[i]!).sort(compareIds);
+  }
+
+  /** The greatest placed op-id. */
+  maxId(): OpId | undefined {
+    return this.runningMax[this.runningMax.length - 1];
+  }
+
+  /**
+   * True when `op` can be placed after every placed op without changing the causal order of the
+   * whole set: its parents are placed, and it is either causally after all of them (its parents
+   * cover the heads) or its op-id is greater than every placed one's.
+   */
+  canAppend(op: CausalOp): boolean {
+    const parents = op["parent-ops"];
+    for (const p of parents) if (this.lookup(p) === undefined) return false;
+    const greatest = this.maxId();
+    if (greatest === undefined || op["op-id"] > greatest) return true;
+    let covered = 0;
+    for (const p of parents) if (this.heads.includes(this.lookup(p)!)) covered++;
+    return covered === this.heads.length;
+  }
+
+  /**
+   * Places `op` after every placed op and returns its position. Its parents must be placed; with
+   * `tentative`, a missing parent returns -1 and places nothing instead of throwing.
+   */
+  append(op: T, tentative = false): number {
+    const id = op["op-id"];
+    const n = this.ids.length;
+    const parentIds = op["parent-ops"];
+    const prevMax = this.runningMax[n - 1];
+    let d: number;
+    // The common case, a linear history: the only parent is the op placed last, the only head.
+    if (parentIds.length === 1 && n > 0 && this.heads.length === 1 && parentIds[0] === this.ids[n - 1]) {
+      this.parentList.push(n - 1);
+      d = n;
+      this.heads[0] = n;
+    } else {
+      const from = this.parentList.length;
+      let covered = 0;
+      for (let i = 0; i < parentIds.length; i++) {
+        const at = this.lookup(parentIds[i]!);
+        if (at === undefined) {
+          this.parentList.length = from;
+          if (tentative) return -1;
+          throw new Error(`causality: parent ${parentIds[i]} of ${id} is not placed`);
+        }
+        this.parentList.push(at);
+        if (this.heads.includes(at)) covered++;
+      }
+      const to = this.parentList.length;
+      d = -1;
+      if (covered === this.heads.length) d = n;
+      else
+        for (let i = from; i < to; i++)
+          if (this.dom[this.parentList[i]!]! > d) d = this.dom[this.parentList[i]!]!;
+      const parents = new Set(this.parentList.slice(from, to));
+      this.heads = this.heads.filter((h) => !parents.has(h));
+      this.heads.push(n);
+    }
+    this.ids.push(id);
+    this.placed.push(op);
+    this.positions.set(op, n);
+    this.parentStart.push(this.parentList.length);
+    this.dom.push(d);
+    this.runningMax.push(prevMax === undefined || id > prevMax ? id : prevMax);
+    return n;
+  }
+
+  /** A point to come back to with {@link rollback}. */
+  mark(): { readonly size: number; readonly heads: readonly number[] } {
+    return { size: this.ids.length, heads: [...this.heads] };
+  }
+
+  /** Forgets every op placed since `mark` was taken. */
+  rollback(mark: { readonly size: number; readonly heads: readonly number[] }): void {
+    while (this.ids.length > mark.size) {
+      const id = this.ids.pop()!;
+      if (this.indexed > this.ids.length) {
+        this.index.delete(id);
+        this.indexed = this.ids.length;
+      }
+      this.positions.delete(this.placed.pop()!);
+      this.parentStart.pop();
+      this.dom.pop();
+      this.runningMax.pop();
+    }
+    this.parentList.length = this.parentStart[this.parentStart.length - 1]!;
+    this.heads = [...mark.heads];
+  }
+
+  /** A position at or before which every placed op is an ancestor-or-self of `id` (-1: none). */
+  coveredBy(id: OpId): number {
+    const at = this.lookup(id);
+    return at === undefined ? -1 : this.dom[at]!;
+  }
+
+  /** {@link coveredBy} for a placed op object. */
+  coveredByOp(op: T): number {
+    const at = this.positions.get(op);
+    return at === undefined ? -1 : this.dom[at]!;
+  }
+
+  /** True when `a` is an ancestor of `b` (`a` happened before `b`); false for `a === b`. */
+  happenedBefore(a: OpId, b: OpId): boolean {
+    const pa = this.lookup(a);
+    const pb = this.lookup(b);
+    if (pa === undefined || pb === undefined || pa >= pb) return false;
+    return this.reaches(pa, pb);
+  }
+
+  /** {@link happenedBefore} for placed op objects. */
+  opHappenedBefore(a: T, b: T): boolean {
+    const pa = this.positions.get(a);
+    const pb = this.positions.get(b);
+    if (pa === undefined || pb === undefined || pa >= pb) return false;
+    return this.reaches(pa, pb);
+  }
+
+  /** True when neither op happened before the other. */
+  concurrent(a: OpId, b: OpId): boolean {
+    return a !== b && !this.happenedBefore(a, b) && !this.happenedBefore(b, a);
+  }
+
+  private reaches(pa: number, pb: number): boolean {
+    if (pa <= this.dom[pb]!) return true;
+    const seen = new Set<number>([pb]);
+    const stack = [pb];
+    while (stack.length > 0) {
+      const x = stack.pop()!;
+      for (let i = this.parentStart[x]!, end = this.parentStart[x + 1]!; i < end; i++) {
+        const p = this.parentList[i]!;
+        if (p === pa) return true;
+        if (p < pa || seen.has(p)) continue;
+        if (pa <= this.dom[p]!) return true;
+        seen.add(p);
+        stack.push(p);
+      }
+    }
+    return false;
+  }
+}
+
+/** A binary min-heap. */
+export class MinHeap<T> {
+  private readonly items: T[] = [];
+  constructor(private readonly less: (a: T, b: T) => number) {}
+
+  push(item: T): void {
+    const a = this.items;
+    a.push(item);
+    let i = a.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (this.less(a[i]!, a[parent]!) >= 0) break;
+      [a[i], a[parent]] = [a[parent]!, a[i]!];
+      i = parent;
+    }
+  }
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  pop(): T | undefined {
+    const a = this.items;
+    if (a.length === 0) return undefined;
+    const top = a[0]!;
+    const last = a.pop()!;
+    if (a.length > 0) {
+      a[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && this.less(a[l]!, a[m]!) < 0) m = l;
+        if (r < a.length && this.less(a[r]!, a[m]!) < 0) m = r;
+        if (m === i) break;
+        [a[i], a[m]] = [a[m]!, a[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}

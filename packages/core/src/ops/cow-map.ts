@@ -1,0 +1,86 @@
+const GONE: unique symbol = Symbol("gone");
+
+/**
+ * A map that can be forked in O(1): a fork reads through to its base and keeps its own writes,
+ * until it is committed into the base or dropped. Values a fork takes from its base are copied
+ * before the fork mutates them ({@link mutable}), so the base never sees a fork's changes.
+ */
+export class CowMap<K, V> {
+  private readonly own = new Map<K, V | typeof GONE>();
+
+  constructor(private readonly base?: CowMap<K, V>) {}
+
+  get(key: K): V | undefined {
+    const v = this.own.get(key);
+    if (v === GONE) return undefined;
+    if (v !== undefined || this.base === undefined) return v;
+    return this.base.get(key);
+  }
+
+  has(key: K): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  set(key: K, value: V): void {
+    this.own.set(key, value);
+  }
+
+  delete(key: K): void {
+    if (this.base === undefined) this.own.delete(key);
+    else this.own.set(key, GONE);
+  }
+
+  /** The value under `key`, safe to mutate in place: a fork copies its base's value first. */
+  mutable(key: K, copy: (v: V) => V): V | undefined {
+    const v = this.own.get(key);
+    if (v === GONE) return undefined;
+    if (v !== undefined) return v;
+    const inherited = this.base?.get(key);
+    if (inherited === undefined) return undefined;
+    const mine = copy(inherited);
+    this.own.set(key, mine);
+    return mine;
+  }
+
+  /** Every entry (a fork's own entries override its base's). */
+  *entries(): IterableIterator<[K, V]> {
+    if (this.base !== undefined) {
+      for (const [k, v] of this.base.entries()) if (!this.own.has(k)) yield [k, v];
+    }
+    for (const [k, v] of this.own) if (v !== GONE) yield [k, v];
+  }
+
+  *values(): IterableIterator<V> {
+    for (const [, v] of this.entries()) yield v;
+  }
+
+  get size(): number {
+    if (this.base === undefined) return this.own.size;
+    let n = 0;
+    for (const _ of this.entries()) n++;
+    return n;
+  }
+
+  /** True when the map holds nothing (cheap for a map that is not a fork). */
+  isEmpty(): boolean {
+    if (this.base === undefined) return this.own.size === 0;
+    for (const _ of this.entries()) return false;
+    return true;
+  }
+
+  /** A fork of this map. */
+  fork(): CowMap<K, V> {
+    return new CowMap(this);
+  }
+
+  /** Writes this fork's changes into its base (the values become the base's own). */
+  commit(): void {
+    const base = this.base;
+    if (base === undefined) return;
+    for (const [k, v] of this.own) {
+      if (v === GONE) base.delete(k);
+      else base.set(k, v);
+    }
+    this.own.clear();
+  }
+}

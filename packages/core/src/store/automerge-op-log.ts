@@ -1,0 +1,450 @@
+/**
+ * The op log on Automerge: one document per graph, held by an automerge-repo `Repo` over
+ * {@link DurableFSStorageAdapter} (automerge-repo's NodeFS adapter with atomic, fsynced writes and an
+ * inter-process lock). No network adapter is configured here; sync adds one to the same Repo
+ * (`network` option, or `log.repo.networkSubsystem.addNetworkAdapter`), and the ops it brings in
+ * arrive through {@link AutomergeOpLog.onRemote} like those of other local processes.
+ *
+ * Layout ({@link OpLogDocument}, format 1; docs/architecture.md "Storage" has the measurements):
+ * every append is one bundle, stored as one ImmutableString holding the JSON array of its ops; bundles
+ * sit in lists of at most {@link CHUNK_SIZE}, the lists in one outer list. Nothing is ever deleted or
+ * overwritten, so concurrent appends on any replicas merge without conflict; an op-id held twice
+ * (the same op appended on two replicas) is read once. Chunking keeps each change cheap: Automerge's
+ * JS document copies the containers a change touches, so one flat list or map of 100k entries costs
+ * ~10 ms per change, while a 512-entry list inside a 200-entry list costs well under 1 ms.
+ */
+import * as A from "@automerge/automerge";
+import {
+  type AutomergeUrl,
+  type DocHandle,
+  type DocHandleChangePayload,
+  isValidAutomergeUrl,
+  type NetworkAdapterInterface,
+  type PeerId,
+  Repo,
+  type SharePolicy,
+} from "@automerge/automerge-repo";
+import type { FileLock } from "./file-lock.js";
+import { DurableFSStorageAdapter } from "./fs-storage.js";
+import { copyStoredOp } from "./memory-op-log.js";
+import type { OpLog, StoredOp } from "./op-log.js";
+import type { OpLogFile } from "./op-log-file.js";
+
+/** The document's `kind` marker. */
+export const OP_LOG_KIND = "kumiki-op-log";
+/** The layout version this code writes and reads. */
+export const OP_LOG_FORMAT = 1;
+/** Bundles per inner list (see the module comment). */
+export const CHUNK_SIZE = 512;
+
+/** The Automerge document of a graph: a grow-only set of ops (see the module comment). */
+export interface OpLogDocument {
+  kind: A.ImmutableString;
+  format: number;
+  /** Lists of bundles; each bundle is the JSON array of one append's ops. */
+  chunks: A.ImmutableString[][];
+}
+
+/** An entry of the document that is not a valid bundle: kept out of {@link AutomergeOpLog.all}, reported here. */
+export interface InvalidEntry {
+  /** Where it is: `[chunk, bundle]`, with the op's index in the bundle when one op is at fault. */
+  readonly at: readonly number[];
+  readonly reason: string;
+}
+
+/** How {@link AutomergeOpLog} builds its Repo. */
+export interface AutomergeOpLogOptions {
+  /** The automerge-repo storage directory (e.g. `.kumiki/automerge`). */
+  readonly directory: string;
+  /** Network adapters for the Repo (none by default: sync adds its own). */
+  readonly network?: readonly NetworkAdapterInterface[];
+  readonly peerId?: PeerId;
+  readonly sharePolicy?: SharePolicy;
+  /** The readable op log to keep complete after each append and on close. */
+  readonly mirror?: OpLogFile;
+  /** Bundles per inner list (tests use small values to exercise chunk boundaries). */
+  readonly chunkSize?: number;
+  /** The inter-process lock (default: `<directory>/.lock`); pass one you already hold to nest. */
+  readonly lock?: FileLock;
+}
+
+/** Why {@link AutomergeOpLog.open} failed. */
+export class OpLogOpenError extends Error {
+  constructor(
+    readonly code: "store-missing" | "store-corrupt" | "store-unsupported",
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Adds one bundle to the document inside a change: the whole of an append, as one Automerge change
+ * (exported so benchmarks build histories exactly as appends do).
+ */
+export function pushBundle(d: OpLogDocument, ops: readonly StoredOp[], chunkSize = CHUNK_SIZE): void {
+  const text = new A.ImmutableString(JSON.stringify(ops));
+  const last = d.chunks[d.chunks.length - 1];
+  if (last !== undefined && last.length < chunkSize) last.push(text);
+  else d.chunks.push([text]);
+}
+
+function bundleText(v: unknown): string | undefined {
+  if (v instanceof A.ImmutableString) return v.val;
+  if (typeof v === "string") return v;
+  return undefined;
+}
+
+/** An {@link OpLog} kept in one Automerge document of an automerge-repo Repo. */
+export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
+  private readonly ops: T[] = [];
+  private readonly ids = new Set<string>();
+  private readonly listeners = new Set<(ops: readonly T[]) => void>();
+  private readonly invalidEntries: InvalidEntry[] = [];
+  private readonly chunkSize: number;
+  private readonly mirror: OpLogFile | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private local = false;
+  private closed = false;
+  private failure: unknown;
+  private mirrorError: unknown;
+  private readonly onChange = (payload: DocHandleChangePayload<OpLogDocument>) => this.received(payload);
+
+  private constructor(
+    /** The Repo holding the document; sync reuses it (add a network adapter, share policy). */
+    readonly repo: Repo,
+    /** The graph document's handle. */
+    readonly handle: DocHandle<OpLogDocument>,
+    /** The storage adapter under the Repo (its `lock` guards every write). */
+    readonly storage: DurableFSStorageAdapter,
+    options: AutomergeOpLogOptions,
+  ) {
+    this.chunkSize = Math.max(1, options.chunkSize ?? CHUNK_SIZE);
+    this.mirror = options.mirror;
+  }
+
+  /** The graph document's URL (what `.kumiki/config.json` records). */
+  get url(): AutomergeUrl {
+    return this.handle.url;
+  }
+
+  /** Entries of the document that are not valid bundles or ops (from a buggy or hostile peer). */
+  get invalid(): readonly InvalidEntry[] {
+    return this.invalidEntries;
+  }
+
+  /** Creates a new, empty graph document in `options.directory`, durably. */
+  static create<T extends StoredOp = StoredOp>(options: AutomergeOpLogOptions): Promise<AutomergeOpLog<T>> {
+    return AutomergeOpLog.withRepo(options, async (repo, storage) => {
+      const handle = repo.create<OpLogDocument>({
+        kind: new A.ImmutableString(OP_LOG_KIND),
+        format: OP_LOG_FORMAT,
+        chunks: [],
+      });
+      await repo.flush([handle.documentId]);
+      const log = new AutomergeOpLog<T>(repo, handle, storage, options);
+      storage.foreignChunks(handle.documentId);
+      handle.on("change", log.onChange);
+      log.mirror?.update(log.ops, log.heads());
+      return log;
+    });
+  }
+
+  /** Opens the graph document `url` stored in `options.directory`. */
+  static open<T extends StoredOp = StoredOp>(
+    options: AutomergeOpLogOptions & { readonly url: string },
+  ): Promise<AutomergeOpLog<T>> {
+    const url = options.url;
+    if (!isValidAutomergeUrl(url)) {
+      return Promise.reject(new OpLogOpenError("store-corrupt", `not an Automerge document URL: ${url}`));
+    }
+    return AutomergeOpLog.withRepo(options, async (repo, storage) => {
+      storage.sweepTemporaries();
+      const documentId = url.slice("automerge:".length);
+      if (!storage.hasDocument(documentId) && (options.network ?? []).length === 0) {
+        throw new OpLogOpenError("store-missing", `the graph document ${url} is not in ${options.directory}`);
+      }
+      let handle: DocHandle<OpLogDocument>;
+      try {
+        handle = await repo.find<OpLogDocument>(url);
+      } catch (e) {
+        throw new OpLogOpenError("store-corrupt", `cannot load ${url}: ${(e as Error).message}`, {
+          cause: e,
+        });
+      }
+      const log = new AutomergeOpLog<T>(repo, handle, storage, options);
+      const doc = handle.doc();
+      if (bundleText(doc.kind) !== OP_LOG_KIND || typeof doc.format !== "number") {
+        throw new OpLogOpenError("store-corrupt", `${url} is not a Kumiki op log`);
+      }
+      if (doc.format > OP_LOG_FORMAT) {
+        throw new OpLogOpenError(
+          "store-unsupported",
+          `${url} has op log format ${doc.format}; this version reads up to ${OP_LOG_FORMAT}`,
+        );
+      }
+      handle.on("change", log.onChange);
+      log.readAll(doc);
+      // Everything on disk was just loaded: this records the generation (and merges any stragglers).
+      log.mergeForeign();
+      return log;
+    });
+  }
+
+  /** Builds the Repo under the storage lock, and shuts it down again if `fn` fails. */
+  private static async withRepo<R>(
+    options: AutomergeOpLogOptions,
+    fn: (repo: Repo, storage: DurableFSStorageAdapter) => Promise<R>,
+  ): Promise<R> {
+    const storage = new DurableFSStorageAdapter(
+      options.directory,
+      options.lock ? { lock: options.lock } : {},
+    );
+    return storage.lock.run(async () => {
+      // The Repo reads (and, when absent, writes) its storage id in the background as it starts;
+      // writing it here first keeps that write from outliving a quick close.
+      storage.ensureStorageId();
+      const repo = new Repo({
+        storage,
+        network: [...(options.network ?? [])],
+        ...(options.peerId ? { peerId: options.peerId } : {}),
+        ...(options.sharePolicy ? { sharePolicy: options.sharePolicy } : {}),
+      });
+      try {
+        return await fn(repo, storage);
+      } catch (e) {
+        await repo.shutdown().catch(() => undefined);
+        throw e;
+      }
+    });
+  }
+
+  all(): readonly T[] {
+    return this.ops;
+  }
+
+  /**
+   * Appends `ops` as one bundle: one Automerge change, flushed (written, fsynced, renamed) before the
+   * promise resolves, then the readable op log brought up to date. Before writing, chunks other
+   * processes wrote are merged (their ops reach {@link onRemote} first). A bad op (not a JSON object
+   * with a string "op-id") rejects the whole call before anything is written. If the storage write
+   * fails the promise rejects and the log refuses further appends (reopen it): the bundle may still
+   * reach the disk whole, never in part.
+   */
+  append(ops: readonly T[]): Promise<readonly T[]> {
+    const run = this.queue.then(() => this.appendNow(ops));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async appendNow(ops: readonly T[]): Promise<readonly T[]> {
+    this.assertWritable();
+    const batch = new Map<string, T>();
+    for (const op of ops) {
+      const copy = copyStoredOp(op);
+      if (!this.ids.has(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
+    }
+    if (batch.size === 0) return [];
+    return this.storage.lock.run(async () => {
+      this.mergeForeign();
+      const fresh = [...batch.values()].filter((op) => !this.ids.has(op["op-id"]));
+      if (fresh.length === 0) return [];
+      const before = this.heads();
+      const size = this.chunkSize;
+      this.local = true;
+      try {
+        this.handle.change((d) => pushBundle(d, fresh, size));
+      } finally {
+        this.local = false;
+      }
+      for (const op of fresh) this.hold(op);
+      try {
+        await this.repo.flush([this.handle.documentId]);
+      } catch (e) {
+        this.failure = e;
+        throw e;
+      }
+      this.updateMirror(fresh, before);
+      return fresh;
+    });
+  }
+
+  /**
+   * Merges the chunks other processes wrote since the last look (their ops reach {@link onRemote})
+   * and returns the ops that were new. Appends do this on their own; call it to poll.
+   */
+  refresh(): Promise<readonly T[]> {
+    const run = this.queue.then(() => {
+      this.assertOpen();
+      return this.storage.lock.run(() => this.mergeForeign());
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  onRemote(listener: (ops: readonly T[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /**
+   * Flushes what is pending (changes that arrived from a peer), brings the readable op log up to
+   * date and shuts the Repo down. Rejects if the final write or the readable log failed.
+   */
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const run = this.queue.then(async () => {
+      if (this.closed) return;
+      this.closed = true;
+      try {
+        await this.storage.lock.run(async () => {
+          await this.repo.flush([this.handle.documentId]);
+          this.mirrorError = undefined;
+          this.updateMirror();
+        });
+      } finally {
+        this.handle.off("change", this.onChange);
+        this.listeners.clear();
+        await this.repo.shutdown().catch(() => undefined);
+      }
+      if (this.mirrorError !== undefined) throw this.mirrorError;
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error("the op log is closed");
+  }
+
+  private assertWritable(): void {
+    this.assertOpen();
+    if (this.failure !== undefined) {
+      throw new Error(`the op log refuses writes after a failed one (reopen it): ${String(this.failure)}`, {
+        cause: this.failure,
+      });
+    }
+  }
+
+  /** The mirror is derived: a failure here is kept and retried, it does not undo a stored append. */
+  private updateMirror(added: readonly T[] = [], before: readonly string[] = []): void {
+    if (!this.mirror) return;
+    try {
+      this.mirror.update(this.ops, this.heads(), added, before);
+      this.mirrorError = undefined;
+    } catch (e) {
+      this.mirrorError = e;
+    }
+  }
+
+  /** The document's current heads. */
+  heads(): string[] {
+    return A.getHeads(this.handle.doc());
+  }
+
+  private mergeForeign(): T[] {
+    const chunks = this.storage.foreignChunks(this.handle.documentId);
+    if (chunks.length === 0) return [];
+    const before = this.ops.length;
+    this.handle.update((doc) => {
+      let d = doc;
+      for (const c of chunks) d = A.loadIncremental(d, c);
+      return d;
+    });
+    return this.ops.slice(before);
+  }
+
+  private hold(op: T): boolean {
+    const id = op["op-id"];
+    if (this.ids.has(id)) return false;
+    this.ids.add(id);
+    this.ops.push(op);
+    return true;
+  }
+
+  /**
+   * Parses one bundle and holds its new ops, appending them to `added`; ops that are not JSON
+   * objects with a string op-id are reported, not held. (Plain loops: at open this runs per op.)
+   */
+  private takeBundle(text: string, at: () => number[], added: T[]): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      this.invalidEntries.push({ at: at(), reason: `not JSON: ${(e as Error).message}` });
+      return;
+    }
+    const list: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
+    for (let i = 0; i < list.length; i++) {
+      const op = list[i];
+      if (typeof op === "object" && op !== null && !Array.isArray(op)) {
+        const id = (op as { "op-id"?: unknown })["op-id"];
+        if (typeof id === "string" && id !== "") {
+          if (this.hold(op as T)) added.push(op as T);
+          continue;
+        }
+      }
+      this.invalidEntries.push({
+        at: [...at(), i],
+        reason: 'not an op (a JSON object with a string "op-id")',
+      });
+    }
+  }
+
+  private readAll(doc: A.Doc<OpLogDocument>): T[] {
+    const added: T[] = [];
+    const chunks: unknown = doc.chunks;
+    if (!Array.isArray(chunks)) return added;
+    for (let c = 0; c < chunks.length; c++) {
+      const chunk: unknown = chunks[c];
+      if (!Array.isArray(chunk)) {
+        this.invalidEntries.push({ at: [c], reason: "not a list of bundles" });
+        continue;
+      }
+      for (let b = 0; b < chunk.length; b++) {
+        const text = bundleText(chunk[b]);
+        if (text === undefined) this.invalidEntries.push({ at: [c, b], reason: "not a string" });
+        else this.takeBundle(text, () => [c, b], added);
+      }
+    }
+    return added;
+  }
+
+  /** A change that did not come from our own append: hold and announce the ops it brought. */
+  private received({ patches, doc }: DocHandleChangePayload<OpLogDocument>): void {
+    if (this.local || this.closed) return;
+    const added: T[] = [];
+    let rescan = false;
+    const take = (v: unknown, at: readonly number[]) => {
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) take(v[i], [...at, i]);
+        return;
+      }
+      const text = bundleText(v);
+      if (text !== undefined) this.takeBundle(text, () => [...at], added);
+    };
+    for (const p of patches) {
+      if (p.path[0] !== "chunks") continue;
+      if (p.action === "insert") {
+        const at = p.path.slice(1).filter((x): x is number => typeof x === "number");
+        const base = at[at.length - 1] ?? 0;
+        for (let i = 0; i < p.values.length; i++) take(p.values[i], [...at.slice(0, -1), base + i]);
+      } else {
+        // Not something this layout's writers produce (a peer rewrote the document): read it all again.
+        rescan = true;
+      }
+    }
+    if (rescan) added.push(...this.readAll(doc));
+    if (added.length === 0) return;
+    for (const l of [...this.listeners]) {
+      try {
+        l(added);
+      } catch (e) {
+        process.emitWarning(`an onRemote listener threw: ${String(e)}`);
+      }
+    }
+  }
+}

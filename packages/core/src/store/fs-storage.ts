@@ -1,0 +1,260 @@
+/**
+ * automerge-repo's NodeFS storage adapter, made safe for several processes sharing one directory and
+ * for crashes: every chunk is written to a temporary file, fsynced and renamed into place (a reader
+ * never sees half a chunk, a crash never leaves one), every write and removal happens under an
+ * inter-process lock, and a generation token tells each process when another one has written, so
+ * it can merge those chunks (see {@link DurableFSStorageAdapter.foreignChunks}).
+ *
+ * Why the lock: automerge-repo's compaction writes a snapshot and then deletes the chunks this
+ * process loaded or wrote. That alone never loses data (whatever is deleted is in the snapshot
+ * written just before), but a process that lists the snapshot directory, then the incremental one,
+ * while another compacts in between, misses changes in memory. Under the lock a listing is consistent.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { Chunk, StorageKey } from "@automerge/automerge-repo/slim";
+import { NodeFSStorageAdapter } from "@automerge/automerge-repo-storage-nodefs";
+import { FileLock } from "./file-lock.js";
+
+const CHUNK_TYPES = ["snapshot", "incremental"] as const;
+
+/** Options of {@link DurableFSStorageAdapter}. */
+export interface DurableStorageOptions {
+  /** The inter-process lock; defaults to `<directory>/.lock`. */
+  readonly lock?: FileLock;
+}
+
+function fsyncPath(p: string): void {
+  const fd = fs.openSync(p, "r");
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Replaces a small file's content in place: pwrite at 0, then cut the tail if it got shorter. Not
+ * atomic (a torn write must be harmless to the reader), but cheap: truncating to zero (O_TRUNC) makes
+ * ext4 force the file's blocks out on close (auto_da_alloc), measured here at 0.4 ms against 0.015 ms.
+ */
+export function overwriteSmallFile(file: string, text: string): void {
+  const data = Buffer.from(text);
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r+");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    fd = fs.openSync(file, "w");
+  }
+  try {
+    fs.writeSync(fd, data, 0, data.length, 0);
+    if (fs.fstatSync(fd).size > data.length) fs.ftruncateSync(fd, data.length);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function pidOfTemp(name: string): number | undefined {
+  const m = /^(\d+)-/.exec(name);
+  return m ? Number(m[1]) : undefined;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** A NodeFS storage adapter with atomic, fsynced writes, shared safely by several processes. */
+export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
+  /** The lock every write and removal takes; the op log holds it across its own read-modify-write. */
+  readonly lock: FileLock;
+  private readonly tmpDir: string;
+  private readonly generationFile: string;
+  private readonly prefix = `${process.pid}-${randomBytes(6).toString("hex")}-`;
+  private tmpCount = 0;
+  /** Chunk keys ("docId/type/name") this process has loaded or written and not removed. */
+  private readonly known = new Set<string>();
+  /** The generation token as of our last look (undefined: never looked, so list everything). */
+  private seenGeneration: string | undefined;
+  /** Directories known to exist (chunk directories are never removed while a Repo uses them). */
+  private readonly dirs = new Set<string>();
+
+  constructor(
+    /** The directory holding the chunks. */
+    readonly directory: string,
+    options: DurableStorageOptions = {},
+  ) {
+    super(directory);
+    fs.mkdirSync(directory, { recursive: true });
+    this.tmpDir = path.join(directory, ".tmp");
+    this.generationFile = path.join(directory, ".generation");
+    this.lock = options.lock ?? new FileLock(path.join(directory, ".lock"));
+  }
+
+  /** Writes a chunk atomically and durably (temp file, fsync, rename, fsync of the directory). */
+  override async save(key: StorageKey, data: Uint8Array): Promise<void> {
+    await this.lock.run(() => {
+      const target = this.filePath(key);
+      this.ensureDir(path.dirname(target));
+      this.ensureDir(this.tmpDir);
+      const tmp = path.join(this.tmpDir, `${this.prefix}${this.tmpCount++}`);
+      const fd = fs.openSync(tmp, "w");
+      try {
+        let off = 0;
+        while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(tmp, target);
+      fsyncPath(path.dirname(target));
+      if (this.isChunk(key)) {
+        this.known.add(key.join("/"));
+        this.bumpGeneration();
+      }
+    });
+  }
+
+  override async remove(key: StorageKey): Promise<void> {
+    await this.lock.run(async () => {
+      await super.remove(key);
+      if (this.isChunk(key)) {
+        this.known.delete(key.join("/"));
+        this.bumpGeneration();
+      }
+    });
+  }
+
+  override async removeRange(keyPrefix: StorageKey): Promise<void> {
+    await this.lock.run(async () => {
+      await super.removeRange(keyPrefix);
+      this.dirs.clear();
+      const p = `${keyPrefix.join("/")}/`;
+      for (const k of [...this.known]) if (k.startsWith(p)) this.known.delete(k);
+      this.bumpGeneration();
+    });
+  }
+
+  override async loadRange(keyPrefix: StorageKey): Promise<Chunk[]> {
+    const chunks = await super.loadRange(keyPrefix);
+    for (const c of chunks) if (c.data !== undefined && this.isChunk(c.key)) this.known.add(c.key.join("/"));
+    return chunks;
+  }
+
+  /**
+   * The chunks of `documentId` that other processes wrote since this one last looked (and that it
+   * has not loaded or written itself), read from disk. Costs one small file read when nobody else
+   * wrote. Call it while holding {@link lock}, so no chunk disappears between listing and reading.
+   */
+  foreignChunks(documentId: string): Uint8Array[] {
+    const generation = this.readGeneration();
+    if (generation !== undefined && generation === this.seenGeneration) return [];
+    const out: Uint8Array[] = [];
+    for (const type of CHUNK_TYPES) {
+      const dir = this.filePath([documentId, type]);
+      let names: string[];
+      try {
+        names = fs.readdirSync(dir);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw e;
+      }
+      for (const name of names) {
+        const k = `${documentId}/${type}/${name}`;
+        if (this.known.has(k)) continue;
+        try {
+          out.push(new Uint8Array(fs.readFileSync(path.join(dir, name))));
+          this.known.add(k);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+        }
+      }
+    }
+    this.seenGeneration = generation;
+    return out;
+  }
+
+  /** Writes automerge-repo's storage id (a UUID) if there is none yet. */
+  ensureStorageId(): void {
+    const file = this.filePath(["storage-adapter-id"]);
+    if (fs.existsSync(file)) return;
+    this.ensureDir(path.dirname(file));
+    const tmp = path.join(this.directory, `.storage-id-${this.prefix}`);
+    fs.writeFileSync(tmp, randomUUID());
+    fs.renameSync(tmp, file);
+    fsyncPath(path.dirname(file));
+  }
+
+  /** True when some chunk of `documentId` is on disk. */
+  hasDocument(documentId: string): boolean {
+    return CHUNK_TYPES.some((type) => {
+      try {
+        return fs.readdirSync(this.filePath([documentId, type])).length > 0;
+      } catch {
+        return false;
+      }
+    });
+  }
+
+  /** Removes temporary files left by processes that died mid-write. Call it while holding {@link lock}. */
+  sweepTemporaries(): void {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.tmpDir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const pid = pidOfTemp(name);
+      if (name.startsWith(this.prefix) || (pid !== undefined && isRunning(pid))) continue;
+      fs.rmSync(path.join(this.tmpDir, name), { force: true });
+    }
+  }
+
+  private isChunk(key: StorageKey): boolean {
+    return key.length === 3 && (key[1] === "snapshot" || key[1] === "incremental");
+  }
+
+  /** The same mapping as NodeFSStorageAdapter (whose own is private): `ab/cdef…/type/name`. */
+  private filePath(key: StorageKey): string {
+    const [first = "", ...rest] = key;
+    return path.join(this.directory, first.slice(0, 2), first.slice(2), ...rest);
+  }
+
+  private ensureDir(dir: string): void {
+    if (this.dirs.has(dir)) return;
+    if (fs.existsSync(dir)) {
+      this.dirs.add(dir);
+      return;
+    }
+    const created = fs.mkdirSync(dir, { recursive: true });
+    if (created === undefined) return;
+    // A new directory's entry lives in its parent: sync the parent of the outermost new one and
+    // every new one down to `dir`.
+    fsyncPath(path.dirname(created));
+    for (let d = dir; d.length >= created.length; d = path.dirname(d)) fsyncPath(d);
+    this.dirs.add(dir);
+  }
+
+  private readGeneration(): string | undefined {
+    try {
+      return fs.readFileSync(this.generationFile, "utf8");
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Records that the chunks changed; if nobody else wrote since our last look, we are still up to date. */
+  private bumpGeneration(): void {
+    const before = this.readGeneration();
+    const next = randomBytes(8).toString("hex");
+    overwriteSmallFile(this.generationFile, next);
+    if (before !== undefined && before === this.seenGeneration) this.seenGeneration = next;
+  }
+}

@@ -1,0 +1,182 @@
+import { blake3 } from "@noble/hashes/blake3.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
+import type { Definition } from "../lang/ast.js";
+import { type ContentHash, computeHashes, type HashNode } from "../lang/hash.js";
+import { LAYERS, type Layer } from "../lang/layers.js";
+import type { ParseError } from "../lang/parse-error.js";
+import { parseDefinition } from "../lang/parser.js";
+import { type ReferenceSite, referenceSites } from "../lang/references.js";
+import { renderDefinition } from "../lang/render.js";
+import type { DefinitionState, Graph } from "../ops/graph.js";
+import type { DefId } from "../ops/ids.js";
+import type { RefBindings, RefKey } from "../ops/op.js";
+
+/** A definition's text, parsed: the AST and its reference sites, or why it does not parse. */
+export type Parsed =
+  | { readonly ok: true; readonly def: Definition; readonly sites: readonly ReferenceSite[] }
+  | { readonly ok: false; readonly error: ParseError };
+
+const PARSE_CACHE_LIMIT = 20_000;
+const parseCache = new Map<string, Parsed>();
+
+/**
+ * Parses a definition's text, with a cache keyed by the text (texts are immutable, and the same
+ * text is parsed again for every read, render and hash of it).
+ */
+export function parseText(text: string): Parsed {
+  const hit = parseCache.get(text);
+  if (hit !== undefined) {
+    // Refresh: a Map iterates in insertion order, so the oldest entries go first.
+    parseCache.delete(text);
+    parseCache.set(text, hit);
+    return hit;
+  }
+  const r = parseDefinition(text);
+  const parsed: Parsed = r.ok
+    ? { ok: true, def: r.value, sites: referenceSites(r.value) }
+    : { ok: false, error: r.error };
+  parseCache.set(text, parsed);
+  if (parseCache.size > PARSE_CACHE_LIMIT) parseCache.delete(parseCache.keys().next().value!);
+  return parsed;
+}
+
+/** The identity a reference site is bound to: its first candidate layer with a binding for its name. */
+export function siteTarget(site: ReferenceSite, refs: RefBindings): DefId | null {
+  for (const layer of site.layers) {
+    const t = refs[`${layer}:${site.name}` as RefKey];
+    if (t !== undefined) return t;
+  }
+  return null;
+}
+
+/** The binding key a site uses: the layer it is bound in, or its first candidate when unbound. */
+export function siteKey(site: ReferenceSite, refs: RefBindings): RefKey {
+  for (const layer of site.layers) {
+    const k = `${layer}:${site.name}` as RefKey;
+    if (refs[k] !== undefined) return k;
+  }
+  return `${site.layers[0] ?? "slot"}:${site.name}` as RefKey;
+}
+
+/** One reference site of a definition as shown: where, what it names now, and to what it is bound. */
+export interface ShownSite {
+  readonly site: ReferenceSite;
+  readonly target: DefId | null;
+  /** The name the rendered text shows at the site. */
+  readonly shown: string;
+  /** The binding key in the stored text (`slot:draft`), as the ops record it. */
+  readonly key: RefKey;
+}
+
+/**
+ * Reads the graph as text: renders definitions with their current names (ai-edit.md §9.5.3),
+ * resolves sites, finds referrers with their lines, and keeps content hashes up to date.
+ */
+export class Materializer {
+  constructor(private readonly graph: Graph) {}
+
+  /** The sites of a definition with their targets and shown names; undefined when its text does not parse. */
+  sites(s: DefinitionState): ShownSite[] | undefined {
+    const p = parseText(s.body.text);
+    if (!p.ok) return undefined;
+    return p.sites.map((site) => {
+      const target = siteTarget(site, s.body.refs);
+      const shown = target === null ? site.name : (this.graph.definition(target)?.name ?? site.name);
+      return { site, target, shown, key: siteKey(site, s.body.refs) };
+    });
+  }
+
+  /** A definition's text as a person sees it: its own and its targets' current names. */
+  render(s: DefinitionState): string {
+    const p = parseText(s.body.text);
+    if (!p.ok) return s.body.text;
+    const refs = p.sites.map((site) => {
+      const target = siteTarget(site, s.body.refs);
+      if (target === null) return undefined;
+      const name = this.graph.definition(target)?.name;
+      return name === undefined || name === site.name ? undefined : name;
+    });
+    if (s.name === p.def.name.name && refs.every((r) => r === undefined)) return s.body.text;
+    return renderDefinition(s.body.text, p.def, p.sites, { self: s.name, refs });
+  }
+
+  /** The 1-based lines of `s`'s rendered text where it references `target`. */
+  linesReferencing(s: DefinitionState, target: DefId): number[] {
+    const p = parseText(s.body.text);
+    if (!p.ok) return [];
+    const lines = new Set<number>();
+    for (const site of p.sites) if (siteTarget(site, s.body.refs) === target) lines.add(site.span.line);
+    return [...lines].sort((a, b) => a - b);
+  }
+
+  /** The live definitions `s` references, through its sites. */
+  dependencies(s: DefinitionState): DefId[] {
+    const p = parseText(s.body.text);
+    if (!p.ok) return [];
+    const out = new Set<DefId>();
+    for (const site of p.sites) {
+      const t = siteTarget(site, s.body.refs);
+      if (t !== null && this.graph.definition(t)?.alive === true) out.add(t);
+    }
+    return [...out];
+  }
+
+  /**
+   * Content hashes of live definitions, computing what is not cached: the requested definitions'
+   * dependency closure, less what is known. (The graph forgets a hash whenever the definition or
+   * anything it depends on changes, so what is cached is current.)
+   */
+  hashes(ids: Iterable<DefId>): Map<DefId, ContentHash> {
+    const g = this.graph;
+    const nodes: HashNode[] = [];
+    const raw = new Map<DefId, ContentHash>();
+    const seen = new Set<DefId>();
+    const stack = [...ids];
+    while (stack.length > 0) {
+      const id = stack.pop()!;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      if (g.cachedHash(id) !== undefined) continue;
+      const s = g.definition(id);
+      if (s === undefined || !s.alive) continue;
+      const p = parseText(s.body.text);
+      if (!p.ok) {
+        // A merge can leave a text that does not parse (a rebased edit); it still has an identity
+        // and a hash, over its bytes, so everything that references it hashes deterministically.
+        raw.set(
+          id,
+          `h:${bytesToHex(blake3(utf8ToBytes(`unparsed:${s.layer}\n${s.body.text}`)))}` as ContentHash,
+        );
+        continue;
+      }
+      const targets = p.sites.map((site) => {
+        const t = siteTarget(site, s.body.refs);
+        return t !== null && g.definition(t)?.alive === true ? t : null;
+      });
+      nodes.push({ id, def: p.def, sites: p.sites, targets });
+      for (const t of targets) if (t !== null) stack.push(t);
+    }
+    g.storeHashes(raw);
+    if (nodes.length > 0) g.storeHashes(computeHashes(nodes, (id) => g.cachedHash(id as DefId)));
+    const out = new Map<DefId, ContentHash>();
+    for (const id of ids) {
+      const h = g.cachedHash(id);
+      if (h !== undefined) out.set(id, h);
+    }
+    return out;
+  }
+}
+
+/** Orders definitions as listings show them: by layer (language order), then by name, then identity. */
+export function compareDefinitions(a: DefinitionState, b: DefinitionState): number {
+  const la = LAYERS.indexOf(a.layer);
+  const lb = LAYERS.indexOf(b.layer);
+  if (la !== lb) return la - lb;
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** `layer.name`. */
+export function qualified(layer: Layer, name: string): string {
+  return `${layer}.${name}`;
+}

@@ -1,0 +1,21 @@
+/**
+ * The OpLog seam: the only thing the op model and the store API know about persistence. An OpLog
+ * holds a grow-only set of ops, each identified by its "op-id"; the memory implementation backs tests
+ * and property-test replicas, the Automerge one backs a workspace on disk (and, later, sync).
+ */
+
+/** What an OpLog stores: an opaque JSON object identified by its "op-id". */
+export interface StoredOp {
+  readonly "op-id": string;
+}
+
+/** A grow-only, deduplicated, durable set of ops in arrival order. */
+export interface OpLog<T extends StoredOp = StoredOp> {
+  /** Every op held, in arrival order (duplicates never appear twice). */
+  all(): readonly T[];
+  /** Durably appends ops, all or nothing; resolves only once they are stored (flushed). Ops whose op-id is already held are skipped. Returns the ops actually added. */
+  append(ops: readonly T[]): Promise<readonly T[]>;
+  /** Called with ops that arrive from elsewhere (another process, a sync peer), after they are held. Returns an unsubscribe function. */
+  onRemote(listener: (ops: readonly T[]) => void): () => void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,78 @@
+/**
+ * Every way a store call can refuse, as a stable code. Adapters (CLI, MCP) map codes to exit codes
+ * and structured errors; the message says what, where, and what to do.
+ */
+export const REJECTION_CODES = [
+  // The request itself.
+  "invalid-input",
+  "invalid-layer",
+  "invalid-name",
+  "invalid-selector",
+  "invalid-ref",
+  "invalid-author",
+  "bundle-empty",
+  // What it names.
+  "not-found",
+  "unknown-op",
+  // The text.
+  "parse-error",
+  "definition-mismatch",
+  "duplicate-name",
+  "undefined-reference",
+  "projection-mismatch",
+  "no-change",
+  "ref-not-in-text",
+  // Edits.
+  "anchor-not-found",
+  "anchor-ambiguous",
+  "anchors-overlap",
+  "anchor-empty",
+  // Integrity.
+  "referenced",
+  "would-conflict",
+  "validation-failed",
+  // Revert.
+  "not-revertable",
+  "revert-diverged",
+  // Ops from elsewhere.
+  "unknown-op-kind",
+  "invalid-op-id",
+  "invalid-op",
+  "unknown-parent",
+  "unknown-definition",
+  // The store.
+  "storage-failed",
+  "store-closed",
+  "store-not-empty",
+] as const;
+
+/** One of {@link REJECTION_CODES}. */
+export type RejectionCode = (typeof REJECTION_CODES)[number];
+
+/** A refused call: nothing changed. */
+export interface Rejection {
+  readonly code: RejectionCode;
+  /** What was refused, where, and what to do about it. */
+  readonly message: string;
+  /** Structured details for programs (the anchor, the referrers, the parse position, …). */
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/** The outcome of a store call: a value, or a rejection. Expected failures are values, never throws. */
+export type StoreResult<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: Rejection };
+
+/** A successful value. */
+export function ok<T>(value: T): StoreResult<T> {
+  return { ok: true, value };
+}
+
+/** A rejection. */
+export function reject<T = never>(
+  code: RejectionCode,
+  message: string,
+  details?: Record<string, unknown>,
+): StoreResult<T> {
+  return { ok: false, error: details === undefined ? { code, message } : { code, message, details } };
+}

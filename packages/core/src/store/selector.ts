@@ -1,0 +1,62 @@
+import { isLayer, type Layer } from "../lang/layers.js";
+import { type DefId, isDefId } from "../ops/ids.js";
+
+/** What a selector names: one definition by identity, or definitions by layer and name pattern. */
+export type Selector =
+  | { readonly kind: "id"; readonly id: DefId }
+  | {
+      readonly kind: "name";
+      /** undefined: any layer (`*.name`). */
+      readonly layer: Layer | undefined;
+      readonly pattern: string;
+      /** True when the pattern has a `*`. */
+      readonly wildcard: boolean;
+    };
+
+const PATTERN_RE = /^[a-zA-Z*][a-zA-Z0-9_*-]*$/;
+
+/**
+ * Parses a selector: `slot.todos`, `slot.*`, `tile.Todo*`, `*.draft`, or a definition identity
+ * (`def_…`, how a definition hidden by a name conflict is reached). `*` matches any run of
+ * characters, and is the only special character: no regex, no character classes.
+ */
+export function parseSelector(input: string): Selector | { readonly error: string } {
+  const s = input.trim();
+  if (isDefId(s)) return { kind: "id", id: s };
+  const dot = s.indexOf(".");
+  if (dot <= 0) {
+    return {
+      error: `selector ${JSON.stringify(input)} is not layer.name (slot.todos), a pattern (slot.*, tile.Todo*) or a definition id (def_…)`,
+    };
+  }
+  const layer = s.slice(0, dot);
+  const pattern = s.slice(dot + 1);
+  if (layer !== "*" && !isLayer(layer)) {
+    return { error: `unknown layer ${JSON.stringify(layer)} in selector ${JSON.stringify(input)}` };
+  }
+  if (!PATTERN_RE.test(pattern)) {
+    return {
+      error: `name ${JSON.stringify(pattern)} in selector ${JSON.stringify(input)} is not a name or a pattern of letters, digits, _, - and *`,
+    };
+  }
+  return { kind: "name", layer: layer === "*" ? undefined : layer, pattern, wildcard: pattern.includes("*") };
+}
+
+/** True when `name` matches a `*` pattern (the whole name; `*` is any run of characters, even none). */
+export function matchesPattern(pattern: string, name: string): boolean {
+  const parts = pattern.split("*");
+  if (parts.length === 1) return pattern === name;
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  if (!name.startsWith(first) || name.length < first.length + last.length || !name.endsWith(last))
+    return false;
+  let at = first.length;
+  const end = name.length - last.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const p = parts[i]!;
+    const found = name.indexOf(p, at);
+    if (found === -1 || found + p.length > end) return false;
+    at = found + p.length;
+  }
+  return true;
+}

@@ -1,0 +1,296 @@
+/**
+ * A workspace: a folder holding `.kumiki/`, found by walking up from a directory (as git finds
+ * `.git`). Inside:
+ *
+ * - `config.json`: `{ "format": 1, "graph": "automerge:…" }`, the graph document's URL, written
+ *   atomically (temp file, fsync, rename, fsync of the directory);
+ * - `automerge/`: automerge-repo's storage (NodeFS layout), with `.lock`, `.generation` and `.tmp/`
+ *   for coordinating processes;
+ * - `op-log.jsonl`: the readable op log, one op a line, sorted by op-id, complete after every
+ *   append and on close (with `op-log.jsonl.state`, its sidecar);
+ * - `.gitignore`: the machine-local files above.
+ *
+ * Expected failures are values ({@link WorkspaceResult}), never throws.
+ */
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { NetworkAdapterInterface, PeerId, SharePolicy } from "@automerge/automerge-repo";
+import { AutomergeOpLog, OpLogOpenError } from "./automerge-op-log.js";
+import { FileLock, LockTimeoutError } from "./file-lock.js";
+import type { StoredOp } from "./op-log.js";
+import { OpLogFile } from "./op-log-file.js";
+
+/** The workspace folder's name. */
+export const WORKSPACE_DIR = ".kumiki";
+/** The config format this code writes and reads. */
+export const WORKSPACE_FORMAT = 1;
+
+/** Where a workspace's files are. */
+export interface WorkspacePaths {
+  /** The folder that holds `.kumiki/`. */
+  readonly root: string;
+  /** `<root>/.kumiki`. */
+  readonly dir: string;
+  /** `.kumiki/config.json`. */
+  readonly config: string;
+  /** `.kumiki/automerge`: the automerge-repo storage directory. */
+  readonly storage: string;
+  /** `.kumiki/op-log.jsonl`: the readable op log. */
+  readonly opLog: string;
+}
+
+/** `.kumiki/config.json`. */
+export interface WorkspaceConfig {
+  readonly format: number;
+  /** The graph document's Automerge URL. */
+  readonly graph: string;
+}
+
+/** Stable codes of workspace failures. */
+export type WorkspaceErrorCode =
+  | "no-workspace"
+  | "workspace-exists"
+  | "config-corrupt"
+  | "config-unsupported"
+  | "store-missing"
+  | "store-corrupt"
+  | "store-unsupported"
+  | "storage-failed";
+
+/** A workspace failure: a code, a message saying what, where and what to do, and details. */
+export interface WorkspaceError {
+  readonly code: WorkspaceErrorCode;
+  readonly message: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/** A value, or a {@link WorkspaceError}. */
+export type WorkspaceResult<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: WorkspaceError };
+
+/** An open workspace. */
+export interface Workspace<T extends StoredOp = StoredOp> {
+  readonly paths: WorkspacePaths;
+  readonly config: WorkspaceConfig;
+  /** The graph's op log (its `repo` and `handle` are what sync builds on). */
+  readonly log: AutomergeOpLog<T>;
+}
+
+/** Options passed through to the graph's Repo (sync sets these). */
+export interface WorkspaceOpenOptions {
+  readonly network?: readonly NetworkAdapterInterface[];
+  readonly peerId?: PeerId;
+  readonly sharePolicy?: SharePolicy;
+  /** Bundles per inner list of the document (tests only). */
+  readonly chunkSize?: number;
+}
+
+function fail<T>(
+  code: WorkspaceErrorCode,
+  message: string,
+  details?: Record<string, unknown>,
+): WorkspaceResult<T> {
+  return { ok: false, error: details === undefined ? { code, message } : { code, message, details } };
+}
+
+/** The paths of a workspace rooted at `root` (whether or not it exists). */
+export function workspacePaths(root: string): WorkspacePaths {
+  const r = path.resolve(root);
+  const dir = path.join(r, WORKSPACE_DIR);
+  return {
+    root: r,
+    dir,
+    config: path.join(dir, "config.json"),
+    storage: path.join(dir, "automerge"),
+    opLog: path.join(dir, "op-log.jsonl"),
+  };
+}
+
+/** The nearest workspace at or above `from`: the first ancestor holding a `.kumiki/` directory. */
+export function findWorkspace(from: string): WorkspaceResult<WorkspacePaths> {
+  const start = path.resolve(from);
+  for (let d = start; ; d = path.dirname(d)) {
+    try {
+      if (fs.statSync(path.join(d, WORKSPACE_DIR)).isDirectory())
+        return { ok: true, value: workspacePaths(d) };
+    } catch {
+      // Not here (or unreadable): keep walking up.
+    }
+    if (path.dirname(d) === d) break;
+  }
+  return fail("no-workspace", `no workspace found from ${start} (run \`kumiki init\`)`, { from: start });
+}
+
+/** Reads and checks `.kumiki/config.json`. */
+export function readConfig(paths: WorkspacePaths): WorkspaceResult<WorkspaceConfig> {
+  let text: string;
+  try {
+    text = fs.readFileSync(paths.config, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return fail(
+      "config-corrupt",
+      code === "ENOENT"
+        ? `${paths.config} is missing: the workspace is incomplete (run \`kumiki init\` again after moving ${paths.dir} aside)`
+        : `cannot read ${paths.config}: ${(e as Error).message}`,
+      { path: paths.config },
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return fail("config-corrupt", `${paths.config} is not valid JSON: ${(e as Error).message}`, {
+      path: paths.config,
+    });
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return fail("config-corrupt", `${paths.config} must hold a JSON object`, { path: paths.config });
+  }
+  const { format, graph } = raw as { format?: unknown; graph?: unknown };
+  if (typeof format !== "number" || !Number.isInteger(format) || format < 1) {
+    return fail("config-corrupt", `${paths.config}: "format" must be a positive integer`, {
+      path: paths.config,
+    });
+  }
+  if (format > WORKSPACE_FORMAT) {
+    return fail(
+      "config-unsupported",
+      `${paths.config} has format ${format}; this version of kumiki reads up to ${WORKSPACE_FORMAT} (upgrade kumiki)`,
+      { path: paths.config, format },
+    );
+  }
+  if (typeof graph !== "string" || !/^automerge:[1-9A-HJ-NP-Za-km-z]+$/.test(graph)) {
+    return fail("config-corrupt", `${paths.config}: "graph" must be an Automerge URL (automerge:…)`, {
+      path: paths.config,
+    });
+  }
+  return { ok: true, value: { format, graph } };
+}
+
+function fsyncDir(dir: string): void {
+  const fd = fs.openSync(dir, "r");
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Writes a file atomically and durably: temp file in the same directory, fsync, rename, fsync of the directory. */
+export function writeFileAtomic(file: string, data: string): void {
+  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+  const fd = fs.openSync(tmp, "w");
+  try {
+    fs.writeSync(fd, data);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+  fsyncDir(path.dirname(file));
+}
+
+const GITIGNORE =
+  "# Machine-local files of the store (kumiki writes them):\nop-log.jsonl.state\nautomerge/.lock\nautomerge/.generation\nautomerge/.tmp/\n";
+
+function openFailure<T>(e: unknown, paths: WorkspacePaths): WorkspaceResult<T> {
+  if (e instanceof OpLogOpenError) {
+    const hint =
+      e.code === "store-missing" ? ` (${paths.storage} lacks the graph named in ${paths.config})` : "";
+    return fail(e.code, `${e.message}${hint}`, { path: paths.storage });
+  }
+  if (e instanceof LockTimeoutError)
+    return fail("storage-failed", e.message, { path: e.path, holder: e.holder });
+  return fail("storage-failed", `cannot open the store in ${paths.dir}: ${(e as Error).message}`, {
+    path: paths.dir,
+  });
+}
+
+/**
+ * Makes `dir` a workspace: creates `.kumiki/`, an empty graph document, `config.json` and an empty
+ * `op-log.jsonl`, and returns it open. Refuses ("workspace-exists") when `dir/.kumiki/config.json`
+ * exists; a workspace further up does not prevent a nested one, as with git.
+ */
+export async function initWorkspace<T extends StoredOp = StoredOp>(
+  dir: string,
+  options: WorkspaceOpenOptions = {},
+): Promise<WorkspaceResult<Workspace<T>>> {
+  const paths = workspacePaths(dir);
+  if (fs.existsSync(paths.config)) {
+    return fail("workspace-exists", `${paths.root} is already a workspace (${paths.config} exists)`, {
+      path: paths.config,
+    });
+  }
+  let lock: FileLock;
+  try {
+    fs.mkdirSync(paths.storage, { recursive: true });
+    lock = new FileLock(path.join(paths.storage, ".lock"));
+  } catch (e) {
+    return fail("storage-failed", `cannot create ${paths.storage}: ${(e as Error).message}`, {
+      path: paths.dir,
+    });
+  }
+  try {
+    await lock.acquire();
+  } catch (e) {
+    return openFailure(e, paths);
+  }
+  let log: AutomergeOpLog<T> | undefined;
+  try {
+    // Checked again under the lock: two concurrent inits must not both create a graph.
+    if (fs.existsSync(paths.config)) {
+      return fail("workspace-exists", `${paths.root} is already a workspace (${paths.config} exists)`, {
+        path: paths.config,
+      });
+    }
+    log = await AutomergeOpLog.create<T>({
+      directory: paths.storage,
+      ...options,
+      lock,
+      mirror: new OpLogFile(paths.opLog),
+    });
+    const config: WorkspaceConfig = { format: WORKSPACE_FORMAT, graph: log.url };
+    if (!fs.existsSync(path.join(paths.dir, ".gitignore")))
+      writeFileAtomic(path.join(paths.dir, ".gitignore"), GITIGNORE);
+    writeFileAtomic(paths.config, `${JSON.stringify(config, null, 2)}\n`);
+    return { ok: true, value: { paths, config, log } };
+  } catch (e) {
+    await log?.close().catch(() => undefined);
+    return fail("storage-failed", `cannot initialise ${paths.dir}: ${(e as Error).message}`, {
+      path: paths.dir,
+    });
+  } finally {
+    lock.release();
+  }
+}
+
+/** Opens the workspace at or above `dir` (see {@link findWorkspace}). */
+export async function openWorkspace<T extends StoredOp = StoredOp>(
+  dir: string,
+  options: WorkspaceOpenOptions = {},
+): Promise<WorkspaceResult<Workspace<T>>> {
+  const found = findWorkspace(dir);
+  if (!found.ok) return found;
+  const paths = found.value;
+  const config = readConfig(paths);
+  if (!config.ok) return config;
+  try {
+    const log = await AutomergeOpLog.open<T>({
+      directory: paths.storage,
+      url: config.value.graph,
+      ...options,
+      mirror: new OpLogFile(paths.opLog),
+    });
+    return { ok: true, value: { paths, config: config.value, log } };
+  } catch (e) {
+    return openFailure(e, paths);
+  }
+}
