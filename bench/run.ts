@@ -6,10 +6,12 @@ import { cpus, totalmem } from "node:os";
 import { benchCheck } from "./check.js";
 import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
+import { benchStore } from "./store.js";
 
 const suites: [string, () => Promise<BenchRow[]>][] = [
   ["language front-end", benchLang],
   ["check", benchCheck],
+  ["store", benchStore],
 ];
 
 const rows: BenchRow[] = [];
