@@ -9,9 +9,10 @@
  * every append is one bundle, stored as one ImmutableString holding the JSON array of its ops; bundles
  * sit in lists of at most {@link CHUNK_SIZE}, the lists in one outer list. Nothing is ever deleted or
  * overwritten, so concurrent appends on any replicas merge without conflict; an op-id held twice
- * (the same op appended on two replicas) is read once. Chunking keeps each change cheap: Automerge's
- * JS document copies the containers a change touches, so one flat list or map of 100k entries costs
- * ~10 ms per change, while a 512-entry list inside a 200-entry list costs well under 1 ms.
+ * (the same op appended on two replicas) is read once. Chunking keeps each change cheap: a change's
+ * cost grows with the size of the containers it touches (measured at 10k entries: 10 ms per change
+ * for a flat map keyed by op-id, 1 ms for a flat list), while a list of at most 512 inside a list of
+ * a few hundred stays near 0.5 ms at 100k ops.
  */
 import * as A from "@automerge/automerge";
 import {
@@ -215,6 +216,8 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
         return await fn(repo, storage);
       } catch (e) {
         await repo.shutdown().catch(() => undefined);
+        storage.dispose();
+        options.mirror?.dispose();
         throw e;
       }
     });
@@ -298,17 +301,22 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     if (this.closed) return Promise.resolve();
     const run = this.queue.then(async () => {
       if (this.closed) return;
-      this.closed = true;
       try {
         await this.storage.lock.run(async () => {
           await this.repo.flush([this.handle.documentId]);
+          // The readable log is rewritten from what this process holds: first take in what
+          // others wrote since our last append, or the rewrite would drop their ops.
+          this.mergeForeign();
           this.mirrorError = undefined;
           this.updateMirror();
         });
       } finally {
+        this.closed = true;
         this.handle.off("change", this.onChange);
         this.listeners.clear();
         await this.repo.shutdown().catch(() => undefined);
+        this.storage.dispose();
+        this.mirror?.dispose();
       }
       if (this.mirrorError !== undefined) throw this.mirrorError;
     });

@@ -74,6 +74,8 @@ export class FileLock {
   private readonly token = randomBytes(8).toString("hex");
   private readonly content: string;
   private holds = 0;
+  /** Our lock file, open while we hold it (release checks it is still the one at `path`). */
+  private fd: number | undefined;
   private acquiring: Promise<void> | undefined;
   private readonly timeoutMs: number;
   private readonly unreadableStaleMs: number;
@@ -127,10 +129,15 @@ export class FileLock {
     if (this.holds === 0) return;
     this.holds--;
     if (this.holds > 0) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd === undefined) return;
     try {
-      if (fs.readFileSync(this.path, "utf8") === this.content) fs.unlinkSync(this.path);
+      if (fs.statSync(this.path).ino === fs.fstatSync(fd).ino) fs.unlinkSync(this.path);
     } catch {
       // Already gone (broken as stale by another process): nothing of ours to remove.
+    } finally {
+      fs.closeSync(fd);
     }
   }
 
@@ -162,9 +169,12 @@ export class FileLock {
     }
     try {
       fs.writeSync(fd, this.content);
-    } finally {
+    } catch (e) {
       fs.closeSync(fd);
+      fs.rmSync(this.path, { force: true });
+      throw e;
     }
+    this.fd = fd;
     return true;
   }
 

@@ -84,6 +84,12 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   private seenGeneration: string | undefined;
   /** Directories known to exist (chunk directories are never removed while a Repo uses them). */
   private readonly dirs = new Set<string>();
+  /**
+   * Descriptors kept open across appends: of chunk directories (to fsync them) and of the
+   * generation file. Each open is a path lookup and, next to a pending fsync, measurably slow here.
+   */
+  private readonly dirFds = new Map<string, number>();
+  private genFd: number | undefined;
 
   constructor(
     /** The directory holding the chunks. */
@@ -113,7 +119,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
         fs.closeSync(fd);
       }
       fs.renameSync(tmp, target);
-      fsyncPath(path.dirname(target));
+      this.fsyncDir(path.dirname(target));
       if (this.isChunk(key)) {
         this.known.add(key.join("/"));
         this.bumpGeneration();
@@ -242,19 +248,55 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     this.dirs.add(dir);
   }
 
-  private readGeneration(): string | undefined {
-    try {
-      return fs.readFileSync(this.generationFile, "utf8");
-    } catch {
-      return undefined;
+  /** Closes the descriptors this adapter keeps open (it reopens them if used again). */
+  dispose(): void {
+    for (const fd of this.dirFds.values()) fs.closeSync(fd);
+    this.dirFds.clear();
+    if (this.genFd !== undefined) fs.closeSync(this.genFd);
+    this.genFd = undefined;
+  }
+
+  private fsyncDir(dir: string): void {
+    let fd = this.dirFds.get(dir);
+    if (fd === undefined) {
+      fd = fs.openSync(dir, "r");
+      this.dirFds.set(dir, fd);
     }
+    fs.fsyncSync(fd);
+  }
+
+  /** The generation file, open; reopened if it was removed or replaced under us. */
+  private generationFd(create: boolean): number | undefined {
+    if (this.genFd !== undefined) {
+      const linked = fs.fstatSync(this.genFd).nlink > 0;
+      if (linked) return this.genFd;
+      fs.closeSync(this.genFd);
+      this.genFd = undefined;
+    }
+    try {
+      this.genFd = fs.openSync(this.generationFile, "r+");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT" || !create) return undefined;
+      this.genFd = fs.openSync(this.generationFile, "w+");
+    }
+    return this.genFd;
+  }
+
+  private readGeneration(): string | undefined {
+    const fd = this.generationFd(false);
+    if (fd === undefined) return undefined;
+    const buf = Buffer.alloc(64);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return n === 0 ? undefined : buf.toString("utf8", 0, n);
   }
 
   /** Records that the chunks changed; if nobody else wrote since our last look, we are still up to date. */
   private bumpGeneration(): void {
     const before = this.readGeneration();
+    // Always 16 characters, written in place: no truncation, no reader sees a shorter token.
     const next = randomBytes(8).toString("hex");
-    overwriteSmallFile(this.generationFile, next);
+    const fd = this.generationFd(true)!;
+    fs.writeSync(fd, next, 0, "utf8");
     if (before !== undefined && before === this.seenGeneration) this.seenGeneration = next;
   }
 }

@@ -40,6 +40,10 @@ export class OpLogFile {
   readonly statePath: string;
   /** The sidecar as this process last wrote it, valid while the file's stat still matches it. */
   private last: Sidecar | undefined;
+  /** Kept open between appends (with the inode it was opened on); the sidecar's too. */
+  private appendFd: number | undefined;
+  private appendIno: bigint | undefined;
+  private sideFd: number | undefined;
 
   constructor(readonly path: string) {
     this.statePath = `${path}.state`;
@@ -63,8 +67,9 @@ export class OpLogFile {
       if (added.length > 0 && at === headsKey(headsBefore)) {
         const sorted = [...added].sort(byId);
         if (side.maxId === "" || sorted[0]!["op-id"] > side.maxId) {
-          fs.appendFileSync(this.path, lines(sorted));
-          this.writeSidecar(heads, sorted[sorted.length - 1]!["op-id"]);
+          const fd = this.appender(st.ino);
+          fs.writeSync(fd, lines(sorted));
+          this.writeSidecar(heads, sorted[sorted.length - 1]!["op-id"], fs.fstatSync(fd, { bigint: true }));
           return "appended";
         }
       }
@@ -86,6 +91,7 @@ export class OpLogFile {
       fs.closeSync(fd);
     }
     fs.renameSync(tmp, this.path);
+    this.closeAppender();
     const dfd = fs.openSync(path.dirname(this.path), "r");
     try {
       fs.fsyncSync(dfd);
@@ -93,6 +99,28 @@ export class OpLogFile {
       fs.closeSync(dfd);
     }
     this.writeSidecar(heads, sorted.length > 0 ? sorted[sorted.length - 1]!["op-id"] : "");
+  }
+
+  /** Closes the descriptors kept open (they are reopened if used again). */
+  dispose(): void {
+    this.closeAppender();
+    if (this.sideFd !== undefined) fs.closeSync(this.sideFd);
+    this.sideFd = undefined;
+  }
+
+  private appender(ino: bigint): number {
+    if (this.appendFd !== undefined && this.appendIno === ino) return this.appendFd;
+    this.closeAppender();
+    const fd = fs.openSync(this.path, "a");
+    this.appendFd = fd;
+    this.appendIno = fs.fstatSync(fd, { bigint: true }).ino;
+    return fd;
+  }
+
+  private closeAppender(): void {
+    if (this.appendFd !== undefined) fs.closeSync(this.appendFd);
+    this.appendFd = undefined;
+    this.appendIno = undefined;
   }
 
   private stat(): fs.BigIntStats | undefined {
@@ -113,8 +141,8 @@ export class OpLogFile {
     }
   }
 
-  private writeSidecar(heads: readonly string[], maxId: string): void {
-    const st = this.stat();
+  private writeSidecar(heads: readonly string[], maxId: string, stat?: fs.BigIntStats): void {
+    const st = stat ?? this.stat();
     if (!st) return;
     const side: Sidecar = {
       v: 2,
@@ -125,7 +153,18 @@ export class OpLogFile {
       maxId,
     };
     // Not atomic on purpose: a torn sidecar fails to parse or to match, and that only forces a rewrite.
-    overwriteSmallFile(this.statePath, `${JSON.stringify(side)}\n`);
+    // Written in place through a kept descriptor (see overwriteSmallFile for why not O_TRUNC).
+    if (this.sideFd !== undefined && fs.fstatSync(this.sideFd).nlink === 0) {
+      fs.closeSync(this.sideFd);
+      this.sideFd = undefined;
+    }
+    if (this.sideFd === undefined) {
+      overwriteSmallFile(this.statePath, "");
+      this.sideFd = fs.openSync(this.statePath, "r+");
+    }
+    const data = Buffer.from(`${JSON.stringify(side)}\n`);
+    fs.writeSync(this.sideFd, data, 0, data.length, 0);
+    if (fs.fstatSync(this.sideFd).size > data.length) fs.ftruncateSync(this.sideFd, data.length);
     this.last = side;
   }
 }

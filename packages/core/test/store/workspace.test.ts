@@ -190,6 +190,20 @@ describe("op-log.jsonl", () => {
     expect(fs.readdirSync(dir).sort()).toEqual(["log.jsonl", "log.jsonl.state"]);
   });
 
+  it("closing a process that did not see another's last append keeps that append in the file", async () => {
+    const dir = tempDir();
+    const first = await init(dir);
+    await first.log.append([op("op_1")]);
+    const second = await reopen(dir);
+    await second.log.append([op("op_2")]);
+    // `first` never appended after op_2 was written; its close must not rewrite the file without it.
+    await first.log.append([]);
+    await first.log.close();
+    expect(opLogIds(first.paths.opLog)).toEqual(["op_1", "op_2"]);
+    await second.log.close();
+    expect(opLogIds(first.paths.opLog)).toEqual(["op_1", "op_2"]);
+  });
+
   it("is repaired when deleted or edited: on the next append, or on close", async () => {
     const dir = tempDir();
     const ws = await init(dir);
