@@ -1,0 +1,58 @@
+import type { Store } from "@kumiki-graph/core";
+import type { OptionSpecs, OptionValues } from "./args.js";
+import type { CliIo } from "./io.js";
+
+/** What every verb gets: the streams, the global options, and the workspace on demand. */
+export interface CommandContext {
+  readonly io: Required<CliIo>;
+  /** The verb as typed, e.g. `patch apply`. */
+  readonly verb: string;
+  readonly positionals: readonly string[];
+  readonly options: OptionValues;
+  /** `--json` was given: the result is printed as JSON. */
+  readonly json: boolean;
+  /** Colour is allowed (stdout is a TTY and NO_COLOR is unset). */
+  readonly color: boolean;
+  /** The author ops are issued as (`--author`, else KUMIKI_AUTHOR, else user:$USER). */
+  readonly author: string;
+  /** `--task`, when given. */
+  readonly task: string | undefined;
+  /** `--store`, resolved against cwd, when given. */
+  readonly storeDir: string | undefined;
+  /**
+   * Opens the workspace's store (found from `--store` or upward from cwd). Opened once per
+   * invocation; `main` closes it after the verb returns, so writes are durable before exit.
+   */
+  openStore(): Promise<Store>;
+  /** Reads a file argument, `-` meaning standard input, relative to cwd. */
+  readInput(file: string): Promise<string>;
+  /** Shows progress on stderr when it is a TTY and --json is off; silent otherwise. */
+  progress(message: string): void;
+}
+
+/** What a verb returns; `main` prints it (JSON with --json, else text) and exits with `exit`. */
+export interface CommandResult {
+  /** 0 done; 1 done and the operation failed (e.g. `check` found errors). Default 0. */
+  readonly exit?: 0 | 1;
+  /** The JSON printed with --json (docs/cli.md documents each verb's shape). */
+  readonly json: unknown;
+  /** The text printed without --json (a trailing newline is added when missing; "" prints nothing). */
+  readonly text: string;
+  /** Extra lines for stderr (warnings), printed in both modes. */
+  readonly warnings?: readonly string[];
+}
+
+/** One verb. Names may be two words (`patch apply`, `config conflict-policy`, `mcp serve`). */
+export interface Command {
+  readonly name: string;
+  /** One line for `kumiki --help`. */
+  readonly summary: string;
+  /** Usage lines after `kumiki `, e.g. `view <selector> [--with-deps]`. */
+  readonly usage: readonly string[];
+  /** Worked examples for `kumiki <verb> --help`. */
+  readonly examples: readonly string[];
+  readonly options: OptionSpecs;
+  /** How many positionals it takes; outside the range is a usage error (exit 2). */
+  readonly positionals: { readonly min: number; readonly max: number; readonly names: string };
+  run(ctx: CommandContext): Promise<CommandResult>;
+}

@@ -1,0 +1,63 @@
+/**
+ * The CLI's own errors. A command throws a {@link CliError} for an expected failure; `main` is the
+ * one place that prints it and turns it into an exit code (§9.2.5: 1 done and the operation failed,
+ * 2 wrong argument shape). Anything else thrown is a bug and is reported as such.
+ */
+
+/** Exit code of a failure: 1 the operation failed, 2 the arguments had the wrong shape. */
+export type FailureExit = 1 | 2;
+
+/** An expected failure with a stable code (a store rejection code, a workspace code, or `usage`). */
+export class CliError extends Error {
+  readonly code: string;
+  readonly exit: FailureExit;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(code: string, message: string, exit: FailureExit, details?: Readonly<Record<string, unknown>>) {
+    super(message);
+    this.name = "CliError";
+    this.code = code;
+    this.exit = exit;
+    this.details = details;
+  }
+}
+
+/** Wrong argument shape, decided before the store is read: exit 2. */
+export function usageError(message: string, details?: Readonly<Record<string, unknown>>): CliError {
+  return new CliError("usage", message, 2, details);
+}
+
+/** The operation ran and failed: exit 1. */
+export function failure(
+  code: string,
+  message: string,
+  details?: Readonly<Record<string, unknown>>,
+): CliError {
+  return new CliError(code, message, 1, details);
+}
+
+/** A core failure value (store rejection, workspace error) as a CLI failure. */
+export function fromRejection(error: {
+  readonly code: string;
+  readonly message: string;
+  readonly details?: Readonly<Record<string, unknown>> | undefined;
+}): CliError {
+  return failure(error.code, error.message, error.details);
+}
+
+/** Unwraps a core result, throwing its rejection as a CLI failure. */
+export function unwrap<T>(
+  result:
+    | { readonly ok: true; readonly value: T }
+    | {
+        readonly ok: false;
+        readonly error: {
+          code: string;
+          message: string;
+          details?: Readonly<Record<string, unknown>> | undefined;
+        };
+      },
+): T {
+  if (!result.ok) throw fromRejection(result.error);
+  return result.value;
+}
