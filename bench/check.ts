@@ -2,9 +2,13 @@ import { readFileSync } from "node:fs";
 import {
   type CheckInput,
   checkProgram,
+  checkStore,
   createChecker,
+  createStore,
+  MemoryOpLog,
   parseProgram,
   resolveProgram,
+  type Store,
 } from "@kumiki-graph/core";
 import { type BenchRow, measure } from "./harness.js";
 import { corpusFile } from "./paths.js";
@@ -75,5 +79,86 @@ export async function benchCheck(): Promise<BenchRow[]> {
       note: `re-checked ${checker.rechecked} definitions`,
     });
   }
+  rows.push(...(await benchStoreCheck()));
   return rows;
+}
+
+/** A program of `groups` × 5 definitions: a slot, the reducer and button that bump it, a view, a fn. */
+function syntheticProgram(groups: number): string {
+  const out: string[] = [];
+  for (let i = 0; i < groups; i++) {
+    out.push(
+      `slot s${i} : Int = 0`,
+      `reducer inc${i} on=ui.click(Btn${i})\n    do= s${i} := f${i}(s${i})`,
+      `tile Btn${i} = button(text="+", onClick=inc${i})`,
+      `tile View${i} = page(text(s${i}.show), Btn${i})`,
+      `fn f${i}(x: Int) -> Int = x + ${i}`,
+    );
+  }
+  out.push(
+    'tile NotFound = page(text("404"))',
+    'app Big\n    caps   = []\n    routes = {"/" -> View0, "/404" -> NotFound}\n    init   = []',
+  );
+  return `${out.join("\n")}\n`;
+}
+
+async function storeOf(source: string, gate: boolean): Promise<Store> {
+  const created = createStore({
+    log: new MemoryOpLog(),
+    author: "agent:bench",
+    ...(gate ? {} : { validators: [] }),
+  });
+  if (!created.ok) throw new Error(created.error.message);
+  const parsed = parseProgram(source);
+  if (!parsed.ok) throw new Error(parsed.error.message);
+  const items = source
+    .split(/\n(?=\S)/)
+    .map((text) => ({ op: "add" as const, source: text.endsWith("\n") ? text : `${text}\n` }));
+  const r = await created.value.apply(items);
+  if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
+  return created.value;
+}
+
+/**
+ * The checker on the store: a write at 5,000 definitions through the store's default gate (the
+ * full checker, incremental) against the same write through the built-in gate alone, and
+ * `checkStore` after one op.
+ */
+async function benchStoreCheck(): Promise<BenchRow[]> {
+  const source = syntheticProgram(1000);
+  const gated = await storeOf(source, true);
+  const plain = await storeOf(source, false);
+  const defs = gated.read().definitions().length;
+  let n = 0;
+  const write = (store: Store) => () => store.replace({ qname: "slot.s500", body: `Int = ${++n}` });
+  // The first write builds the gate's checker for the graph; measure the steady state.
+  await write(gated)();
+  await write(plain)();
+  const withGate = await measure(write(gated), { runs: 31, warmup: 5 });
+  const without = await measure(write(plain), { runs: 31, warmup: 5 });
+  checkStore(gated);
+  const afterOne = await measure(
+    async () => {
+      await write(plain)();
+      checkStore(plain);
+    },
+    {
+      runs: 31,
+      warmup: 5,
+    },
+  );
+  return [
+    {
+      name: `store write through the checker gate, ${defs} defs`,
+      ours: withGate,
+      baseline: { name: "built-in gate only", timing: without },
+      target: "< 2 ms over the baseline",
+    },
+    {
+      name: `checkStore after one write, ${defs} defs`,
+      ours: afterOne,
+      baseline: { name: "the write alone", timing: without },
+      target: "< 2 ms over the baseline",
+    },
+  ];
 }

@@ -4,14 +4,20 @@
  */
 import { cpus, totalmem } from "node:os";
 import { benchCheck } from "./check.js";
+import { benchCli } from "./cli.js";
 import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
+import { benchScale } from "./scale.js";
 import { benchStore } from "./store.js";
+import { benchSync } from "./sync.js";
 
 const suites: [string, () => Promise<BenchRow[]>][] = [
   ["language front-end", benchLang],
   ["check", benchCheck],
+  ["scale (180 / 1,000 / 5,000 definitions)", benchScale],
   ["store", benchStore],
+  ["sync", benchSync],
+  ["cli (real bin)", benchCli],
 ];
 
 const rows: BenchRow[] = [];

@@ -1,4 +1,4 @@
-import type { Store } from "@kumiki-graph/core";
+import type { CapabilityManifest, Store } from "@kumiki-graph/core";
 import type { OptionSpecs, OptionValues } from "./args.js";
 import type { CliIo } from "./io.js";
 
@@ -24,6 +24,20 @@ export interface CommandContext {
    * invocation; `main` closes it after the verb returns, so writes are durable before exit.
    */
   openStore(): Promise<Store>;
+  /**
+   * The store for a verb that only reads: served from the read snapshot when it is current
+   * (read-snapshot.ts), without loading Automerge; else the full store. Never write through it.
+   */
+  openReadStore(): Promise<Store>;
+  /** Every op the workspace holds, in the wire format (what `patch export` writes). */
+  heldOps(): Promise<readonly unknown[]>;
+  /** The next line of standard input (without its newline), or undefined at its end. */
+  readLine(): Promise<string | undefined>;
+  /**
+   * The workspace's capability manifest (`kumiki.caps.json` beside `.kumiki/`), when it has one:
+   * custom capabilities `app.caps` may name. The write gate, check and fix all use it.
+   */
+  capabilities(): Promise<CapabilityManifest | undefined>;
   /** Reads a file argument, `-` meaning standard input, relative to cwd. */
   readInput(file: string): Promise<string>;
   /** Shows progress on stderr when it is a TTY and --json is off; silent otherwise. */
@@ -38,6 +52,8 @@ export interface CommandResult {
   readonly json: unknown;
   /** The text printed without --json (a trailing newline is added when missing; "" prints nothing). */
   readonly text: string;
+  /** Print `text` byte for byte, with no newline added (`export` to stdout). */
+  readonly raw?: boolean;
   /** Extra lines for stderr (warnings), printed in both modes. */
   readonly warnings?: readonly string[];
 }
@@ -55,4 +71,34 @@ export interface Command {
   /** How many positionals it takes; outside the range is a usage error (exit 2). */
   readonly positionals: { readonly min: number; readonly max: number; readonly names: string };
   run(ctx: CommandContext): Promise<CommandResult>;
+}
+
+/**
+ * A verb registered by name whose module is imported only when it runs (or when `kumiki --help`
+ * lists every verb): for verbs whose modules load heavy packages (the MCP SDK, the sync server), so
+ * that `kumiki view` never loads them.
+ */
+export interface LazyCommand {
+  readonly name: string;
+  load(): Promise<Command>;
+}
+
+/** A {@link LazyCommand}: `lazy("mcp serve", async () => (await import("./mcp.js")).mcpServe)`. */
+export function lazy(name: string, load: () => Promise<Command>): LazyCommand {
+  let loaded: Promise<Command> | undefined;
+  return {
+    name,
+    load: () => {
+      loaded ??= load().then((c) => {
+        if (c.name !== name) throw new Error(`lazy verb ${name} loaded a command named ${c.name}`);
+        return c;
+      });
+      return loaded;
+    },
+  };
+}
+
+/** The command itself, loading it when it is lazy. */
+export function resolveCommand(c: Command | LazyCommand): Promise<Command> {
+  return "run" in c ? Promise.resolve(c) : c.load();
 }

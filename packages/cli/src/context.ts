@@ -1,11 +1,23 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { isAuthorId, openStore, openWorkspace, type Store } from "@kumiki-graph/core";
+import type { CapabilityManifest, Store } from "@kumiki-graph/core";
 import type { OptionValues } from "./args.js";
 import { stringOption } from "./args.js";
 import type { CommandContext } from "./command.js";
+import { loadCore, loadReadCore } from "./core.js";
 import { failure, fromRejection, usageError } from "./errors.js";
 import type { CliIo } from "./io.js";
+import {
+  findWorkspaceRoot,
+  readGeneration,
+  readSnapshot,
+  type SnapshotOp,
+  snapshotsEnabled,
+  writeSnapshot,
+} from "./read-snapshot.js";
+
+/** The capability manifest a workspace may hold beside `.kumiki/` (the public toolchain's name). */
+export const CAPS_FILE = "kumiki.caps.json";
 
 /** The context of one invocation, and the cleanup `main` runs after the verb. */
 export interface OpenContext {
@@ -21,6 +33,11 @@ export function defaultAuthor(env: Readonly<Record<string, string | undefined>>)
   return `user:${user === "" ? "anonymous" : user}`;
 }
 
+interface Opened {
+  readonly store: Store;
+  readonly ops: () => readonly SnapshotOp[];
+}
+
 /** Builds the context a verb runs in. */
 export function createContext(
   io: Required<CliIo>,
@@ -33,7 +50,63 @@ export function createContext(
   const storeDir = storeOption === undefined ? undefined : path.resolve(io.cwd, storeOption);
   const author = stringOption(options, "author") ?? defaultAuthor(io.env);
   const noColor = io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== "";
-  let opened: Promise<Store> | undefined;
+  let full: Promise<Opened> | undefined;
+  let read: Promise<Opened> | undefined;
+  let progressShown = false;
+
+  let caps: Promise<CapabilityManifest | undefined> | undefined;
+  const capabilities = (): Promise<CapabilityManifest | undefined> => {
+    caps ??= (async () => {
+      const root = findWorkspaceRoot(storeDir ?? io.cwd);
+      if (root === undefined) return undefined;
+      const file = path.join(root, CAPS_FILE);
+      let text: string;
+      try {
+        text = await readFile(file, "utf8");
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw failure("caps-unreadable", `${file}: cannot read (${(e as Error).message})`, { path: file });
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (e) {
+        throw failure("caps-invalid", `${file} is not JSON (${(e as Error).message}): fix or remove it`, {
+          path: file,
+        });
+      }
+      const list = (parsed as { capabilities?: unknown } | null)?.capabilities;
+      if (!Array.isArray(list)) {
+        throw failure(
+          "caps-invalid",
+          `${file} needs a "capabilities" list, e.g. {"capabilities": [{"name": "telemetry.track"}]}`,
+          { path: file },
+        );
+      }
+      return parsed as CapabilityManifest;
+    })();
+    return caps;
+  };
+
+  const openFull = (): Promise<Opened> => {
+    full ??= (async () => {
+      const core = await loadCore();
+      const ws = await core.openWorkspace(storeDir ?? io.cwd);
+      if (!ws.ok) throw fromRejection(ws.error);
+      const log = ws.value.log;
+      // The checker's gate: a write that adds an error diagnostic is refused (BRIEF principle 4).
+      const manifest = await capabilities();
+      const gate = manifest === undefined ? core.checkGate : core.createCheckGate({ capabilities: manifest });
+      const store = core.openStore({ log, author, validators: [gate] });
+      if (!store.ok) {
+        await log.close();
+        throw fromRejection(store.error);
+      }
+      return { store: store.value, ops: () => log.all() };
+    })();
+    return full;
+  };
+
   const ctx: CommandContext = {
     io,
     verb,
@@ -44,18 +117,15 @@ export function createContext(
     author,
     task: stringOption(options, "task"),
     storeDir,
-    openStore() {
-      opened ??= (async () => {
-        const ws = await openWorkspace(storeDir ?? io.cwd);
-        if (!ws.ok) throw fromRejection(ws.error);
-        const store = openStore({ log: ws.value.log, author });
-        if (!store.ok) {
-          await ws.value.log.close();
-          throw fromRejection(store.error);
-        }
-        return store.value;
-      })();
-      return opened;
+    async openStore() {
+      return (await openFull()).store;
+    },
+    capabilities,
+    async openReadStore() {
+      return (await openRead()).store;
+    },
+    async heldOps() {
+      return (await (full ?? openRead())).ops();
     },
     async readInput(file) {
       if (file === "-") return io.stdin();
@@ -64,26 +134,73 @@ export function createContext(
         return await readFile(p, "utf8");
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
-        if (err.code === "ENOENT") throw failure("file-not-found", `${file}: no such file`, { path: p });
+        if (err.code === "ENOENT")
+          throw failure(
+            "file-not-found",
+            `${file}: no such file (give a path relative to ${io.cwd}, or - for stdin)`,
+            { path: p },
+          );
+        if (err.code === "EISDIR")
+          throw failure("file-unreadable", `${file} is a directory, not a file`, { path: p });
         throw failure("file-unreadable", `${file}: cannot read (${err.code ?? err.message})`, { path: p });
       }
     },
+    readLine() {
+      return io.readLine();
+    },
     progress(message) {
-      if (io.isTTY && !json) io.stderr(`\r\x1b[2K${message}`);
+      if (!io.isTTY || json) return;
+      progressShown = true;
+      io.stderr(`\r\x1b[2K${message}`);
     },
   };
+
+  // Read verbs: from the snapshot when it is current, else a full open that leaves a new snapshot.
+  function openRead(): Promise<Opened> {
+    if (full !== undefined) return full;
+    read ??= (async () => {
+      const root = findWorkspaceRoot(storeDir ?? io.cwd);
+      const enabled = root !== undefined && snapshotsEnabled(io.env);
+      if (enabled) {
+        const ops = readSnapshot(root, io.env);
+        if (ops !== undefined) {
+          const rc = await loadReadCore();
+          const log = new rc.MemoryOpLog(ops);
+          const store = rc.openStore({ log, author });
+          if (!store.ok) throw fromRejection(store.error);
+          return { store: store.value, ops: () => log.all() };
+        }
+      }
+      // Read before the open: if anyone writes after this, the token moves and the snapshot is never served.
+      const generation = enabled ? readGeneration(root) : undefined;
+      const opened = await openFull();
+      if (enabled && generation !== undefined) {
+        const core = await loadCore();
+        const ws = core.findWorkspace(root);
+        const graph = ws.ok ? core.readConfig(ws.value) : undefined;
+        if (graph?.ok === true) writeSnapshot(root, io.env, generation, graph.value.graph, opened.ops());
+      }
+      return opened;
+    })();
+    return read;
+  }
+
   return {
     ctx,
     async close() {
-      if (opened === undefined) return;
-      const store = await opened.catch(() => undefined);
-      await store?.close();
+      if (progressShown) io.stderr("\r\x1b[2K");
+      const opened = [full, read].filter((p): p is Promise<Opened> => p !== undefined);
+      for (const p of new Set(opened)) {
+        const o = await p.catch(() => undefined);
+        await o?.store.close();
+      }
     },
   };
 }
 
 /** A usage error when `author` is not a valid author id; checked before the store is read. */
-export function checkAuthor(author: string): void {
+export async function checkAuthor(author: string): Promise<void> {
+  const { isAuthorId } = await loadReadCore();
   if (!isAuthorId(author)) {
     throw usageError(
       `invalid author ${JSON.stringify(author)}: letters, digits and . _ : @ / + - without spaces, at most 128 characters (e.g. agent:claude-1)`,

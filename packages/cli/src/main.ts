@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { GLOBAL_OPTIONS, parseCommandArgs } from "./args.js";
-import type { Command, CommandResult } from "./command.js";
+import { type Command, type CommandResult, type LazyCommand, resolveCommand } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
 import { checkAuthor, createContext } from "./context.js";
 import { CliError, usageError } from "./errors.js";
@@ -14,11 +14,22 @@ export const CLI_VERSION: string = (
   JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
 ).version;
 
+/** Lines of `stdin`, one a call: how `readLine` works when the io gives none. */
+function linesOf(stdin: () => Promise<string>): () => Promise<string | undefined> {
+  let lines: Promise<string[]> | undefined;
+  return async () => {
+    lines ??= stdin().then((t) => (t === "" ? [] : t.replace(/\r?\n$/, "").split(/\r?\n/)));
+    return (await lines).shift();
+  };
+}
+
 function withDefaults(io: CliIo): Required<CliIo> {
+  const stdin = io.stdin ?? (async () => "");
   return {
     stdout: io.stdout,
     stderr: io.stderr,
-    stdin: io.stdin ?? (async () => ""),
+    stdin,
+    readLine: io.readLine ?? linesOf(stdin),
     env: io.env ?? {},
     cwd: io.cwd ?? process.cwd(),
     isTTY: io.isTTY ?? false,
@@ -28,7 +39,7 @@ function withDefaults(io: CliIo): Required<CliIo> {
 /** Splits leading global options (`kumiki --store d view x`) from the verb and its arguments. */
 function splitVerb(argv: readonly string[]): {
   globals: string[];
-  verb: Command | undefined;
+  verb: Command | LazyCommand | undefined;
   word: string | undefined;
   rest: string[];
 } {
@@ -54,6 +65,7 @@ function splitVerb(argv: readonly string[]): {
 function print(io: Required<CliIo>, json: boolean, result: CommandResult): void {
   for (const w of result.warnings ?? []) io.stderr(`warning: ${w}\n`);
   if (json) io.stdout(`${JSON.stringify(result.json)}\n`);
+  else if (result.raw === true) io.stdout(result.text);
   else if (result.text !== "") io.stdout(result.text.endsWith("\n") ? result.text : `${result.text}\n`);
 }
 
@@ -67,7 +79,11 @@ export async function main(argv: readonly string[], cliIo: CliIo = processIo): P
   const { globals, verb, word, rest } = splitVerb(argv);
   if (word === undefined || word === "-h" || word === "--help" || word === "help") {
     const topic = word === "help" ? COMMANDS.find((c) => c.name === rest.join(" ")) : undefined;
-    io.stdout(topic === undefined ? mainHelp(COMMANDS) : verbHelp(topic));
+    io.stdout(
+      topic === undefined
+        ? mainHelp(await Promise.all(COMMANDS.map(resolveCommand)))
+        : verbHelp(await resolveCommand(topic)),
+    );
     return 0;
   }
   if (word === "-V" || word === "--version") {
@@ -75,34 +91,46 @@ export async function main(argv: readonly string[], cliIo: CliIo = processIo): P
     return 0;
   }
   if (verb === undefined) {
+    const family = COMMANDS.filter((c) => c.name.startsWith(`${word} `)).map((c) =>
+      c.name.slice(word.length + 1),
+    );
+    if (family.length > 0) {
+      const next = rest[0];
+      io.stderr(
+        `kumiki ${word}: ${next === undefined ? "give one of" : `unknown sub-verb '${next}': one of`} ${family.join(", ")} (kumiki ${word} ${family[0]} --help)\n`,
+      );
+      return 2;
+    }
     const what = word.startsWith("-") ? `unknown option '${word}'` : `unknown verb '${word}'`;
     io.stderr(`kumiki: ${what}: run 'kumiki --help' for the verbs there are\n`);
     return 2;
   }
   const jsonWanted = argv.includes("--json");
   let close: (() => Promise<void>) | undefined;
+  const name = verb.name;
   try {
-    const parsed = parseCommandArgs(verb.name, [...globals, ...rest], verb.options);
+    const command = await resolveCommand(verb);
+    const parsed = parseCommandArgs(name, [...globals, ...rest], command.options);
     if (parsed.options.help === true) {
-      io.stdout(verbHelp(verb));
+      io.stdout(verbHelp(command));
       return 0;
     }
     const n = parsed.positionals.length;
-    if (n < verb.positionals.min || n > verb.positionals.max) {
+    if (n < command.positionals.min || n > command.positionals.max) {
       const want =
-        verb.positionals.min === verb.positionals.max
-          ? `${verb.positionals.min}`
-          : verb.positionals.max === Number.POSITIVE_INFINITY
-            ? `at least ${verb.positionals.min}`
-            : `${verb.positionals.min} to ${verb.positionals.max}`;
+        command.positionals.min === command.positionals.max
+          ? `${command.positionals.min}`
+          : command.positionals.max === Number.POSITIVE_INFINITY
+            ? `at least ${command.positionals.min}`
+            : `${command.positionals.min} to ${command.positionals.max}`;
       throw usageError(
-        `kumiki ${verb.name}: expected ${want} argument${want === "1" ? "" : "s"} (${verb.positionals.names}), got ${n}: run 'kumiki ${verb.name} --help'`,
+        `kumiki ${name}: expected ${want} argument${want === "1" ? "" : "s"} (${command.positionals.names}), got ${n}: run 'kumiki ${name} --help'`,
       );
     }
-    const opened = createContext(io, verb.name, parsed.positionals, parsed.options);
+    const opened = createContext(io, name, parsed.positionals, parsed.options);
     close = opened.close;
-    checkAuthor(opened.ctx.author);
-    const result = await verb.run(opened.ctx);
+    await checkAuthor(opened.ctx.author);
+    const result = await command.run(opened.ctx);
     // Closing flushes the store: a write is reported done only once it is durable.
     await opened.close();
     close = undefined;
@@ -111,7 +139,7 @@ export async function main(argv: readonly string[], cliIo: CliIo = processIo): P
   } catch (e) {
     if (close !== undefined) await close().catch(() => undefined);
     if (e instanceof CliError) {
-      const line = e.message.startsWith("kumiki") ? e.message : `kumiki ${verb.name}: ${e.message}`;
+      const line = e.message.startsWith("kumiki") ? e.message : `kumiki ${name}: ${e.message}`;
       io.stderr(`${line}\n`);
       if (jsonWanted) {
         io.stdout(
@@ -121,7 +149,7 @@ export async function main(argv: readonly string[], cliIo: CliIo = processIo): P
       return e.exit;
     }
     // A bug, not an expected failure: say so plainly, with the stack for the report.
-    io.stderr(`kumiki ${verb.name}: internal error: ${(e as Error).stack ?? String(e)}\n`);
+    io.stderr(`kumiki ${name}: internal error: ${(e as Error).stack ?? String(e)}\n`);
     return 1;
   }
 }

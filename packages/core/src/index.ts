@@ -32,9 +32,14 @@ export {
   newDiagnostics,
   type Suggestion,
 } from "./check/diagnostic.js";
+export { type CheckGateOptions, checkGate, createCheckGate } from "./check/gate.js";
 export type { CheckInput } from "./check/graph.js";
 export { nearestName } from "./check/similarity.js";
 export { type CapabilityManifest, manifestCapabilities, STANDARD_CAPABILITIES } from "./check/stdlib.js";
+export { type CheckReport, checkStore } from "./check/store-check.js";
+export { type ApplyFixesOptions, applyFixes, type FixReport } from "./fix/apply.js";
+export { normalizePatch } from "./fix/normalize.js";
+export { type FixOptions, type FixProposal, proposeFixes } from "./fix/propose.js";
 export type {
   AnyIdWildcard,
   AppDef,
@@ -161,7 +166,15 @@ export { hashProgram, type ResolvedDefinition, resolveProgram, resolveSite } fro
 export type { Span } from "./lang/span.js";
 export { joinPieces, type Piece, splitProgram } from "./lang/split.js";
 export { type CausalOp, causalOrder } from "./ops/causality.js";
-export { type Conflict, type ConflictKind, Graph, type GraphStatus, type Quarantined } from "./ops/graph.js";
+export { matchesLockPattern, matchesPattern } from "./ops/glob.js";
+export {
+  type Conflict,
+  type ConflictKind,
+  Graph,
+  type GraphStatus,
+  type LockEntry,
+  type Quarantined,
+} from "./ops/graph.js";
 export {
   type AuthorId,
   AuthorIdSchema,
@@ -182,11 +195,25 @@ export {
   type AddOp,
   type Anchor,
   type BodyOp,
+  CONFIG_DEFAULTS,
+  CONFLICT_POLICIES,
+  CONTROL_OP_KINDS,
+  type ConfigKey,
+  type ConfigOp,
+  type ControlOp,
+  type ControlOpKind,
   type EditOp,
+  isConflictPolicy,
+  isControlOp,
   isDefinitionName,
+  isDefinitionOp,
+  isLockPattern,
   isRefKey,
   isWireOp,
   type LinkOp,
+  type LockOp,
+  type LogOp,
+  type LogOpKind,
   OP_KINDS,
   OP_LIMITS,
   type Op,
@@ -203,9 +230,22 @@ export {
   refKey,
   splitRefKey,
   type UnlinkOp,
+  type UnlockOp,
 } from "./ops/op.js";
 export { applyPatch, describePatchFailure, type PatchFailure, type PatchResult } from "./ops/patch.js";
 export { composeSource, decomposeSource, normalizeBody, type SourceParts } from "./ops/source.js";
+export { DEFINITION_EXT, definitionPath, LAYER_DIRS, parseDefinitionPath } from "./project/layout.js";
+export { exportProgram, type ImportOptions, importProgram, programOrder } from "./project/program.js";
+export { type ProjectReport, projectTree } from "./project/project-tree.js";
+export {
+  type FileConflict,
+  type FileSyncError,
+  type FileSyncItem,
+  type FileSyncOptions,
+  type FileSyncReport,
+  syncFiles,
+} from "./project/sync-files.js";
+export { SYNC_STATE_FILE } from "./project/sync-state.js";
 export {
   AutomergeOpLog,
   type AutomergeOpLogOptions,
@@ -217,10 +257,14 @@ export {
   OpLogOpenError,
   pushBundle,
 } from "./store/automerge-op-log.js";
+export { type DiffSide, definitionDiff } from "./store/diff.js";
+export { fingerprintOps } from "./store/fingerprint.js";
+export { DurableFSStorageAdapter, type DurableStorageOptions } from "./store/fs-storage.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
 export type { OpLog, StoredOp } from "./store/op-log.js";
 export { REJECTION_CODES, type Rejection, type RejectionCode, type StoreResult } from "./store/result.js";
 export { parseSelector, type Selector as DefinitionSelector } from "./store/selector.js";
+export { SnapshotOpLog } from "./store/snapshot-op-log.js";
 export {
   type AddInput,
   AddInputSchema,
@@ -238,6 +282,7 @@ export {
   type ListEntry,
   type OpStatus,
   openStore,
+  type Preview,
   type Referrer,
   type RefsResult,
   type RemoveInput,
@@ -256,6 +301,7 @@ export {
 } from "./store/store.js";
 export {
   builtinGate,
+  DEFAULT_VALIDATORS,
   type ProposedWrite,
   type ValidationProblem,
   type WriteValidator,
@@ -264,6 +310,7 @@ export {
   findWorkspace,
   initWorkspace,
   openWorkspace,
+  openWorkspaceReader,
   readConfig,
   WORKSPACE_DIR,
   WORKSPACE_FORMAT,
@@ -271,8 +318,11 @@ export {
   type WorkspaceConfig,
   type WorkspaceError,
   type WorkspaceErrorCode,
+  type WorkspaceInitOptions,
   type WorkspaceOpenOptions,
   type WorkspacePaths,
+  type WorkspaceReader,
   type WorkspaceResult,
   workspacePaths,
+  writeFileAtomic,
 } from "./store/workspace.js";

@@ -1,5 +1,37 @@
 /**
- * @kumiki-graph/mcp: the Model Context Protocol server over the Kumiki graph store (issue 8). Not
- * built yet: this package holds its place in the workspace.
+ * @kumiki-graph/mcp: the Model Context Protocol server over the Kumiki graph store (ai-edit.md
+ * §9.7), `kumiki mcp serve --store DIR`. Named exports only; test/exports.test.ts pins the list.
  */
-export const PACKAGE_NAME = "@kumiki-graph/mcp";
+export { type DoctorCheck, type DoctorReport, runDoctor } from "./doctor.js";
+export {
+  DEFAULT_LIMITS,
+  LIMIT_DESCRIPTIONS,
+  LIMIT_NAMES,
+  LIMITS_URI,
+  type LimitName,
+  type Limits,
+  limitsDocument,
+  parseLimitAssignments,
+  resolveLimits,
+} from "./limits.js";
+export {
+  createMcpServer,
+  DEFAULT_AUTHOR,
+  ErrorEnvelopeSchema,
+  type KumikiMcpServer,
+  type McpServerOptions,
+  type StartupError,
+} from "./server.js";
+export { type StdioOptions, serveStdio } from "./stdio.js";
+export type { Outcome, Tool, ToolAnnotations, ToolContext } from "./tool.js";
+export { CHECK_SCOPES } from "./tools/check.js";
+export { EPISODE_NOTE } from "./tools/episode.js";
+export { TOOLS } from "./tools/index.js";
+export { MCP_VERSION, SPEC_VERSION, type Versions, versions } from "./version.js";
+export {
+  fromRejection,
+  WIRE_ERROR_KINDS,
+  type WireError,
+  type WireErrorKind,
+  wireKindOf,
+} from "./wire-error.js";

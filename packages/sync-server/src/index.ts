@@ -1,5 +1,59 @@
 /**
- * @kumiki-graph/sync-server: peer sync of Kumiki graph workspaces (automerge-repo over WebSocket,
- * issue 7). Not built yet: this package holds its place in the workspace.
+ * @kumiki-graph/sync-server: peer sync of Kumiki graph workspaces (ai-edit.md §9.8) over
+ * automerge-repo's WebSocket protocol, with token access control (docs/sync.md).
  */
-export const PACKAGE_NAME = "@kumiki-graph/sync-server";
+export {
+  checkBundle,
+  checkChanges,
+  type DocumentShape,
+  decodeChanges,
+  shapeOf,
+  splitChunks,
+} from "./change-check.js";
+export {
+  type CloneOptions,
+  type CloneReport,
+  type ConnectOptions,
+  cloneWorkspace,
+  type RolledBack,
+  type SyncOptions,
+  type SyncReport,
+  syncWorkspace,
+} from "./client.js";
+export { type ClientAdapterOptions, KumikiClientAdapter, type TrafficStats } from "./client-adapter.js";
+export {
+  CLOSE_FORBIDDEN,
+  CLOSE_REFUSED,
+  type FlushReply,
+  type FlushRequest,
+} from "./protocol.js";
+export {
+  addRemote,
+  checkServerUrl,
+  parseGraphAddress,
+  pickRemote,
+  REMOTES_FORMAT,
+  type Remote,
+  readRemotes,
+  readTokenFile,
+  remotesFile,
+  removeRemote,
+} from "./remotes.js";
+export { fail, ok, type SyncError, type SyncErrorCode, type SyncResult } from "./result.js";
+export {
+  type SyncServer,
+  type SyncServerHealth,
+  type SyncServerOptions,
+  startSyncServer,
+} from "./server.js";
+export { AccessControlledServerAdapter, type RefusalEvent, type ServerChecks } from "./server-adapter.js";
+export {
+  type Access,
+  type Grant,
+  loadTokenFile,
+  MIN_TOKEN_LENGTH,
+  OPEN_GRANT,
+  parseTokenFile,
+  TOKEN_FILE_FORMAT,
+  type TokenTable,
+} from "./tokens.js";

@@ -9,7 +9,7 @@ export const status: Command = {
   options: {},
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
-    const store = await ctx.openStore();
+    const store = await ctx.openReadStore();
     const s = store.status();
     const heads =
       s.heads.length === 0 ? "no ops yet" : `head${s.heads.length === 1 ? "" : "s"} ${s.heads.join(", ")}`;

@@ -41,7 +41,11 @@ function settingsOf(options: CheckOptions): CheckSettings {
   };
 }
 
-function narrowing(options: CheckOptions): ((d: Diagnostic) => boolean) | undefined {
+/**
+ * The filter a narrowing (`--types`, `--refs`, `--effects`, composed as a union) applies to a full
+ * report; undefined when the options narrow nothing.
+ */
+export function narrowingFilter(options: CheckOptions): ((d: Diagnostic) => boolean) | undefined {
   const selected = new Set<string>();
   if (options.types === true) selected.add("types");
   if (options.refs === true) selected.add("refs");
@@ -173,7 +177,7 @@ export interface Checker {
  */
 export function createChecker(source: CheckSource, options: CheckOptions = {}): Checker {
   const settings = settingsOf(options);
-  const keep = narrowing(options);
+  const keep = narrowingFilter(options);
   const graph = new Graph();
   const perDef = new Map<string, Diagnostic[]>();
   const depsOf = new Map<string, Deps>();

@@ -38,6 +38,22 @@ function namesOnLine(node: CheckInput, line: number): string[] {
 }
 
 /**
+ * A definition's text as the store holds it: the comment lines directly above it, the definition,
+ * and the rest of its last line (the same rule splitProgram uses).
+ */
+function definitionText(source: string, span: Span): string {
+  let start = source.lastIndexOf("\n", span.offset - 1) + 1;
+  while (start > 0) {
+    const prevStart = source.lastIndexOf("\n", start - 2) + 1;
+    if (!/^[ \t]*#/.test(source.slice(prevStart, start - 1))) break;
+    start = prevStart;
+  }
+  let end = source.indexOf("\n", span.end);
+  if (end < 0) end = source.length;
+  return source.slice(start, end);
+}
+
+/**
  * An edit replacing the text at `span` with `replacement`, anchored so that the anchor occurs
  * exactly once on its line. With the definition's source the anchor is widened until it is unique;
  * without it, the name itself is the anchor, and only when no other name on that line contains it.
@@ -73,8 +89,14 @@ export function replaceAt(
   const to = Math.min(span.end, lineEnd) - lineStart;
   let a = from;
   let b = to;
-  // Widen until unique; an anchor never ends in whitespace, which anchor matching may drop.
-  const settled = (): boolean => countOf(text, text.slice(a, b)) === 1 && !/\s$/.test(text.slice(a, b));
+  // Widen until unique on its line and in the whole definition (the op model's edit matches an
+  // anchor against the definition's text); an anchor never ends in whitespace, which anchor
+  // matching may drop.
+  const region = definitionText(source, node.def.span);
+  const settled = (): boolean => {
+    const anchor = text.slice(a, b);
+    return countOf(text, anchor) === 1 && countOf(region, anchor) === 1 && !/\s$/.test(anchor);
+  };
   while (!settled()) {
     if (b < text.length) b++;
     else if (a > 0) a--;

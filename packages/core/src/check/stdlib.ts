@@ -82,28 +82,9 @@ export const QUALIFIED_CALLS: ReadonlyMap<string, ReadonlySet<string>> = new Map
 /** Members every type name has as a call: `TodoId.fresh()`, `Int.parse(t)`, `Time.show(v)`. */
 export const TYPE_MEMBER_CALLS: ReadonlySet<string> = new Set(["fresh", "parse", "show"]);
 
-/** The primitives (stdlib.md §2.1.1, plus `File` of §2.1.3, which the runtime treats as a value). */
-export const PRIMITIVE_TYPES: ReadonlySet<string> = new Set([
-  "Text",
-  "Int",
-  "Float",
-  "Bool",
-  "Unit",
-  "Bytes",
-  "Time",
-  "EffectId",
-  "File",
-]);
-
-/** The generic constructors and how many arguments each takes (`Tuple`: one or more). */
-export const GENERIC_TYPES: ReadonlyMap<string, number | "variadic"> = new Map<string, number | "variadic">([
-  ["Map", 2],
-  ["Set", 1],
-  ["List", 1],
-  ["Option", 1],
-  ["Result", 2],
-  ["Tuple", "variadic"],
-]);
+// The primitives and the generic constructors are the language's (a name in them is never a
+// reference), so the front-end's list is the one source of truth.
+export { GENERIC_TYPES, PRIMITIVE_TYPES } from "../lang/parser/builtins.js";
 
 /** The standard library's domain types (stdlib.md §2.1.3); a program may define its own. */
 export const DOMAIN_TYPES: ReadonlySet<string> = new Set([
@@ -119,6 +100,24 @@ export const DOMAIN_TYPES: ReadonlySet<string> = new Set([
   "File",
   "PanicInfo",
 ]);
+
+/**
+ * True when a reference site may stay unbound in a graph: a union variant, or a name the standard
+ * library provides (a domain type such as `HttpError` or `Route`, a built-in call such as `fmt`,
+ * a built-in effect such as `navigate`) that no definition of the program shadows. The store's write gate and its
+ * broken-reference view use it, so what the checker accepts the store accepts.
+ */
+export function isStandardReference(site: {
+  readonly role: string;
+  readonly name: string;
+  readonly layers: readonly string[];
+}): boolean {
+  // `ui.click(_)`: the wildcard selector matches any tile and names none.
+  if (site.role === "variant" || (site.role === "selector" && site.name === "_")) return true;
+  if (site.layers.includes("type") && DOMAIN_TYPES.has(site.name)) return true;
+  if (site.layers.includes("fn") && BUILTIN_CALLS.has(site.name)) return true;
+  return site.layers.includes("effect") && BUILTIN_EFFECTS.has(site.name);
+}
 
 /** The closed theme token groups of `@group.name` (style.md §4.3). */
 export const TOKEN_GROUPS: ReadonlySet<string> = new Set([

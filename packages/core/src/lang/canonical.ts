@@ -1,4 +1,5 @@
 import type { Definition } from "./ast.js";
+import { ByteWriter } from "./byte-writer.js";
 import type { ReferenceSite } from "./references.js";
 
 /**
@@ -16,39 +17,58 @@ import type { ReferenceSite } from "./references.js";
  * line. So each dependency's hash is written once however often it is referenced, and where it is
  * referenced stays part of what is hashed (`f(a, b)` and `f(b, a)` differ).
  *
- * `tokens[i]` replaces `sites[i]`; the sites must be those `referenceSites(def)` returned.
+ * `tokens[i]` replaces `sites[i]`; the sites must be those `referenceSites(def)` returned. The
+ * form is written as UTF-8 (that is what is hashed) and returned decoded.
  */
 export function canonicalForm(
   def: Definition,
   sites: readonly ReferenceSite[],
   tokens: readonly string[],
 ): string {
-  const { structure, keys } = canonicalStructure(def, sites, tokens);
-  return `${structure}\n${keys.join("\n")}`;
+  const out = new ByteWriter();
+  const keys = writeCanonicalStructure(out, def, sites, tokens);
+  out.byte(NEWLINE);
+  writeLines(out, keys);
+  return decoder.decode(out.view());
 }
 
 /**
- * The canonical form in two parts: the structure, in which reference `i` is written `@i`, and the
- * distinct reference keys in order of first use. `keys[i]` stands for `sites[i]` (a target's
- * identity, say): sites with one key share one `@i`. A caller that hashes a cycle computes the
- * structure once and appends different tokens for the same keys (see hash.ts).
+ * Writes the structure part of the canonical form to `out` as UTF-8 (in which reference `i` is
+ * written `@i`) and returns the distinct reference keys in order of first use. `keys[i]` stands
+ * for `sites[i]` (a target's identity, say): sites with one key share one `@i`. The canonical form
+ * is the structure, a newline, and one token per returned key, newline-separated. A caller that
+ * hashes a cycle writes the structure once and appends different tokens for the same keys (see
+ * hash.ts).
  */
-export function canonicalStructure(
+export function writeCanonicalStructure(
+  out: ByteWriter,
   def: Definition,
   sites: readonly ReferenceSite[],
   keys: readonly string[],
-): { readonly structure: string; readonly keys: readonly string[] } {
+): readonly string[] {
   const bySiteOffset = new Map<number, string>();
   const shorthand = new Set<number>();
-  sites.forEach((site, i) => {
+  for (let i = 0; i < sites.length; i++) {
+    const site = sites[i]!;
     const key = keys[i];
     if (key !== undefined) bySiteOffset.set(site.span.offset, key);
     if (site.role === "shorthand") shorthand.add(site.span.offset);
-  });
-  const w = new Writer({ tokens: bySiteOffset, shorthand });
+  }
+  const w = new Writer(out, { tokens: bySiteOffset, shorthand });
   w.node(def as unknown as JsonObject, true);
-  return { structure: w.out, keys: w.used };
+  return w.used;
 }
+
+/** Writes `lines` separated by newlines (the token part of a canonical form). */
+export function writeLines(out: ByteWriter, lines: readonly string[]): void {
+  for (let i = 0; i < lines.length; i++) {
+    if (i > 0) out.byte(NEWLINE);
+    out.text(lines[i]!);
+  }
+}
+
+const NEWLINE = 0x0a;
+const decoder = new TextDecoder();
 
 /**
  * Short codes for the commonest node kinds and property names. Every code starts with `!`, which
@@ -161,50 +181,105 @@ function fieldKey(f: Json, sites: Sites): string {
   return "";
 }
 
-/** Sorted, span-free key lists, cached per shape: most nodes of a kind share one shape. */
-const keyOrder = new Map<string, readonly string[]>();
-
-function keysOf(node: JsonObject, isRoot: boolean): readonly string[] {
-  const all = Object.keys(node);
-  const shape = isRoot ? `^${all.join(",")}` : all.join(",");
-  let keys = keyOrder.get(shape);
-  if (keys === undefined) {
-    keys = all.filter((k) => k !== "kind" && !isSpanKey(k) && !(isRoot && k === "name")).sort();
-    keyOrder.set(shape, keys);
-  }
-  return keys;
+/**
+ * A node shape: its own keys in enumeration order, the keys the form writes (sorted), and what is
+ * written before each value (`,` and the short name and `=`).
+ */
+interface Shape {
+  readonly all: readonly string[];
+  readonly root: boolean;
+  readonly keys: readonly string[];
+  readonly labels: readonly string[];
 }
 
+/** The shapes of one node kind, and what the form opens a node of that kind with. */
+interface KindShapes {
+  readonly head: string;
+  readonly shapes: Shape[];
+}
+
+/**
+ * Shapes seen so far, by kind: most nodes of a kind share one or two shapes, so a node's sorted
+ * keys are found by comparing its keys (interned strings, compared by reference) with the shapes'
+ * rather than by listing and sorting them.
+ */
+const kinds = new Map<unknown, KindShapes>();
+
+function kindShapes(kind: unknown): KindShapes {
+  let k = kinds.get(kind);
+  if (k === undefined) {
+    k = { head: `${typeof kind === "string" ? short(kind) : ""}(`, shapes: [] };
+    kinds.set(kind, k);
+  }
+  return k;
+}
+
+function shapeOf(node: JsonObject, isRoot: boolean, kind: KindShapes): Shape {
+  next: for (const shape of kind.shapes) {
+    if (shape.root !== isRoot) continue;
+    const all = shape.all;
+    let i = 0;
+    // for-in walks the same own keys as Object.keys (AST nodes are plain objects) without
+    // allocating the array.
+    for (const key in node) if (all[i++] !== key) continue next;
+    if (i === all.length) return shape;
+  }
+  const all = Object.keys(node);
+  const keys = all.filter((k) => k !== "kind" && !isSpanKey(k) && !(isRoot && k === "name")).sort();
+  const labels = keys.map((k, i) => `${i > 0 ? "," : ""}${short(k)}=`);
+  const shape = { all, root: isRoot, keys, labels };
+  kind.shapes.push(shape);
+  return shape;
+}
+
+// Character codes of what the form is made of.
+const APOSTROPHE = 0x27; // '
+const RPAREN = 0x29; // )
+const COMMA = 0x2c; // ,
+const COLON = 0x3a; // :
+const AT = 0x40; // @
+const UPPER_F = 0x46; // F
+const UPPER_T = 0x54; // T
+const LBRACKET = 0x5b; // [
+const RBRACKET = 0x5d; // ]
+const LOWER_F = 0x66; // f
+const LOWER_N = 0x6e; // n
+const LOWER_T = 0x74; // t
+const TILDE = 0x7e; // ~
+
 class Writer {
-  out = "";
   readonly used: string[] = [];
   private readonly index = new Map<string, number>();
 
-  constructor(private readonly sites: Sites) {}
+  constructor(
+    private readonly out: ByteWriter,
+    private readonly sites: Sites,
+  ) {}
 
   node(json: Json, isRoot = false): void {
+    const out = this.out;
     if (json === null) {
-      this.out += "n";
+      out.byte(LOWER_N);
       return;
     }
     switch (typeof json) {
       case "string":
-        this.out += JSON.stringify(json);
+        out.jsonString(json);
         return;
       case "number":
-        this.out += String(json);
+        out.text(String(json));
         return;
       case "boolean":
-        this.out += json ? "t" : "f";
+        out.byte(json ? LOWER_T : LOWER_F);
         return;
     }
     if (Array.isArray(json)) {
-      this.out += "[";
+      out.byte(LBRACKET);
       for (let i = 0; i < json.length; i++) {
-        if (i > 0) this.out += ",";
+        if (i > 0) out.byte(COMMA);
         this.node(json[i] as Json);
       }
-      this.out += "]";
+      out.byte(RBRACKET);
       return;
     }
     const node = expandShorthand(json, this.sites);
@@ -216,54 +291,63 @@ class Writer {
         this.used.push(token);
         this.index.set(token, i);
       }
-      this.out += `@${i}`;
+      out.byte(AT);
+      out.text(String(i));
       return;
     }
     // The commonest leaves get short forms of their own; each starts with a character no other
     // form starts with, so the form stays unambiguous.
     switch (node.kind) {
       case "Ident":
-        this.out += `'${node.name as string}`;
+        out.byte(APOSTROPHE);
+        out.text(node.name as string);
         return;
       case "String":
-        this.out += JSON.stringify(node.value);
+        out.jsonString(node.value as string);
         return;
       case "Number":
-        this.out += `~${node.raw as string}`;
+        out.byte(TILDE);
+        out.text(node.raw as string);
         return;
       case "Bool":
-        this.out += node.value ? "T" : "F";
+        out.byte(node.value ? UPPER_T : UPPER_F);
         return;
       case "DollarRef":
-        this.out += node.name as string;
+        out.text(node.name as string);
         return;
       case "Field":
         this.node(node.key as Json);
         if (node.value !== undefined) {
-          this.out += ":";
+          out.byte(COLON);
           this.node(node.value as Json);
         }
         return;
     }
-    this.out += `${typeof node.kind === "string" ? short(node.kind) : ""}(`;
-    const keys = keysOf(node, isRoot);
+    const kind = kindShapes(node.kind);
+    out.text(kind.head);
+    const { keys, labels } = shapeOf(node, isRoot, kind);
     for (let k = 0; k < keys.length; k++) {
       const key = keys[k]!;
-      if (k > 0) this.out += ",";
-      this.out += `${short(key)}=`;
+      out.text(labels[k]!);
       const value = node[key] as Json;
-      if (key === "fields" && Array.isArray(value)) {
-        // Stable sort: two fields with one key keep their source order (a duplicate key is the
-        // checker's business, and must not make two different bodies hash alike).
-        const sorted = value
-          .map((f, idx) => ({ f, idx, k: fieldKey(f, this.sites) }))
-          .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : a.idx - b.idx))
-          .map((e) => e.f);
-        this.node(sorted);
-      } else {
-        this.node(value);
-      }
+      if (key === "fields" && Array.isArray(value)) this.node(this.sortedFields(value));
+      else this.node(value);
     }
-    this.out += ")";
+    out.byte(RPAREN);
+  }
+
+  /**
+   * Fields by key. Stable: two fields with one key keep their source order (a duplicate key is the
+   * checker's business, and must not make two different bodies hash alike).
+   */
+  private sortedFields(fields: Json[]): Json[] {
+    if (fields.length < 2) return fields;
+    const keys = fields.map((f) => fieldKey(f, this.sites));
+    let sorted = true;
+    for (let i = 1; i < keys.length && sorted; i++) sorted = keys[i - 1]! <= keys[i]!;
+    if (sorted) return fields;
+    const order = keys.map((_, i) => i);
+    order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
+    return order.map((i) => fields[i]!);
   }
 }

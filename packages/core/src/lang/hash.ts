@@ -1,9 +1,11 @@
-import { blake3 } from "@noble/hashes/blake3.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { z } from "zod";
 import type { Definition } from "./ast.js";
-import { canonicalStructure } from "./canonical.js";
+import { blake3Hex } from "./blake3.js";
+import { ByteWriter } from "./byte-writer.js";
+import { writeLines } from "./canonical.js";
 import type { ReferenceSite } from "./references.js";
+import { stronglyConnected } from "./scc.js";
+import { canonicalStructure } from "./structure-cache.js";
 
 /** A definition's content hash: `h:` and 64 lower-case hex digits of blake3. */
 export type ContentHash = string & { readonly __brand: "ContentHash" };
@@ -25,8 +27,11 @@ export interface HashNode {
   readonly targets: readonly (string | null)[];
 }
 
-function digest(text: string): ContentHash {
-  return `h:${bytesToHex(blake3(utf8ToBytes(text)))}` as ContentHash;
+const NEWLINE = 0x0a;
+const decoder = new TextDecoder();
+
+function digest(bytes: Uint8Array): ContentHash {
+  return `h:${blake3Hex(bytes)}` as ContentHash;
 }
 
 /** A `nominal` type is a new type: it must not hash like a structurally equal one (language.md
@@ -35,6 +40,10 @@ function isNominal(def: Definition): boolean {
   if (def.layer !== "type") return false;
   const body = (def as unknown as { body?: { kind?: string } }).body;
   return body?.kind === "NominalType";
+}
+
+function prefix(node: HashNode): string {
+  return isNominal(node.def) ? `nominal:${node.id}\n` : "";
 }
 
 /**
@@ -46,50 +55,68 @@ function isNominal(def: Definition): boolean {
  *
  * Targets outside `nodes` are looked up with `known`; a target that is neither in `nodes` nor known
  * hashes as an unresolved reference (by name and candidate layers). Pass a changed definition
- * together with all its transitive dependents to maintain hashes incrementally.
+ * together with all its transitive dependents to maintain hashes incrementally. Identities are
+ * distinct; of two nodes with one identity, the first counts.
  */
 export function computeHashes(
   nodes: readonly HashNode[],
   known: (id: string) => ContentHash | undefined = () => undefined,
 ): Map<string, ContentHash> {
-  const byId = new Map<string, HashNode>();
-  for (const n of nodes) byId.set(n.id, n);
+  const position = new Map<string, number>();
+  for (let i = 0; i < nodes.length; i++) if (!position.has(nodes[i]!.id)) position.set(nodes[i]!.id, i);
   const result = new Map<string, ContentHash>();
 
-  // A site is keyed by its target's identity (or, unresolved, by what it names), so the structure
-  // of a definition does not depend on what its targets' hashes are and is computed once.
-  const keyOf = (node: HashNode, i: number): string => {
-    const t = node.targets[i] ?? null;
-    const site = node.sites[i]!;
-    return t === null ? `?${site.layers.join("|")}:${site.name}` : `=${t}`;
-  };
   const external = (key: string): string => {
     if (key.startsWith("?")) return key;
     const target = key.slice(1);
     return result.get(target) ?? known(target) ?? `?${target}`;
   };
 
-  for (const component of stronglyConnected(nodes, byId)) {
-    const parts = component.map((node) =>
-      canonicalStructure(
-        node.def,
-        node.sites,
-        node.sites.map((_, i) => keyOf(node, i)),
-      ),
-    );
-    if (component.length === 1 && !component[0]!.targets.includes(component[0]!.id)) {
-      const node = component[0]!;
-      const { structure, keys } = parts[0]!;
-      result.set(node.id, digest(`${prefix(node)}${structure}\n${keys.map(external).join("\n")}`));
+  const out = new ByteWriter();
+  for (const component of stronglyConnected(nodes.length, dependencyEdges(nodes, position))) {
+    const first = nodes[component[0]!]!;
+    if (component.length === 1 && position.get(first.id) !== component[0]) continue;
+    if (component.length === 1 && !first.targets.includes(first.id)) {
+      const { bytes, keys } = canonicalStructure(first.def, first.sites, first.targets);
+      out.reset();
+      out.text(prefix(first));
+      out.bytes(bytes);
+      out.byte(NEWLINE);
+      writeLines(out, keys.map(external));
+      result.set(first.id, digest(out.view()));
       continue;
     }
-    hashComponent(component, parts, external, result);
+    hashComponent(
+      component.map((i) => nodes[i]!),
+      out,
+      external,
+      result,
+    );
   }
   return result;
 }
 
-function prefix(node: HashNode): string {
-  return isNominal(node.def) ? `nominal:${node.id}\n` : "";
+/** Per node, the positions of the distinct targets it has among `nodes` (in order of first use). */
+function dependencyEdges(nodes: readonly HashNode[], position: ReadonlyMap<string, number>): number[][] {
+  return nodes.map((n) => {
+    const out: number[] = [];
+    for (const t of n.targets) {
+      if (t === null) continue;
+      const m = position.get(t);
+      if (m !== undefined && !out.includes(m)) out.push(m);
+    }
+    return out;
+  });
+}
+
+/** One member of a strongly connected component: its canonical structure and reference keys. */
+interface Part {
+  readonly node: HashNode;
+  readonly prefix: string;
+  readonly structure: Uint8Array;
+  readonly keys: readonly string[];
+  /** What members are ordered by: the canonical form with in-component references blanked. */
+  readonly order: string;
 }
 
 /**
@@ -101,96 +128,50 @@ function prefix(node: HashNode): string {
  */
 function hashComponent(
   component: readonly HashNode[],
-  parts: readonly { readonly structure: string; readonly keys: readonly string[] }[],
+  out: ByteWriter,
   external: (key: string) => string,
   result: Map<string, ContentHash>,
 ): void {
   const members = new Set(component.map((n) => `=${n.id}`));
-  const ordered = component
-    .map((node, i) => {
-      const { structure, keys } = parts[i]!;
-      const blank = keys.map((k) => (members.has(k) ? "scc" : external(k))).join("\n");
-      return { node, part: parts[i]!, key: `${prefix(node)}${structure}\n${blank}` };
-    })
-    .sort((a, b) =>
-      a.key < b.key ? -1 : a.key > b.key ? 1 : a.node.id < b.node.id ? -1 : a.node.id > b.node.id ? 1 : 0,
+  const parts: Part[] = component.map((node) => {
+    const { bytes: structure, keys } = canonicalStructure(node.def, node.sites, node.targets);
+    const blank = keys.map((k) => (members.has(k) ? "scc" : external(k))).join("\n");
+    const p = prefix(node);
+    // The structure is UTF-8 of well-formed text (names are ASCII, strings are JSON-escaped), so
+    // decoding it gives back the text the order has always been taken over.
+    return { node, prefix: p, structure, keys, order: `${p}${decoder.decode(structure)}\n${blank}` };
+  });
+  parts.sort((a, b) =>
+    a.order < b.order
+      ? -1
+      : a.order > b.order
+        ? 1
+        : a.node.id < b.node.id
+          ? -1
+          : a.node.id > b.node.id
+            ? 1
+            : 0,
+  );
+  const position = new Map(parts.map((e, i) => [`=${e.node.id}`, i]));
+  out.reset();
+  out.text(`scc:${parts.length}\n`);
+  parts.forEach((part, i) => {
+    if (i > 0) out.byte(NEWLINE);
+    out.text(part.prefix);
+    out.bytes(part.structure);
+    out.byte(NEWLINE);
+    writeLines(
+      out,
+      part.keys.map((k) => {
+        const p = position.get(k);
+        return p !== undefined ? `scc#${p}` : external(k);
+      }),
     );
-  const position = new Map(ordered.map((e, i) => [`=${e.node.id}`, i]));
-  const forms = ordered.map(({ node, part }) => {
-    const tokens = part.keys.map((k) => {
-      const p = position.get(k);
-      return p !== undefined ? `scc#${p}` : external(k);
-    });
-    return `${prefix(node)}${part.structure}\n${tokens.join("\n")}`;
   });
-  const componentHash = digest(`scc:${forms.length}\n${forms.join("\n")}`);
-  ordered.forEach((e, i) => {
-    result.set(e.node.id, digest(`${componentHash}#${i}`));
+  const componentHash = digest(out.view());
+  parts.forEach((part, i) => {
+    out.reset();
+    out.text(`${componentHash}#${i}`);
+    result.set(part.node.id, digest(out.view()));
   });
-}
-
-/**
- * Tarjan's algorithm, iterative (a long dependency chain must not overflow the stack), over the
- * edges from each node to the targets of its sites that are in `byId`. Components come out in
- * reverse topological order: every component after the ones it depends on.
- */
-function stronglyConnected(nodes: readonly HashNode[], byId: ReadonlyMap<string, HashNode>): HashNode[][] {
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: HashNode[] = [];
-  const components: HashNode[][] = [];
-  let counter = 0;
-
-  const edges = (n: HashNode): HashNode[] => {
-    const out: HashNode[] = [];
-    const seen = new Set<string>();
-    for (const t of n.targets) {
-      if (t === null || seen.has(t)) continue;
-      seen.add(t);
-      const m = byId.get(t);
-      if (m !== undefined) out.push(m);
-    }
-    return out;
-  };
-
-  for (const root of nodes) {
-    if (index.has(root.id)) continue;
-    const work: { node: HashNode; next: HashNode[]; i: number }[] = [];
-    const open = (node: HashNode): void => {
-      index.set(node.id, counter);
-      low.set(node.id, counter);
-      counter++;
-      stack.push(node);
-      onStack.add(node.id);
-      work.push({ node, next: edges(node), i: 0 });
-    };
-    open(root);
-    while (work.length > 0) {
-      const frame = work[work.length - 1]!;
-      if (frame.i < frame.next.length) {
-        const m = frame.next[frame.i++]!;
-        if (!index.has(m.id)) open(m);
-        else if (onStack.has(m.id))
-          low.set(frame.node.id, Math.min(low.get(frame.node.id)!, index.get(m.id)!));
-        continue;
-      }
-      work.pop();
-      const parent = work[work.length - 1];
-      if (parent !== undefined) {
-        low.set(parent.node.id, Math.min(low.get(parent.node.id)!, low.get(frame.node.id)!));
-      }
-      if (low.get(frame.node.id) === index.get(frame.node.id)) {
-        const component: HashNode[] = [];
-        let m: HashNode;
-        do {
-          m = stack.pop()!;
-          onStack.delete(m.id);
-          component.push(m);
-        } while (m.id !== frame.node.id);
-        components.push(component);
-      }
-    }
-  }
-  return components;
 }

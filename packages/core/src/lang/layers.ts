@@ -29,3 +29,17 @@ export function isLayer(s: string): s is Layer {
 export function qualifiedName(layer: Layer, name: string): string {
   return `${layer}.${name}`;
 }
+
+/** Each layer's plural, as messages count definitions ("3 tiles") and the project tree names folders. */
+export const LAYER_PLURALS: Readonly<Record<Layer, string>> = {
+  type: "types",
+  slot: "slots",
+  effect: "effects",
+  reducer: "reducers",
+  tile: "tiles",
+  fn: "fns",
+  app: "apps",
+  test: "tests",
+  theme: "themes",
+  motion: "motions",
+};

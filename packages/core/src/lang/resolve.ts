@@ -34,10 +34,16 @@ export function resolveProgram(
   program: Program,
   identity: (qname: string) => string = (qname) => qname,
 ): ResolvedDefinition[] {
-  const names = new Set<string>();
-  for (const d of program.definitions) names.add(qualifiedName(d.layer, d.name.name));
-  const has = (layer: Layer, name: string) => names.has(qualifiedName(layer, name));
-  const target = (layer: Layer, name: string) => identity(qualifiedName(layer, name));
+  // Per layer, the identity each name resolves to: looked up per site without building a string.
+  const targets = new Map<Layer, Map<string, string>>();
+  for (const d of program.definitions) {
+    let names = targets.get(d.layer);
+    if (names === undefined) {
+      names = new Map();
+      targets.set(d.layer, names);
+    }
+    if (!names.has(d.name.name)) names.set(d.name.name, identity(qualifiedName(d.layer, d.name.name)));
+  }
   const seen = new Set<string>();
   const out: ResolvedDefinition[] = [];
   for (const def of program.definitions) {
@@ -46,7 +52,7 @@ export function resolveProgram(
     // A second definition of one name still needs an identity of its own to be hashed.
     for (let n = 2; seen.has(id); n++) id = `${first}#${n}`;
     seen.add(id);
-    out.push(resolveDefinition(id, def, has, target));
+    out.push(resolveDefinition(id, def, targets));
   }
   return out;
 }
@@ -54,15 +60,17 @@ export function resolveProgram(
 function resolveDefinition(
   id: string,
   def: Definition,
-  has: (layer: Layer, name: string) => boolean,
-  target: (layer: Layer, name: string) => string,
+  targets: ReadonlyMap<Layer, ReadonlyMap<string, string>>,
 ): ResolvedDefinition {
   const sites = referenceSites(def);
-  const targets = sites.map((site) => {
+  const has = (layer: Layer, name: string): boolean => targets.get(layer)?.has(name) === true;
+  const resolved = new Array<string | null>(sites.length);
+  for (let i = 0; i < sites.length; i++) {
+    const site = sites[i]!;
     const layer = resolveSite(site, has);
-    return layer === undefined ? null : target(layer, site.name);
-  });
-  return { id, def, sites, targets };
+    resolved[i] = layer === undefined ? null : targets.get(layer)!.get(site.name)!;
+  }
+  return { id, def, sites, targets: resolved };
 }
 
 /** Parses, resolves and hashes a whole program: content hash per identity (see {@link resolveProgram}). */

@@ -2,6 +2,7 @@ import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
 import { Causality, causalOrder, compareIds, MinHeap } from "./causality.js";
 import { CowMap } from "./cow-map.js";
+import { matchesLockPattern } from "./glob.js";
 import type { DefId, OpId } from "./ids.js";
 import {
   type ApplyFailure,
@@ -13,12 +14,25 @@ import {
   createDefinition,
   type DanglingEdge,
   type DefinitionState,
+  lwwWinner,
   type MergeContext,
   nameOf,
   replayDefinition,
   resolveDangling,
 } from "./merge.js";
-import { isWireOp, type Op, parseOp, type RefKey } from "./op.js";
+import {
+  CONFIG_DEFAULTS,
+  type ConfigOp,
+  type ControlOp,
+  isControlOp,
+  isWireOp,
+  type LockOp,
+  type LogOp,
+  type Op,
+  parseOp,
+  type RefKey,
+  type UnlockOp,
+} from "./op.js";
 import { describePatchFailure } from "./patch.js";
 
 export type { Body, DefinitionState } from "./merge.js";
@@ -32,7 +46,10 @@ export type ConflictKind =
   | "link-site-missing"
   | "remove-overridden"
   | "rolled-back"
-  | "orphaned";
+  | "orphaned"
+  | "locked"
+  | "dangling"
+  | "lock-contested";
 
 /**
  * A merge decision in which some op's intent did not (fully) take effect: which ops, why, what was
@@ -49,14 +66,42 @@ export interface Conflict {
   readonly reason: string;
   readonly decision: string;
   readonly retry: string;
+  /** The conflict policy that decided it, for the records the policy decides. */
+  readonly policy?: ConflictPolicy;
 }
 
 /** Why a held op is not part of the graph. */
-interface Rollback {
+type Rollback =
+  | {
+      readonly cause: "dangling";
+      readonly edge: DanglingEdge;
+      readonly concurrent: boolean;
+      /** The other ops rolled back for the same edge. */
+      readonly with: readonly OpId[];
+      readonly policy: ConflictPolicy;
+    }
+  | {
+      readonly cause: "locked";
+      /** The lock, by another agent, in force where the op was written. */
+      readonly lock: LockOp;
+      readonly pattern: string;
+    };
+
+/** A dangling edge the fold decided to keep. */
+interface Kept {
   readonly edge: DanglingEdge;
   readonly concurrent: boolean;
-  /** The other ops rolled back for the same edge. */
-  readonly with: readonly OpId[];
+  readonly reason: "warn" | "forced";
+  readonly policy: ConflictPolicy;
+}
+
+/** A live ownership lock (ai-edit.md §9.8.3): `agent` owns the definitions matching `pattern`. */
+export interface LockEntry {
+  readonly agent: string;
+  readonly pattern: string;
+  /** The lock op that holds it (the greatest op-id, when several do). */
+  readonly opId: OpId;
+  readonly ts: number;
 }
 
 /** A held op the fold could not apply: its target does not exist (or is of another layer). */
@@ -82,9 +127,11 @@ export interface GraphStatus {
   readonly definitions: number;
   readonly heads: readonly OpId[];
   readonly conflicts: number;
+  /** The conflict policy in force. */
+  readonly policy: ConflictPolicy;
+  /** Live ownership locks. */
+  readonly locks: number;
 }
-
-const POLICY: ConflictPolicy = "strict";
 
 /**
  * The materialized graph: a fold of a set of ops in their deterministic causal order
@@ -98,9 +145,9 @@ const POLICY: ConflictPolicy = "strict";
  */
 export class Graph {
   /** The placed ops, in causal order (shared with forks, which roll their part back on discard). */
-  private causality: Causality<Op>;
+  private causality: Causality<LogOp>;
   /** Held ops that wait for a parent op that has not arrived. */
-  private pending: CowMap<OpId, Op>;
+  private pending: CowMap<OpId, LogOp>;
   private quarantine: CowMap<string, Quarantined>;
   private defs: CowMap<DefId, DefinitionState>;
   /** `layer:name` → live definitions whose name it is. */
@@ -114,6 +161,13 @@ export class Graph {
   private rolledBack: CowMap<OpId, Rollback>;
   private orphans: CowMap<OpId, Orphan>;
   private hashes: CowMap<DefId, ContentHash>;
+  /**
+   * Control state: `config` → the maximal config ops (the policy register), `locks` → every lock
+   * and unlock op placed, in causal order.
+   */
+  private control: CowMap<"config" | "locks", readonly ControlOp[]>;
+  /** `<source> <key>` → a dangling edge the fold decided to keep (warn, or a forced remove). */
+  private kept: CowMap<string, Kept>;
   private readonly parent: Graph | undefined;
   private causalMark: ReturnType<Causality["mark"]> | undefined;
   private readonly ctx: MergeContext;
@@ -132,6 +186,8 @@ export class Graph {
       this.rolledBack = new CowMap();
       this.orphans = new CowMap();
       this.hashes = new CowMap();
+      this.control = new CowMap();
+      this.kept = new CowMap();
     } else {
       this.causality = parent.causality;
       this.causalMark = parent.causality.mark();
@@ -145,6 +201,8 @@ export class Graph {
       this.rolledBack = parent.rolledBack.fork();
       this.orphans = parent.orphans.fork();
       this.hashes = parent.hashes.fork();
+      this.control = parent.control.fork();
+      this.kept = parent.kept.fork();
     }
     this.ctx = {
       happenedBefore: (a, b) => this.causality.opHappenedBefore(a, b),
@@ -177,8 +235,8 @@ export class Graph {
    * Takes ops into the graph (any order; ops already held are ignored). Each op is validated; one
    * whose parents have not all arrived waits (pending) until they do. Returns the ops newly held.
    */
-  receive(inputs: Iterable<unknown>): { added: Op[]; refolded: boolean } {
-    const fresh: Op[] = [];
+  receive(inputs: Iterable<unknown>): { added: LogOp[]; refolded: boolean } {
+    const fresh: LogOp[] = [];
     const freshIds = new Set<OpId>();
     for (const input of inputs) {
       const r = parseOp(input);
@@ -212,13 +270,13 @@ export class Graph {
     return { added: fresh, refolded: false };
   }
 
-  private *pendingOps(): IterableIterator<Op> {
+  private *pendingOps(): IterableIterator<LogOp> {
     yield* this.pending.values();
   }
 
   /** Re-folds everything from scratch (only a root graph does this). */
   private refold(inputs: Iterable<unknown>): void {
-    let valid: Op[] = [];
+    let valid: LogOp[] = [];
     for (const input of inputs) {
       if (isWireOp(input)) {
         valid.push(input);
@@ -274,17 +332,29 @@ export class Graph {
     this.rolledBack = new CowMap();
     this.orphans = new CowMap();
     this.hashes = new CowMap();
+    this.control = new CowMap();
+    this.kept = new CowMap();
   }
 
   /** Applies a placed op to the definitions and settles what it left dangling. */
-  private place(op: Op): void {
+  private place(op: LogOp): void {
     const id = op["op-id"];
+    if (isControlOp(op)) {
+      this.placeControl(op);
+      return;
+    }
+    const locked = this.control.has("locks") ? this.lockViolation(op) : undefined;
     if (op.op === "add" || op.op === "rename") {
       const key = `${op.layer}:${op.op === "add" ? op.name : op["new-name"]}`;
       const known = this.nameHistory.get(key) ?? [];
       if (!known.includes(op.def)) this.nameHistory.set(key, [...known, op.def]);
     }
     if (op.op === "add") {
+      if (locked !== undefined) {
+        this.rolledBack.set(id, { cause: "locked", ...locked });
+        this.graveyard.set(op.def, [id]);
+        return;
+      }
       this.replaceState(op.def, createDefinition(op));
     } else {
       const s = this.defs.mutable(op.def, cloneDefinition);
@@ -300,14 +370,118 @@ export class Graph {
         this.orphans.set(id, { reason: "layer-mismatch" });
         return;
       }
+      if (locked !== undefined) {
+        this.rolledBack.set(id, { cause: "locked", ...locked });
+        return;
+      }
       const name = s.name;
       const alive = s.alive;
       const refs = s.body.refs;
       const change = applyToDefinition(s, op, this.ctx);
       if (change !== 0)
         this.afterChange(s.id, { layer: s.layer, name, alive, refs }, s, (change & ~CHANGED_NAME) !== 0);
+      // A write to a definition whose reference a forced remove left dangling: the remove may not
+      // have seen it, so the edge is decided again.
+      if (op.op !== "remove" && s.alive && !this.kept.isEmpty()) {
+        for (const key of Object.keys(s.body.refs)) {
+          if (this.kept.get(`${s.id} ${key}`)?.reason === "forced") {
+            this.suspects.push(s.id);
+            break;
+          }
+        }
+      }
     }
     this.settle();
+  }
+
+  /** Takes a control op into the control state. */
+  private placeControl(op: ControlOp): void {
+    if (op.op === "config") {
+      // The policy register: the maximal config ops; among concurrent ones, newer ts then op-id.
+      const max = (this.control.get("config") ?? []).filter((c) => !this.causality.opHappenedBefore(c, op));
+      this.control.set("config", [...max, op]);
+      return;
+    }
+    this.control.set("locks", [...(this.control.get("locks") ?? []), op]);
+  }
+
+  /**
+   * The lock, by another agent, that was in force where `op` was written — in its causal past and
+   * not lifted by an unlock in its causal past — on a name the op touches (its target's name as
+   * the op records it, and a rename's new name). A lock concurrent with the op does not bind it.
+   */
+  private lockViolation(op: Op): { lock: LockOp; pattern: string } | undefined {
+    const all = this.control.get("locks") ?? [];
+    const names = op.op === "rename" ? [op.name, op["new-name"]] : [op.name];
+    for (const l of all) {
+      if (l.op !== "lock" || l.agent === op.author) continue;
+      for (const pattern of l.patterns) {
+        if (!names.some((n) => matchesLockPattern(pattern, op.layer, n))) continue;
+        if (!this.causality.happenedBefore(l["op-id"], op["op-id"])) continue;
+        const lifted = all.some(
+          (u) =>
+            u.op === "unlock" &&
+            liftsLock(u, l.agent, pattern) &&
+            this.causality.happenedBefore(l["op-id"], u["op-id"]) &&
+            this.causality.happenedBefore(u["op-id"], op["op-id"]),
+        );
+        if (!lifted) return { lock: l, pattern };
+      }
+    }
+    return undefined;
+  }
+
+  /** The conflict policy in force now (at the end of the causal order so far). */
+  policy(): ConflictPolicy {
+    return this.policyOp()?.value ?? CONFIG_DEFAULTS["conflict-policy"];
+  }
+
+  /** The config op that set the policy in force, if any did. */
+  policyOp(): ConfigOp | undefined {
+    const max = this.control.get("config") as readonly ConfigOp[] | undefined;
+    return max === undefined || max.length === 0 ? undefined : lwwWinner(max);
+  }
+
+  /**
+   * The live ownership locks, sorted by pattern then agent: each pattern a lock op gave an agent,
+   * unless an unlock by then (causally after it) lifted it. A lock and an unlock that are
+   * concurrent: the lock stands (an unlock only lifts what its author had seen).
+   */
+  locks(): LockEntry[] {
+    const all = this.control.get("locks") ?? [];
+    const live = new Map<string, LockEntry>();
+    for (const l of all) {
+      if (l.op !== "lock") continue;
+      for (const pattern of l.patterns) {
+        const lifted = all.some(
+          (u) =>
+            u.op === "unlock" &&
+            liftsLock(u, l.agent, pattern) &&
+            this.causality.happenedBefore(l["op-id"], u["op-id"]),
+        );
+        if (lifted) continue;
+        const key = `${pattern} ${l.agent}`;
+        const had = live.get(key);
+        if (had === undefined || l["op-id"] > had.opId)
+          live.set(key, { agent: l.agent, pattern, opId: l["op-id"], ts: l.ts });
+      }
+    }
+    return [...live.values()].sort(
+      (a, b) => compareIds(a.pattern, b.pattern) || compareIds(a.agent, b.agent),
+    );
+  }
+
+  /** The live locks that cover `layer.name`. */
+  locksOn(layer: string, name: string): LockEntry[] {
+    if (!this.control.has("locks")) return [];
+    return this.locks().filter((l) => matchesLockPattern(l.pattern, layer, name));
+  }
+
+  /** Every control op placed (config, lock, unlock), in causal order. */
+  controlOps(): ControlOp[] {
+    const out: ControlOp[] = [];
+    for (const op of this.causality.ops) if (isControlOp(op)) out.push(op);
+    return out;
   }
 
   private addRolledBack(def: DefId): boolean {
@@ -380,22 +554,34 @@ export class Graph {
       edges.sort((a, b) => compareIds(a.source, b.source) || compareIds(a.key, b.key));
       const affected = new Set<DefId>();
       let progress = false;
+      const policy = this.policy();
       for (const edge of edges) {
-        const decision = resolveDangling(POLICY, edge, this.ctx);
+        const decision = resolveDangling(policy, edge, this.ctx);
+        if (decision.kept !== undefined) {
+          this.kept.set(`${edge.source} ${edge.key}`, {
+            edge,
+            concurrent: decision.concurrent,
+            reason: decision.kept,
+            policy,
+          });
+          continue;
+        }
         const fresh = decision.rollBack.filter((o) => !this.rolledBack.has(o));
         progress ||= fresh.length > 0;
         for (const o of fresh) {
           this.rolledBack.set(o, {
+            cause: "dangling",
             edge,
             concurrent: decision.concurrent,
             with: decision.rollBack.filter((x) => x !== o),
+            policy,
           });
-          const def = this.op(o)?.def;
+          const def = this.defOp(o)?.def;
           if (def !== undefined) affected.add(def);
         }
       }
-      // Every decision rolls back an op that is still applied; none left would mean a bug in the
-      // policy, and stopping keeps the fold from spinning on it.
+      // Every decision rolls back an op that is still applied, or keeps the edge; nothing rolled
+      // back means every edge left is kept, and stopping keeps the fold from spinning on it.
       if (!progress) break;
       for (const def of [...affected].sort(compareIds)) this.rebuild(def);
     }
@@ -406,16 +592,31 @@ export class Graph {
   private danglingAround(id: DefId): DanglingEdge[] {
     const out: DanglingEdge[] = [];
     const s = this.defs.get(id);
+    const push = (edge: DanglingEdge) => {
+      // An edge already decided to be kept, unchanged since, is not decided again (a later policy
+      // change does not reach back).
+      const k = this.kept.get(`${edge.source} ${edge.key}`);
+      if (
+        k !== undefined &&
+        k.edge.target === edge.target &&
+        k.edge.introducer === edge.introducer &&
+        k.edge.removes.length === edge.removes.length &&
+        (k.reason === "warn" || k.edge.sourceOps.length === edge.sourceOps.length)
+      )
+        return;
+      out.push(edge);
+    };
     if (s?.alive === true) {
       for (const [key, target] of Object.entries(s.body.refs) as [RefKey, DefId][]) {
         const t = this.defs.get(target);
         if (t?.alive === true) continue;
-        out.push({
+        push({
           source: id,
           key,
           target,
           introducer: s.introducers.get(key) ?? s.body.version,
           removes: t?.removes ?? [],
+          sourceOps: [...s.ops],
         });
       }
     } else {
@@ -424,12 +625,13 @@ export class Graph {
         if (rs?.alive !== true) continue;
         for (const [key, target] of Object.entries(rs.body.refs) as [RefKey, DefId][]) {
           if (target !== id) continue;
-          out.push({
+          push({
             source: r,
             key,
             target,
             introducer: rs.introducers.get(key) ?? rs.body.version,
             removes: s?.removes ?? [],
+            sourceOps: [...rs.ops],
           });
         }
       }
@@ -442,7 +644,7 @@ export class Graph {
     const history = this.opsOf(id);
     const ops = history
       .filter((o) => !this.rolledBack.has(o) && !this.orphans.has(o))
-      .map((o) => this.op(o)!);
+      .map((o) => this.defOp(o)!);
     const next = replayDefinition(ops, this.ctx);
     if (next === undefined) {
       for (const o of ops)
@@ -478,6 +680,8 @@ export class Graph {
       this.rolledBack,
       this.orphans,
       this.hashes,
+      this.control,
+      this.kept,
     ] as CowMap<unknown, unknown>[]) {
       m.commit();
     }
@@ -539,9 +743,15 @@ export class Graph {
     return (this.referrers.get(id) ?? []).filter((d) => this.defs.get(d)?.alive === true);
   }
 
-  /** A held op by id. */
-  op(id: OpId): Op | undefined {
+  /** A held op by id (a definition op or a control op). */
+  op(id: OpId): LogOp | undefined {
     return this.causality.op(id) ?? this.pending.get(id);
+  }
+
+  /** A held definition op by id (undefined for a control op). */
+  defOp(id: OpId): Op | undefined {
+    const op = this.op(id);
+    return op === undefined || isControlOp(op) ? undefined : op;
   }
 
   private holdsOp(id: OpId): boolean {
@@ -554,7 +764,7 @@ export class Graph {
   }
 
   /** Every valid held op: the placed ones in causal order, then the pending ones. */
-  *ops(): IterableIterator<Op> {
+  *ops(): IterableIterator<LogOp> {
     yield* this.causality.ops;
     yield* this.pending.values();
   }
@@ -594,6 +804,27 @@ export class Graph {
     const at = s.ops.findIndex((o) => o["op-id"] === op);
     if (at <= 0) return undefined;
     return replayDefinition(s.ops.slice(0, at), this.ctx)?.body;
+  }
+
+  /**
+   * The state of a definition as the author of `op` saw it, before (`after` false) or after writing
+   * it: a replay of the ops applied to it that happened before `op` (and `op` itself). Undefined
+   * when there is none (the op is the definition's add and `after` is false).
+   */
+  stateSeenBy(def: DefId, op: OpId, after: boolean): DefinitionState | undefined {
+    const s = this.defs.get(def);
+    if (s === undefined) return undefined;
+    const ops = s.ops.filter(
+      (o) => (after && o["op-id"] === op) || this.causality.happenedBefore(o["op-id"], op),
+    );
+    return replayDefinition(ops, this.ctx);
+  }
+
+  /** The conflict record id that explains why an op is rolled back (`rolled-back:…` or `locked:…`). */
+  rollbackConflictId(id: OpId): string | undefined {
+    const rb = this.rolledBack.get(id);
+    if (rb === undefined) return undefined;
+    return rb.cause === "locked" ? `locked:${id}` : `rolled-back:${id}`;
   }
 
   /** True when the op was rolled back by the conflict policy. */
@@ -647,6 +878,8 @@ export class Graph {
       definitions: live,
       heads: this.heads(),
       conflicts: this.conflicts().length,
+      policy: this.policy(),
+      locks: this.locks().length,
     };
   }
 
@@ -657,6 +890,48 @@ export class Graph {
     const q = `${s.layer}.${s.name}`;
     if (!s.alive) return `${q} (removed, ${id})`;
     return this.lookup(s.layer, s.name) === id ? q : `${q} (${id})`;
+  }
+
+  /** True when the edge still dangles in the graph as it is now. */
+  private stillDangles(edge: DanglingEdge): boolean {
+    const s = this.defs.get(edge.source);
+    return (
+      s?.alive === true && s.body.refs[edge.key] === edge.target && this.defs.get(edge.target)?.alive !== true
+    );
+  }
+
+  private rollbackConflict(opId: OpId, rb: Rollback): Conflict {
+    const op = this.defOp(opId);
+    const label = (id: DefId) => this.label(id);
+    if (rb.cause === "locked") {
+      const here = op === undefined ? opId : `${op.layer}.${op.name}`;
+      return {
+        id: `locked:${opId}`,
+        kind: "locked",
+        ops: [opId, rb.lock["op-id"]],
+        definitions: op === undefined ? [] : [op.def],
+        reason: `${op?.op ?? "op"} ${opId} by ${op?.author ?? "?"} touches ${here}, which ${rb.lock.agent} had locked (${rb.pattern}, lock ${rb.lock["op-id"]}) before the op was written`,
+        decision: `the op is left out: only ${rb.lock.agent} writes ${rb.pattern} while the lock stands`,
+        retry: `ask ${rb.lock.agent} to unlock ${rb.pattern} (kumiki unlock), then re-issue the ${op?.op ?? "op"} on the latest graph`,
+      };
+    }
+    const src = label(rb.edge.source);
+    const dst = label(rb.edge.target);
+    const restored = op?.op === "remove";
+    return {
+      id: `rolled-back:${opId}`,
+      kind: "rolled-back",
+      ops: [opId, ...rb.with],
+      definitions: [rb.edge.source, rb.edge.target],
+      reason: rb.concurrent
+        ? `${src} references ${dst} (${rb.edge.key}) and ${dst} was removed concurrently: the reference would dangle`
+        : `${src} references ${dst} (${rb.edge.key}), which is gone: the reference would dangle`,
+      decision: `conflict policy ${rb.policy}: rolled back ${op?.op ?? "op"} ${opId}${rb.with.length > 0 ? ` together with ${rb.with.join(", ")}` : ""}${restored ? ` (${dst} is restored)` : ""}`,
+      retry: restored
+        ? `${dst} is back; remove the references to it first (kumiki refs ${dst}), then remove it again`
+        : `re-issue your ${op?.op ?? "op"} on the latest graph (kumiki view ${src}); the ops it conflicted with are listed here`,
+      policy: rb.policy,
+    };
   }
 
   /**
@@ -747,27 +1022,42 @@ export class Graph {
         }
       }
     }
-    for (const [opId, rb] of this.rolledBack.entries()) {
-      const op = this.op(opId);
-      const src = label(rb.edge.source);
-      const dst = label(rb.edge.target);
+    for (const [opId, rb] of this.rolledBack.entries()) out.push(this.rollbackConflict(opId, rb));
+    for (const k of this.kept.values()) {
+      if (k.reason !== "warn" || !this.stillDangles(k.edge)) continue;
+      const src = label(k.edge.source);
+      const dst = label(k.edge.target);
+      const ops = [k.edge.introducer, ...k.edge.removes.map((r) => r["op-id"])];
       out.push({
-        id: `rolled-back:${opId}`,
-        kind: "rolled-back",
-        ops: [opId, ...rb.with],
-        definitions: [rb.edge.source, rb.edge.target],
-        reason: rb.concurrent
-          ? `${src} references ${dst} (${rb.edge.key}) and ${dst} was removed concurrently: the reference would dangle`
-          : `${src} references ${dst} (${rb.edge.key}), which is gone: the reference would dangle`,
-        decision: `conflict policy strict: rolled back ${op?.op ?? "op"} ${opId}${rb.with.length > 0 ? ` together with ${rb.with.join(", ")}` : ""}`,
-        retry:
-          op?.op === "remove"
-            ? `${dst} is back; remove the references to it first (kumiki refs ${dst}), then remove it again`
-            : `re-issue your ${op?.op ?? "op"} on the latest graph (kumiki view ${src}); the ops it conflicted with are listed here`,
+        id: `dangling:${k.edge.source}:${k.edge.key}`,
+        kind: "dangling",
+        ops,
+        definitions: [k.edge.source, k.edge.target],
+        reason: k.concurrent
+          ? `${src} references ${dst} (${k.edge.key}) and ${dst} was removed concurrently: the reference dangles`
+          : `${src} references ${dst} (${k.edge.key}), which is gone: the reference dangles`,
+        decision: `conflict policy warn: kept both ops; ${src} keeps a reference to the removed ${dst}`,
+        retry: `restore ${dst} (kumiki patch revert <its remove>), or point ${src} elsewhere (kumiki link / kumiki edit ${src})`,
+        policy: k.policy,
+      });
+    }
+    const byPattern = new Map<string, LockEntry[]>();
+    for (const l of this.locks()) byPattern.set(l.pattern, [...(byPattern.get(l.pattern) ?? []), l]);
+    for (const [pattern, holders] of byPattern) {
+      if (holders.length < 2) continue;
+      const sorted = [...holders].sort((a, b) => compareIds(a.opId, b.opId));
+      out.push({
+        id: `lock-contested:${sorted[sorted.length - 1]!.opId}`,
+        kind: "lock-contested",
+        ops: sorted.map((h) => h.opId),
+        definitions: [],
+        reason: `${sorted.map((h) => h.agent).join(" and ")} both lock ${pattern} (concurrent locks)`,
+        decision: `both locks stand: nobody else may write ${pattern}, and each holder is locked out by the other`,
+        retry: `one of them unlocks (kumiki unlock <agent> '${pattern}')`,
       });
     }
     for (const [opId, o] of this.orphans.entries()) {
-      const op = this.op(opId);
+      const op = this.defOp(opId);
       out.push({
         id: `orphaned:${opId}`,
         kind: "orphaned",
@@ -785,6 +1075,10 @@ export class Graph {
     }
     return out.sort((a, b) => compareIds(a.id, b.id));
   }
+}
+
+function liftsLock(u: UnlockOp, agent: string, pattern: string): boolean {
+  return u.agent === agent && (u.patterns === undefined || u.patterns.includes(pattern));
 }
 
 function failureConflict(s: DefinitionState, here: string, opId: OpId, f: ApplyFailure): Conflict {
@@ -827,10 +1121,10 @@ function targetsOf(refs: Body["refs"]): Set<DefId> {
  * The causal order of ops that are to go after everything already placed (`placed`): Kahn's
  * algorithm over the new ops, smallest op-id first; parents already placed count as done.
  */
-function causalOrderAfter(ops: readonly Op[], placed: (id: OpId) => boolean): { order: Op[] } {
-  const byId = new Map<OpId, Op>(ops.map((o) => [o["op-id"], o]));
+function causalOrderAfter(ops: readonly LogOp[], placed: (id: OpId) => boolean): { order: LogOp[] } {
+  const byId = new Map<OpId, LogOp>(ops.map((o) => [o["op-id"], o]));
   const waiting = new Map<OpId, number>();
-  const children = new Map<OpId, Op[]>();
+  const children = new Map<OpId, LogOp[]>();
   for (const op of ops) {
     let n = 0;
     let blocked = false;
@@ -847,9 +1141,9 @@ function causalOrderAfter(ops: readonly Op[], placed: (id: OpId) => boolean): { 
     }
     waiting.set(op["op-id"], blocked ? Number.POSITIVE_INFINITY : n);
   }
-  const ready = new MinHeap<Op>((a, b) => compareIds(a["op-id"], b["op-id"]));
+  const ready = new MinHeap<LogOp>((a, b) => compareIds(a["op-id"], b["op-id"]));
   for (const o of ops) if (waiting.get(o["op-id"]) === 0) ready.push(o);
-  const order: Op[] = [];
+  const order: LogOp[] = [];
   for (let op = ready.pop(); op !== undefined; op = ready.pop()) {
     order.push(op);
     for (const c of children.get(op["op-id"]) ?? []) {

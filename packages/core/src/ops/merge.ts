@@ -24,6 +24,7 @@ import type { Layer } from "../lang/layers.js";
 import type { DefId, OpId } from "./ids.js";
 import type {
   AddOp,
+  ConflictPolicy,
   EditOp,
   LinkOp,
   Op,
@@ -413,11 +414,7 @@ export function nameHolder(claims: readonly { def: DefId; claim: OpId }[]): DefI
   return best?.def;
 }
 
-/**
- * How a dangling reference is resolved. Only `strict` exists so far (issue 4 adds `heal` and `warn`
- * and makes the policy state in the graph); {@link resolveDangling} is where they plug in.
- */
-export type ConflictPolicy = "strict";
+export type { ConflictPolicy } from "./op.js";
 
 /** A live definition's reference to a definition that is gone (removed, or never added). */
 export interface DanglingEdge {
@@ -428,6 +425,8 @@ export interface DanglingEdge {
   readonly introducer: OpId;
   /** The target's removes, when the target exists (and is therefore removed). */
   readonly removes: readonly RemoveOp[];
+  /** The ops applied to the source, in causal order (to tell whether a forced remove saw them all). */
+  readonly sourceOps: readonly Op[];
 }
 
 /** What the policy decided for one dangling edge. */
@@ -436,27 +435,59 @@ export interface DanglingDecision {
   readonly rollBack: readonly OpId[];
   /** True when the edge exists only because its two sides were concurrent. */
   readonly concurrent: boolean;
+  /**
+   * Set when the edge stays dangling: `warn` (the policy keeps both sides and records a warning),
+   * `forced` (a forced remove whose author saw the reference and the source as they are: no
+   * conflict at all).
+   */
+  readonly kept?: "warn" | "forced";
 }
 
 /**
- * The conflict policy, strict (ai-edit.md §9.4.2): the graph never keeps a dangling reference. When
- * the binding and the target's removal were concurrent (neither author could have seen the other),
- * both roll back — the removes, so the target is back, and the op that bound the reference. When
- * they were not (a binding reappearing because another rollback restored an older text), only the
- * removes roll back. A reference to a definition that does not exist at all (its add was rolled
- * back) rolls back the op that bound it.
+ * The conflict policy (ai-edit.md §9.4.2), decided for one dangling edge from the ops alone, so every
+ * replica decides alike:
+ *
+ * - a forced remove (`remove --force`, a cascade) whose author had seen the binding and every op of
+ *   the source is intended: the edge is kept, not a conflict, under every policy;
+ * - `strict`: when the binding and the target's removal were concurrent (neither author could have
+ *   seen the other), both roll back — the removes, so the target is back, and the op that bound the
+ *   reference; when they were not (a binding reappearing because another rollback restored an older
+ *   text, or a write concurrent with a forced remove), only the removes roll back;
+ * - `heal`: the removes roll back (the target is back with the text it had), the binding stays;
+ * - `warn`: nothing rolls back; the edge is kept and recorded as a warning;
+ * - a reference to a definition that does not exist at all (its add was rolled back) rolls back the
+ *   op that bound it, except under `warn`, which keeps it.
  */
 export function resolveDangling(
-  _policy: ConflictPolicy,
+  policy: ConflictPolicy,
   edge: DanglingEdge,
   ctx: MergeContext,
 ): DanglingDecision {
-  if (edge.removes.length === 0) return { rollBack: [edge.introducer], concurrent: false };
+  if (edge.removes.length === 0) {
+    return policy === "warn"
+      ? { rollBack: [], concurrent: false, kept: "warn" }
+      : { rollBack: [edge.introducer], concurrent: false };
+  }
   const concurrent = edge.removes.some(
     (r) =>
       !ctx.idHappenedBefore(edge.introducer, r["op-id"]) &&
       !ctx.idHappenedBefore(r["op-id"], edge.introducer),
   );
+  if (!concurrent && edge.removes.some((r) => r.force === true && sawSource(r, edge, ctx)))
+    return { rollBack: [], concurrent: false, kept: "forced" };
+  if (policy === "warn") return { rollBack: [], concurrent, kept: "warn" };
   const rollBack = edge.removes.map((r) => r["op-id"]);
-  return { rollBack: concurrent ? [...rollBack, edge.introducer] : rollBack, concurrent };
+  return {
+    rollBack: concurrent && policy === "strict" ? [...rollBack, edge.introducer] : rollBack,
+    concurrent,
+  };
+}
+
+/** True when the forced remove `r` saw the binding and no op of the source is concurrent with it. */
+function sawSource(r: RemoveOp, edge: DanglingEdge, ctx: MergeContext): boolean {
+  if (!ctx.idHappenedBefore(edge.introducer, r["op-id"])) return false;
+  for (const o of edge.sourceOps) {
+    if (!ctx.happenedBefore(o, r) && !ctx.happenedBefore(r, o)) return false;
+  }
+  return true;
 }

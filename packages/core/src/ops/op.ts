@@ -20,6 +20,42 @@ export const OP_KINDS = ["add", "replace", "edit", "rename", "remove", "link", "
 /** One of {@link OP_KINDS}. */
 export type OpKind = (typeof OP_KINDS)[number];
 
+/**
+ * The kinds of control op: state of the graph itself rather than of a definition, replicated like
+ * every op — `config` (the conflict policy, ai-edit.md §9.4.2) and `lock` / `unlock` (ownership
+ * locks, §9.8.3). See docs/semantics.md §11.
+ */
+export const CONTROL_OP_KINDS = ["config", "lock", "unlock"] as const;
+
+/** One of {@link CONTROL_OP_KINDS}. */
+export type ControlOpKind = (typeof CONTROL_OP_KINDS)[number];
+
+/** Any kind an op in the log may have. */
+export type LogOpKind = OpKind | ControlOpKind;
+
+/**
+ * How a reference left dangling by concurrent ops is resolved (ai-edit.md §9.4.2): `strict` rolls
+ * back both sides, `heal` brings the removed definition back, `warn` keeps both and records it.
+ */
+export const CONFLICT_POLICIES = ["strict", "heal", "warn"] as const;
+
+/** One of {@link CONFLICT_POLICIES}. */
+export type ConflictPolicy = (typeof CONFLICT_POLICIES)[number];
+
+/** True when `s` names a {@link ConflictPolicy}. */
+export function isConflictPolicy(s: unknown): s is ConflictPolicy {
+  return typeof s === "string" && (CONFLICT_POLICIES as readonly string[]).includes(s);
+}
+
+/** The keys a `config` op can set, and the graph's value for each when no op set it. */
+export const CONFIG_DEFAULTS = { "conflict-policy": "strict" } as const satisfies Record<
+  string,
+  ConflictPolicy
+>;
+
+/** A key of {@link CONFIG_DEFAULTS}. */
+export type ConfigKey = keyof typeof CONFIG_DEFAULTS;
+
 /** Limits on one op, reported by name when exceeded. */
 export const OP_LIMITS = {
   /** Characters of a definition's text (head, name and body together). */
@@ -32,6 +68,10 @@ export const OP_LIMITS = {
   refs: 4096,
   /** Characters of a task id. */
   taskChars: 128,
+  /** Patterns of one lock or unlock op. */
+  lockPatterns: 256,
+  /** Characters of one lock pattern. */
+  lockPatternChars: 128,
 } as const;
 
 /** Words the language reserves (language.md §1.2.2, as the lexer reads them): never a definition's name. */
@@ -43,6 +83,15 @@ const DEPENDS_ON_RE = new RegExp(`^(${LAYERS.join("|")}):[a-zA-Z][a-zA-Z0-9_-]{0
 /** DEPENDS_ON_RE without the layer alternation (the layer is checked apart): a cheaper test. */
 const DEPENDS_ON_SHAPE_RE = /^([a-z]+):[a-zA-Z][a-zA-Z0-9_-]{0,31}@h:[0-9a-f]{64}$/;
 const TASK_RE = /^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/;
+const LOCK_PATTERN_RE = new RegExp(`^(\\*|${LAYERS.join("|")})\\.[a-zA-Z*][a-zA-Z0-9_*-]*$`);
+
+/**
+ * True when `s` is a lock pattern: `layer.namepattern` (`slot.todos*`, `reducer.todo-*`,
+ * `*.draft`), where `*` — the only special character — matches any run of characters.
+ */
+export function isLockPattern(s: unknown): s is string {
+  return typeof s === "string" && s.length <= OP_LIMITS.lockPatternChars && LOCK_PATTERN_RE.test(s);
+}
 
 /** True when `s` is a definition name: an identifier of at most 32 characters, not a reserved word. */
 export function isDefinitionName(s: unknown): s is string {
@@ -132,6 +181,11 @@ export interface RenameOp extends OpBase {
 /** Removes a definition (observed-remove: it removes what its author had seen). */
 export interface RemoveOp extends OpBase {
   readonly op: "remove";
+  /**
+   * Written knowing it leaves references dangling (`remove --force`, and the removes inside a
+   * cascade): the references its author saw are not a conflict (docs/semantics.md §5).
+   */
+  readonly force?: true;
 }
 /** Binds a reference key of the definition's text to a definition identity (pins it). */
 export interface LinkOp extends OpBase {
@@ -147,6 +201,52 @@ export interface UnlinkOp extends OpBase {
 
 /** One op: the §9.3.2 wire format plus what the model needs (see docs/semantics.md). */
 export type Op = AddOp | ReplaceOp | EditOp | RenameOp | RemoveOp | LinkOp | UnlinkOp;
+
+interface ControlBase {
+  readonly author: AuthorId;
+  /** Issue time, UNIX milliseconds. */
+  readonly ts: number;
+  readonly "op-id": OpId;
+  readonly "parent-ops": readonly OpId[];
+  readonly task?: string;
+}
+
+/** Sets a setting of the graph: the conflict policy. */
+export interface ConfigOp extends ControlBase {
+  readonly op: "config";
+  readonly key: ConfigKey;
+  readonly value: ConflictPolicy;
+}
+
+/** Gives `agent` ownership of the definitions matching `patterns`: others' writes to them are refused. */
+export interface LockOp extends ControlBase {
+  readonly op: "lock";
+  readonly agent: AuthorId;
+  readonly patterns: readonly string[];
+}
+
+/** Ends `agent`'s locks on `patterns` (all of its locks when absent) that its author had seen. */
+export interface UnlockOp extends ControlBase {
+  readonly op: "unlock";
+  readonly agent: AuthorId;
+  readonly patterns?: readonly string[];
+}
+
+/** An op about the graph rather than one definition. */
+export type ControlOp = ConfigOp | LockOp | UnlockOp;
+
+/** Any op a log holds: a definition op or a control op. */
+export type LogOp = Op | ControlOp;
+
+/** True for a control op (config, lock, unlock). */
+export function isControlOp(op: LogOp): op is ControlOp {
+  return op.op === "config" || op.op === "lock" || op.op === "unlock";
+}
+
+/** True for an op on one definition (the seven kinds of §9.3.1). */
+export function isDefinitionOp(op: LogOp): op is Op {
+  return !isControlOp(op);
+}
 
 /** The ops that write a definition's whole text. */
 export type BodyOp = AddOp | ReplaceOp | EditOp;
@@ -231,11 +331,45 @@ const EditSchema = z
   })
   .refine(textFits, textFitsMessage);
 const RenameSchema = z.strictObject({ op: z.literal("rename"), ...base, "new-name": NameSchema });
-const RemoveSchema = z.strictObject({ op: z.literal("remove"), ...base });
+const RemoveSchema = z.strictObject({ op: z.literal("remove"), ...base, force: z.literal(true).optional() });
 const LinkSchema = z.strictObject({ op: z.literal("link"), ...base, ref: RefKeySchema, target: DefIdSchema });
 const UnlinkSchema = z.strictObject({ op: z.literal("unlink"), ...base, ref: RefKeySchema });
 
-/** The wire schema of an op: a union on `op`. */
+const controlBase = {
+  author: base.author,
+  ts: base.ts,
+  "op-id": base["op-id"],
+  "parent-ops": base["parent-ops"],
+  task: base.task,
+};
+const LockPatternSchema = z
+  .string()
+  .max(OP_LIMITS.lockPatternChars, `a lock pattern has at most ${OP_LIMITS.lockPatternChars} characters`)
+  .regex(LOCK_PATTERN_RE, "a lock pattern is layer.namepattern, e.g. slot.todos* (* is the only wildcard)");
+const LockPatternsSchema = z
+  .array(LockPatternSchema)
+  .min(1, "a lock names at least one pattern")
+  .max(OP_LIMITS.lockPatterns, `at most ${OP_LIMITS.lockPatterns} patterns`);
+const ConfigSchema = z.strictObject({
+  op: z.literal("config"),
+  ...controlBase,
+  key: z.literal("conflict-policy"),
+  value: z.enum(CONFLICT_POLICIES),
+});
+const LockSchema = z.strictObject({
+  op: z.literal("lock"),
+  ...controlBase,
+  agent: AuthorIdSchema,
+  patterns: LockPatternsSchema,
+});
+const UnlockSchema = z.strictObject({
+  op: z.literal("unlock"),
+  ...controlBase,
+  agent: AuthorIdSchema,
+  patterns: LockPatternsSchema.optional(),
+});
+
+/** The wire schema of an op: a union on `op` (definition ops and control ops). */
 export const OpSchema = z.discriminatedUnion("op", [
   AddSchema,
   ReplaceSchema,
@@ -244,11 +378,14 @@ export const OpSchema = z.discriminatedUnion("op", [
   RemoveSchema,
   LinkSchema,
   UnlinkSchema,
+  ConfigSchema,
+  LockSchema,
+  UnlockSchema,
 ]);
 
-// The schema's output must be an Op: a compile error here means the two drifted apart.
+// The schema's output must be a LogOp: a compile error here means the two drifted apart.
 type SchemaOutput = z.output<typeof OpSchema>;
-const _schemaIsOp: (o: SchemaOutput) => Op = (o) => o;
+const _schemaIsOp: (o: SchemaOutput) => LogOp = (o) => o;
 void _schemaIsOp;
 
 /** Why an op was refused: a stable code, a message, and where in the op. */
@@ -260,7 +397,7 @@ export interface OpIssue {
 }
 
 /** Validates one op from the wire. */
-export function parseOp(input: unknown): { ok: true; op: Op } | { ok: false; error: OpIssue } {
+export function parseOp(input: unknown): { ok: true; op: LogOp } | { ok: false; error: OpIssue } {
   if (isWireOp(input)) return { ok: true, op: input };
   const r = OpSchema.safeParse(input);
   if (r.success) return { ok: true, op: r.data };
@@ -270,12 +407,12 @@ export function parseOp(input: unknown): { ok: true; op: Op } | { ok: false; err
   }));
   const kind = (input as { op?: unknown } | null)?.op;
   const opId = (input as { "op-id"?: unknown } | null)?.["op-id"];
-  if (typeof kind !== "string" || !(OP_KINDS as readonly string[]).includes(kind)) {
+  if (typeof kind !== "string" || !(ALL_KINDS as readonly string[]).includes(kind)) {
     return {
       ok: false,
       error: {
         code: "unknown-op-kind",
-        message: `unknown op kind ${JSON.stringify(kind)}: an op is one of ${OP_KINDS.join(", ")}`,
+        message: `unknown op kind ${JSON.stringify(kind)}: an op is one of ${ALL_KINDS.join(", ")}`,
         issues,
       },
     };
@@ -301,7 +438,9 @@ export function parseOp(input: unknown): { ok: true; op: Op } | { ok: false; err
   };
 }
 
-const ALLOWED_KEYS: Readonly<Record<OpKind, ReadonlySet<string>>> = (() => {
+const ALL_KINDS: readonly LogOpKind[] = [...OP_KINDS, ...CONTROL_OP_KINDS];
+
+const ALLOWED_KEYS: Readonly<Record<LogOpKind, ReadonlySet<string>>> = (() => {
   const common = [
     "op",
     "layer",
@@ -316,14 +455,18 @@ const ALLOWED_KEYS: Readonly<Record<OpKind, ReadonlySet<string>>> = (() => {
     "reverts",
   ];
   const body = ["body", "head", "refs"];
+  const control = ["op", "author", "ts", "op-id", "parent-ops", "task"];
   return {
     add: new Set([...common, ...body]),
     replace: new Set([...common, ...body]),
     edit: new Set([...common, ...body, "patch", "base"]),
     rename: new Set([...common, "new-name"]),
-    remove: new Set(common),
+    remove: new Set([...common, "force"]),
     link: new Set([...common, "ref", "target"]),
     unlink: new Set([...common, "ref"]),
+    config: new Set([...control, "key", "value"]),
+    lock: new Set([...control, "agent", "patterns"]),
+    unlock: new Set([...control, "agent", "patterns"]),
   };
 })();
 
@@ -333,16 +476,20 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
+function isLockPatterns(x: unknown): boolean {
+  if (!Array.isArray(x) || x.length < 1 || x.length > OP_LIMITS.lockPatterns) return false;
+  for (const p of x) if (!isLockPattern(p)) return false;
+  return true;
+}
+
 /** The fast check behind {@link parseOp}: true exactly when {@link OpSchema} accepts `x` unchanged. */
-export function isWireOp(x: unknown): x is Op {
+export function isWireOp(x: unknown): x is LogOp {
   if (!isPlainObject(x)) return false;
   const kind = x.op;
   if (typeof kind !== "string") return false;
-  const allowed = ALLOWED_KEYS[kind as OpKind];
+  const allowed = ALLOWED_KEYS[kind as LogOpKind];
   if (allowed === undefined || !Object.hasOwn(ALLOWED_KEYS, kind)) return false;
   for (const k in x) if (!allowed.has(k)) return false;
-  if (typeof x.layer !== "string" || !isLayer(x.layer)) return false;
-  if (!isDefinitionName(x.name)) return false;
   if (!isAuthorId(x.author)) return false;
   const ts = x.ts;
   if (typeof ts !== "number" || !Number.isSafeInteger(ts) || ts < 0) return false;
@@ -351,6 +498,23 @@ export function isWireOp(x: unknown): x is Op {
   if (!Array.isArray(parents) || parents.length > OP_LIMITS.parents) return false;
   for (const p of parents) if (!isOpId(p)) return false;
   if (parents.length > 1 && new Set(parents).size !== parents.length) return false;
+  if (x.task !== undefined) {
+    const t = x.task;
+    if (typeof t !== "string" || t.length < 1 || t.length > OP_LIMITS.taskChars || !TASK_RE.test(t))
+      return false;
+  }
+  switch (kind as LogOpKind) {
+    case "config":
+      return x.key === "conflict-policy" && isConflictPolicy(x.value);
+    case "lock":
+      return isAuthorId(x.agent) && isLockPatterns(x.patterns);
+    case "unlock":
+      return isAuthorId(x.agent) && (x.patterns === undefined || isLockPatterns(x.patterns));
+    default:
+      break;
+  }
+  if (typeof x.layer !== "string" || !isLayer(x.layer)) return false;
+  if (!isDefinitionName(x.name)) return false;
   const deps = x["depends-on"];
   if (!Array.isArray(deps) || deps.length > OP_LIMITS.refs) return false;
   for (const d of deps) {
@@ -358,11 +522,6 @@ export function isWireOp(x: unknown): x is Op {
       return false;
   }
   if (!isDefId(x.def)) return false;
-  if (x.task !== undefined) {
-    const t = x.task;
-    if (typeof t !== "string" || t.length < 1 || t.length > OP_LIMITS.taskChars || !TASK_RE.test(t))
-      return false;
-  }
   if (x.reverts !== undefined && !isOpId(x.reverts)) return false;
   switch (kind as OpKind) {
     case "add":
@@ -397,7 +556,7 @@ export function isWireOp(x: unknown): x is Op {
     case "rename":
       return isDefinitionName(x["new-name"]);
     case "remove":
-      return true;
+      return x.force === undefined || x.force === true;
     case "link":
       return isRefKey(x.ref) && isDefId(x.target);
     case "unlink":

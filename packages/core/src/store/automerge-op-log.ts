@@ -193,6 +193,31 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     });
   }
 
+  /**
+   * The ops of the graph document `url`, read from the readable op log instead of loading the
+   * document, when the log's sidecar says it was derived from exactly the chunks now in storage
+   * (checked under the storage lock). Undefined when it was not (another process wrote since, a
+   * peer's changes are not flushed into it yet, the file was edited): then {@link open} the log.
+   */
+  static async readSnapshot(options: {
+    readonly directory: string;
+    readonly url: string;
+    readonly mirror: OpLogFile;
+  }): Promise<StoredOp[] | undefined> {
+    if (!isValidAutomergeUrl(options.url)) return undefined;
+    const documentId = options.url.slice("automerge:".length);
+    const storage = new DurableFSStorageAdapter(options.directory);
+    try {
+      return await storage.lock.run(() => {
+        const chunks = storage.chunkNames(documentId);
+        return chunks.length === 0 ? undefined : options.mirror.readVerified(chunks);
+      });
+    } finally {
+      storage.dispose();
+      options.mirror.dispose();
+    }
+  }
+
   /** Builds the Repo under the storage lock, and shuts it down again if `fn` fails. */
   private static async withRepo<R>(
     options: AutomergeOpLogOptions,
@@ -341,7 +366,10 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private updateMirror(added: readonly T[] = [], before: readonly string[] = []): void {
     if (!this.mirror) return;
     try {
-      this.mirror.update(this.ops, this.heads(), added, before);
+      // Chunk names only when the file shows the whole document (no invalid entry it leaves out).
+      const chunks =
+        this.invalidEntries.length === 0 ? this.storage.chunkNames(this.handle.documentId) : undefined;
+      this.mirror.update(this.ops, this.heads(), added, before, chunks);
       this.mirrorError = undefined;
     } catch (e) {
       this.mirrorError = e;

@@ -186,6 +186,23 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     return out;
   }
 
+  /**
+   * The names (`snapshot/<hash>`, `incremental/<hash>`) of the chunks of `documentId` on disk, sorted.
+   * automerge-repo names chunks by content hash, so an equal list means equal stored contents: what
+   * lets a reader trust a snapshot derived from them (see OpLogFile.readVerified).
+   */
+  chunkNames(documentId: string): string[] {
+    const out: string[] = [];
+    for (const type of CHUNK_TYPES) {
+      try {
+        for (const name of fs.readdirSync(this.filePath([documentId, type]))) out.push(`${type}/${name}`);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+      }
+    }
+    return out.sort();
+  }
+
   /** Writes automerge-repo's storage id (a UUID) if there is none yet. */
   ensureStorageId(): void {
     const file = this.filePath(["storage-adapter-id"]);

@@ -24,6 +24,18 @@ interface Sidecar {
   /** Sorted Automerge heads of the state the file was written from. */
   readonly heads: readonly string[];
   readonly maxId: string;
+  /**
+   * The storage chunk names (FS storage `chunkNames`) the file was derived from, when the log knew
+   * them and held no invalid entry: a reader whose listing is equal may use the file instead of
+   * loading the document (see {@link OpLogFile.readVerified}). Absent: the file is only readable.
+   */
+  readonly chunks?: readonly string[];
+}
+
+function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function headsKey(heads: readonly string[]): string {
@@ -44,6 +56,8 @@ export class OpLogFile {
   private appendFd: number | undefined;
   private appendIno: bigint | undefined;
   private sideFd: number | undefined;
+  /** The chunk names of the latest {@link update}, recorded in the sidecar it writes. */
+  private chunks: readonly string[] | undefined;
 
   constructor(readonly path: string) {
     this.statePath = `${path}.state`;
@@ -52,18 +66,26 @@ export class OpLogFile {
   /**
    * Makes the file hold exactly `all`, the ops of the document at `heads`. `added` are the ops of
    * the change just made, on top of the state at `headsBefore` (empty when nothing was appended).
+   * `chunks` are the storage chunk names that state is stored in (omit them when the log holds
+   * entries the file cannot show, so no reader takes the file for the whole document).
    */
   update(
     all: readonly StoredOp[],
     heads: readonly string[],
     added: readonly StoredOp[] = [],
     headsBefore: readonly string[] = [],
+    chunks?: readonly string[],
   ): MirrorUpdate {
+    this.chunks = chunks;
     const st = this.stat();
     const side = st && this.last && matches(this.last, st) ? this.last : this.readSidecar();
     if (side && st && matches(side, st)) {
       const at = headsKey(side.heads);
-      if (at === headsKey(heads)) return "unchanged";
+      if (at === headsKey(heads)) {
+        // Same ops, but compaction or a flush may have renamed the chunks they are stored in.
+        if (!sameList(side.chunks, chunks)) this.writeSidecar(side.heads, side.maxId, st);
+        return "unchanged";
+      }
       if (added.length > 0 && at === headsKey(headsBefore)) {
         const sorted = [...added].sort(byId);
         if (side.maxId === "" || sorted[0]!["op-id"] > side.maxId) {
@@ -99,6 +121,41 @@ export class OpLogFile {
       fs.closeSync(dfd);
     }
     this.writeSidecar(heads, sorted.length > 0 ? sorted[sorted.length - 1]!["op-id"] : "");
+  }
+
+  /**
+   * Every op of the file, when its sidecar says it was derived from exactly the storage chunks
+   * `chunks` (the current listing) and the file is unchanged since: the ops of the document, read
+   * without loading it. Undefined when anything does not match or does not parse (then load the
+   * document). Call it while holding the store's lock, so no writer moves between listing and read.
+   */
+  readVerified(chunks: readonly string[]): StoredOp[] | undefined {
+    const side = this.readSidecar();
+    const st = this.stat();
+    if (side === undefined || st === undefined || !matches(side, st) || !sameList(side.chunks, chunks))
+      return undefined;
+    let text: string;
+    try {
+      text = fs.readFileSync(this.path, "utf8");
+    } catch {
+      return undefined;
+    }
+    if (BigInt(Buffer.byteLength(text)) !== st.size) return undefined;
+    const ops: StoredOp[] = [];
+    let at = 0;
+    while (at < text.length) {
+      const end = text.indexOf("\n", at);
+      if (end < 0) return undefined;
+      try {
+        const op = JSON.parse(text.slice(at, end)) as { "op-id"?: unknown };
+        if (typeof op !== "object" || op === null || typeof op["op-id"] !== "string") return undefined;
+        ops.push(op as StoredOp);
+      } catch {
+        return undefined;
+      }
+      at = end + 1;
+    }
+    return ops;
   }
 
   /** Closes the descriptors kept open (they are reopened if used again). */
@@ -151,6 +208,7 @@ export class OpLogFile {
       mtimeNs: String(st.mtimeNs),
       heads: [...heads].sort(),
       maxId,
+      ...(this.chunks === undefined ? {} : { chunks: this.chunks }),
     };
     // Not atomic on purpose: a torn sidecar fails to parse or to match, and that only forces a rewrite.
     // Written in place through a kept descriptor (see overwriteSmallFile for why not O_TRUNC).

@@ -34,6 +34,11 @@ export const REJECTION_CODES = [
   // Revert.
   "not-revertable",
   "revert-diverged",
+  // Policies, locks, tasks, previews.
+  "invalid-policy",
+  "locked",
+  "undo-diverged",
+  "fingerprint-mismatch",
   // Ops from elsewhere.
   "unknown-op-kind",
   "invalid-op-id",
@@ -44,6 +49,9 @@ export const REJECTION_CODES = [
   "storage-failed",
   "store-closed",
   "store-not-empty",
+  // Projections (program text, the project.kumiki/ tree).
+  "program-empty",
+  "tree-unreadable",
 ] as const;
 
 /** One of {@link REJECTION_CODES}. */

@@ -1,6 +1,8 @@
 import { isLayer, type Layer } from "../lang/layers.js";
 import { type DefId, isDefId } from "../ops/ids.js";
 
+export { matchesPattern } from "../ops/glob.js";
+
 /** What a selector names: one definition by identity, or definitions by layer and name pattern. */
 export type Selector =
   | { readonly kind: "id"; readonly id: DefId }
@@ -40,23 +42,4 @@ export function parseSelector(input: string): Selector | { readonly error: strin
     };
   }
   return { kind: "name", layer: layer === "*" ? undefined : layer, pattern, wildcard: pattern.includes("*") };
-}
-
-/** True when `name` matches a `*` pattern (the whole name; `*` is any run of characters, even none). */
-export function matchesPattern(pattern: string, name: string): boolean {
-  const parts = pattern.split("*");
-  if (parts.length === 1) return pattern === name;
-  const first = parts[0]!;
-  const last = parts[parts.length - 1]!;
-  if (!name.startsWith(first) || name.length < first.length + last.length || !name.endsWith(last))
-    return false;
-  let at = first.length;
-  const end = name.length - last.length;
-  for (let i = 1; i < parts.length - 1; i++) {
-    const p = parts[i]!;
-    const found = name.indexOf(p, at);
-    if (found === -1 || found + p.length > end) return false;
-    at = found + p.length;
-  }
-  return true;
 }

@@ -1,7 +1,10 @@
 import { z } from "zod";
+import { isStandardReference } from "../check/stdlib.js";
 import type { ContentHash } from "../lang/hash.js";
-import { isLayer, type Layer } from "../lang/layers.js";
+import { isLayer, LAYER_PLURALS, type Layer } from "../lang/layers.js";
 import type { ReferenceSite } from "../lang/references.js";
+import { matchesLockPattern } from "../ops/glob.js";
+import type { LockEntry } from "../ops/graph.js";
 import { type Conflict, type DefinitionState, Graph, type GraphStatus } from "../ops/graph.js";
 import {
   type AuthorId,
@@ -16,8 +19,18 @@ import {
 } from "../ops/ids.js";
 import {
   type Anchor,
+  CONFLICT_POLICIES,
+  type ConfigOp,
+  type ConflictPolicy,
+  type ControlOp,
+  isConflictPolicy,
+  isControlOp,
   isDefinitionName,
+  isLockPattern,
   isRefKey,
+  type LockOp,
+  type LogOp,
+  type LogOpKind,
   type Op,
   type OpKind,
   parseOp,
@@ -25,15 +38,19 @@ import {
   type RefBindings,
   type RefKey,
   splitRefKey,
+  type UnlockOp,
 } from "../ops/op.js";
 import { applyPatch, describePatchFailure } from "../ops/patch.js";
 import { composeSource, decomposeSource } from "../ops/source.js";
+import { definitionDiff } from "./diff.js";
+import { fingerprintOps } from "./fingerprint.js";
 import { compareDefinitions, parseText, qualified, siteTarget } from "./materialize.js";
 import type { OpLog } from "./op-log.js";
 import { ok, type Rejection, reject, type StoreResult } from "./result.js";
 import { matchesPattern, parseSelector } from "./selector.js";
 import { suggest } from "./suggest.js";
-import { builtinGate, type ValidationProblem, type WriteValidator } from "./validate.js";
+import { planTaskUndo, type TaskUndoPlan } from "./task-undo.js";
+import { builtinGate, DEFAULT_VALIDATORS, type ValidationProblem, type WriteValidator } from "./validate.js";
 import { type DefinitionView, GraphReader } from "./view.js";
 
 /** How a store is opened. */
@@ -42,7 +59,7 @@ export interface StoreOptions {
   readonly log: OpLog;
   /** Who writes through this store: `agent:claude-1`, `user:alice`. */
   readonly author: string;
-  /** Validators run after the built-in gate on every write (the checker plugs in here). */
+  /** Validators run after the built-in gate on every write; default DEFAULT_VALIDATORS (the checker). */
   readonly validators?: readonly WriteValidator[];
   /** Milliseconds since the epoch, for op timestamps and ids; defaults to `Date.now`. */
   readonly now?: () => number;
@@ -53,9 +70,35 @@ export interface StoreOptions {
 /** What a successful write did. */
 export interface WriteReceipt {
   readonly opIds: readonly OpId[];
-  /** The ops as stored (wire format). */
-  readonly ops: readonly Op[];
+  /** The ops as stored (wire format): definition ops, or the control op of a policy or lock write. */
+  readonly ops: readonly LogOp[];
+  /** The definitions a remove took away (`layer.name`; every one of a cascade). */
+  readonly removed?: readonly string[];
+  /** What the write left that a person should know: references a forced remove left dangling. */
+  readonly warnings?: readonly string[];
 }
+
+/**
+ * A write or bundle tried without writing (`kumiki patch apply --dry-run`): the exact ops it would
+ * write, what it would change, and a fingerprint of those ops. `apply(bundle, {expect})` with the
+ * fingerprint writes exactly these ops or refuses (`fingerprint-mismatch`).
+ */
+export interface Preview {
+  readonly ops: readonly LogOp[];
+  /** Unified-style diff per definition, current text → text after the write (names as shown). */
+  readonly diff: string;
+  /** blake3 over the canonical JSON of the ops, without op-ids and timestamps (see fingerprint.ts). */
+  readonly fingerprint: string;
+  readonly removed?: readonly string[];
+  readonly warnings?: readonly string[];
+  /**
+   * For an undo of a task: what other authors changed since the task (the ops and a diff), which
+   * the undo would discard; absent when nobody did.
+   */
+  readonly divergence?: string;
+}
+
+export type { LockEntry } from "../ops/graph.js";
 
 /** What `view` returns. */
 export interface ViewResult {
@@ -95,7 +138,7 @@ export type OpStatus = "applied" | "lost" | "failed" | "rolled-back" | "orphaned
 /** One op in a definition's history. */
 export interface HistoryEntry {
   readonly opId: OpId;
-  readonly op: OpKind;
+  readonly op: LogOpKind;
   readonly author: string;
   readonly ts: number;
   /** The definition's name when the op was written. */
@@ -103,6 +146,8 @@ export interface HistoryEntry {
   readonly newName?: string;
   readonly task?: string;
   readonly reverts?: OpId;
+  /** Set on a remove written with `force` (or inside a cascade). */
+  readonly force?: true;
   readonly status: OpStatus;
   /** The conflict record that explains a status other than applied. */
   readonly conflict?: string;
@@ -129,7 +174,7 @@ export interface StoreStatus extends GraphStatus {
 /** A change to the graph, local or from elsewhere. */
 export interface ChangeEvent {
   readonly source: "local" | "remote";
-  readonly ops: readonly Op[];
+  readonly ops: readonly LogOp[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,8 +216,19 @@ export const EditInputSchema = z.strictObject({
 });
 /** `rename`: the target and its new name. */
 export const RenameInputSchema = z.strictObject({ qname: z.string(), newName: z.string(), task: Task });
-/** `remove`: the target. */
-export const RemoveInputSchema = z.strictObject({ qname: z.string(), task: Task });
+const removeFields = {
+  qname: z.string(),
+  /** Also remove every definition that references it, transitively, in the same atomic write. */
+  cascade: z.boolean().optional(),
+  /** Remove it although definitions reference it, leaving those references dangling (with warnings). */
+  force: z.boolean().optional(),
+  task: Task,
+};
+const notBoth = (i: { cascade?: boolean | undefined; force?: boolean | undefined }) =>
+  !(i.cascade === true && i.force === true);
+const notBothMessage = "give cascade or force, not both";
+/** `remove`: the target; `cascade` or `force` when definitions reference it. */
+export const RemoveInputSchema = z.strictObject(removeFields).refine(notBoth, notBothMessage);
 /** `link`: bind the reference `ref` (`layer:name` as shown) in the target's text to the definition `to`. */
 export const LinkInputSchema = z.strictObject({
   qname: z.string(),
@@ -207,7 +263,7 @@ export const BundleItemSchema = z.discriminatedUnion("op", [
     task: Task,
   }),
   z.strictObject({ op: z.literal("rename"), qname: z.string(), newName: z.string(), task: Task }),
-  z.strictObject({ op: z.literal("remove"), qname: z.string(), task: Task }),
+  z.strictObject({ op: z.literal("remove"), ...removeFields }).refine(notBoth, notBothMessage),
   z.strictObject({ op: z.literal("link"), qname: z.string(), ref: z.string(), to: z.string(), task: Task }),
   z.strictObject({ op: z.literal("unlink"), qname: z.string(), ref: z.string(), task: Task }),
 ]);
@@ -235,19 +291,6 @@ function invalidInput(what: string, error: z.ZodError): Rejection {
     details: { issues },
   };
 }
-
-const PLURAL: Record<Layer, string> = {
-  type: "types",
-  slot: "slots",
-  effect: "effects",
-  reducer: "reducers",
-  tile: "tiles",
-  fn: "fns",
-  app: "apps",
-  test: "tests",
-  theme: "themes",
-  motion: "motions",
-};
 
 // ---------------------------------------------------------------------------------------------
 // The store
@@ -302,7 +345,7 @@ export class Store {
   constructor(options: StoreOptions) {
     this.log = options.log;
     this.author = options.author as AuthorId;
-    this.validators = [builtinGate, ...(options.validators ?? [])];
+    this.validators = [builtinGate, ...(options.validators ?? DEFAULT_VALIDATORS)];
     this.now = options.now ?? Date.now;
     this.ids = createOpIdGenerator({
       now: this.now,
@@ -427,13 +470,13 @@ export class Store {
     const g = this.graph;
     const s = g.definition(id);
     const opIds = g.opsOf(id);
-    const first = g.op(opIds[0]!);
+    const first = g.defOp(opIds[0]!);
     if (first === undefined) return [];
     const byOp = new Map<string, Conflict>();
     for (const c of g.conflicts(new Set([id]))) byOp.set(c.ops[0]!, c);
     const names: string[] = [];
     const entries = opIds.map((o): HistoryEntry => {
-      const op = g.op(o)!;
+      const op = g.defOp(o)!;
       const conflict = byOp.get(o);
       let status: OpStatus = "applied";
       if (g.isRolledBack(o)) status = "rolled-back";
@@ -446,7 +489,7 @@ export class Store {
         if (n !== undefined && names[names.length - 1] !== n) names.push(n);
       }
       const rolled = g.isRolledBack(o)
-        ? `rolled-back:${o}`
+        ? g.rollbackConflictId(o)
         : g.orphanReason(o) !== undefined
           ? `orphaned:${o}`
           : conflict?.id;
@@ -459,6 +502,7 @@ export class Store {
         ...(op.op === "rename" ? { newName: op["new-name"] } : {}),
         ...(op.task === undefined ? {} : { task: op.task }),
         ...(op.reverts === undefined ? {} : { reverts: op.reverts }),
+        ...(op.op === "remove" && op.force === true ? { force: true as const } : {}),
         status,
         ...(status === "applied" || rolled === undefined ? {} : { conflict: rolled }),
       };
@@ -482,6 +526,16 @@ export class Store {
   /** Every conflict record (which ops, why, what was decided, how to retry), sorted by id. */
   conflicts(): Conflict[] {
     return this.graph.conflicts();
+  }
+
+  /** The conflict policy in force (`kumiki config conflict-policy`): state in the graph, `strict` by default. */
+  conflictPolicy(): ConflictPolicy {
+    return this.graph.policy();
+  }
+
+  /** The live ownership locks (§9.8.3), sorted by pattern then agent. */
+  locks(): readonly LockEntry[] {
+    return this.graph.locks();
   }
 
   /** Where the store stands: op counts, quarantined ops, heads, conflicts. */
@@ -608,7 +662,11 @@ export class Store {
     return this.write((d) => d.rename(r.data));
   }
 
-  /** Removes a definition; refused while live definitions reference it (listing them). */
+  /**
+   * Removes a definition; refused while live definitions reference it (listing them), unless
+   * `cascade` (they are removed too, transitively, in the same atomic write) or `force` (they are
+   * left dangling, and the receipt's warnings say where).
+   */
   remove(input: RemoveInput): Promise<StoreResult<WriteReceipt>> {
     const r = RemoveInputSchema.safeParse(input);
     if (!r.success) return Promise.resolve({ ok: false, error: invalidInput("remove", r.error) });
@@ -632,14 +690,33 @@ export class Store {
   /**
    * Applies a bundle of writes, all or nothing (`kumiki patch apply`): each item is written against
    * the graph as the items before it left it, and definitions the bundle adds can be referenced by
-   * any item (mutually recursive definitions go in one bundle).
+   * any item (mutually recursive definitions go in one bundle). With `expect` (a {@link preview}'s
+   * fingerprint), writes exactly the previewed ops or refuses with `fingerprint-mismatch`.
    */
-  apply(bundle: unknown): Promise<StoreResult<WriteReceipt>> {
+  apply(bundle: unknown, options: { expect?: string } = {}): Promise<StoreResult<WriteReceipt>> {
+    const build = this.bundleBuild(bundle);
+    if (typeof build !== "function") return Promise.resolve({ ok: false, error: build });
+    return this.write(build, options.expect);
+  }
+
+  /**
+   * What a bundle would write, without writing it: the exact ops, a unified-style diff per
+   * definition and the ops' fingerprint (pass it to `apply` as `expect`). Refused exactly as `apply`
+   * would refuse, nothing written.
+   */
+  preview(bundle: unknown): StoreResult<Preview> {
+    const build = this.bundleBuild(bundle);
+    if (typeof build !== "function") return { ok: false, error: build };
+    if (this.closed) return reject("store-closed", "the store is closed");
+    return this.draftWrite(build, (d, ops) => ok(this.previewOf(d, ops)));
+  }
+
+  private bundleBuild(bundle: unknown): ((d: Draft) => Rejection | undefined) | Rejection {
     const r = BundleSchema.safeParse(bundle);
-    if (!r.success) return Promise.resolve({ ok: false, error: invalidInput("bundle", r.error) });
+    if (!r.success) return invalidInput("bundle", r.error);
     const items = Array.isArray(r.data) ? r.data : r.data.ops;
-    if (items.length === 0) return Promise.resolve(reject("bundle-empty", "the bundle holds no ops"));
-    return this.write((d) => {
+    if (items.length === 0) return { code: "bundle-empty", message: "the bundle holds no ops" };
+    return (d) => {
       d.reserve(items);
       for (let i = 0; i < items.length; i++) {
         const item = items[i]!;
@@ -653,7 +730,46 @@ export class Store {
         }
       }
       return d.settle();
-    });
+    };
+  }
+
+  private previewOf(d: Draft, ops: readonly LogOp[]): Preview {
+    return {
+      ops,
+      diff: this.diffOf(d, ops),
+      fingerprint: fingerprintOps(ops),
+      ...(d.removed.length > 0 ? { removed: [...d.removed] } : {}),
+      ...(d.warnings.length > 0 ? { warnings: [...d.warnings] } : {}),
+    };
+  }
+
+  /** The diff of a drafted write: each definition it changes (as shown), then each control op. */
+  private diffOf(d: Draft, ops: readonly LogOp[]): string {
+    const ids: DefId[] = [];
+    const seen = new Set<DefId>();
+    const note = (id: DefId) => {
+      if (seen.has(id)) return;
+      seen.add(id);
+      ids.push(id);
+    };
+    for (const op of ops) if (!isControlOp(op)) note(op.def);
+    for (const op of ops) {
+      if (isControlOp(op) || (op.op !== "rename" && op.op !== "remove")) continue;
+      for (const r of d.fork.referrersOf(op.def)) note(r);
+      for (const r of this.graph.referrersOf(op.def)) note(r);
+    }
+    const parts: string[] = [];
+    for (const id of ids) {
+      const before = this.reader.get(id);
+      const after = d.reader.get(id);
+      const text = definitionDiff(
+        before?.alive === true ? { label: before.qname, text: before.text } : undefined,
+        after?.alive === true ? { label: after.qname, text: after.text } : undefined,
+      );
+      if (text !== "") parts.push(text);
+    }
+    for (const op of ops) if (isControlOp(op)) parts.push(describeControl(op, this.graph));
+    return parts.join("");
   }
 
   /**
@@ -718,26 +834,227 @@ export class Store {
   }
 
   /**
-   * One write: author its ops against a fork of the graph, run the gate on the fork, store the ops
-   * durably, then apply them. Any refusal drops the fork: nothing changed, the log untouched.
+   * Sets the conflict policy (`kumiki config conflict-policy <strict|heal|warn>`) with a `config`
+   * op: state in the graph, so every replica decides dangling references alike. It governs the
+   * decisions the fold makes after the op in the causal order (docs/semantics.md §11).
    */
-  private write(build: (d: Draft) => Rejection | undefined): Promise<StoreResult<WriteReceipt>> {
+  setConflictPolicy(policy: string, options: { task?: string } = {}): Promise<StoreResult<WriteReceipt>> {
+    if (!isConflictPolicy(policy)) {
+      return Promise.resolve(
+        reject(
+          "invalid-policy",
+          `unknown conflict policy ${JSON.stringify(policy)}: one of ${CONFLICT_POLICIES.join(", ")}`,
+          { policy, policies: [...CONFLICT_POLICIES] },
+        ),
+      );
+    }
+    const task = checkTask(options.task);
+    if (task !== undefined) return Promise.resolve({ ok: false, error: task });
+    return this.write((d) => {
+      const now = d.fork.policy();
+      if (now === policy)
+        return {
+          code: "no-change",
+          message: `the conflict policy is already ${policy}`,
+          details: { policy },
+        };
+      return d.control({ op: "config", key: "conflict-policy", value: policy }, options.task);
+    });
+  }
+
+  /**
+   * Gives `agent` ownership of the definitions matching `patterns` (`slot.todos*`, `reducer.todo-*`;
+   * `*` is the only wildcard; a pattern may hold several, comma-separated): from then on a write by
+   * any other author that touches one of them is refused (`locked`). Refused when another agent
+   * holds the same pattern, or a live definition that both patterns match.
+   */
+  lock(input: {
+    agent: string;
+    patterns: readonly string[];
+    task?: string;
+  }): Promise<StoreResult<WriteReceipt>> {
+    const parsed = lockInput(input, true);
+    if (!parsed.ok) return Promise.resolve(parsed);
+    const { agent, patterns } = parsed.value;
+    return this.write((d) => {
+      const live = d.fork.locks();
+      const fresh = (patterns ?? []).filter((p) => !live.some((l) => l.agent === agent && l.pattern === p));
+      if (fresh.length === 0)
+        return {
+          code: "no-change",
+          message: `${agent} already holds ${(patterns ?? []).join(", ")}`,
+          details: { agent },
+        };
+      for (const p of fresh) {
+        for (const l of live) {
+          if (l.agent === agent) continue;
+          const clash =
+            l.pattern === p
+              ? undefined
+              : [...d.fork.definitions()].find(
+                  (x) =>
+                    x.alive &&
+                    matchesLockPattern(p, x.layer, x.name) &&
+                    matchesLockPattern(l.pattern, x.layer, x.name),
+                );
+          if (l.pattern !== p && clash === undefined) continue;
+          return {
+            code: "locked",
+            message: `${l.agent} already locks ${l.pattern}${clash === undefined ? "" : `, which covers ${qualified(clash.layer, clash.name)} too`}; ask them to unlock it first`,
+            details: { agent: l.agent, pattern: l.pattern, lock: l.opId, requested: p },
+          };
+        }
+      }
+      return d.control({ op: "lock", agent: agent as AuthorId, patterns: fresh }, input.task);
+    });
+  }
+
+  /**
+   * Ends `agent`'s locks on `patterns`, or all of them. Anyone may unlock (a lock coordinates; it
+   * is not a permission), and the unlock is in the op log with its author.
+   */
+  unlock(input: {
+    agent: string;
+    patterns?: readonly string[];
+    task?: string;
+  }): Promise<StoreResult<WriteReceipt>> {
+    const parsed = lockInput(input, false);
+    if (!parsed.ok) return Promise.resolve(parsed);
+    const { agent, patterns } = parsed.value;
+    return this.write((d) => {
+      const held = d.fork.locks().filter((l) => l.agent === agent);
+      const lifted = patterns === undefined ? held : held.filter((l) => patterns.includes(l.pattern));
+      if (lifted.length === 0) {
+        return {
+          code: "not-found",
+          message: `${agent} holds no lock${patterns === undefined ? "" : ` on ${patterns.join(", ")}`}${held.length > 0 ? ` (it holds ${held.map((l) => l.pattern).join(", ")})` : ""}`,
+          details: { agent, held: held.map((l) => l.pattern) },
+        };
+      }
+      return d.control(
+        {
+          op: "unlock",
+          agent: agent as AuthorId,
+          ...(patterns === undefined ? {} : { patterns: lifted.map((l) => l.pattern) }),
+        },
+        input.task,
+      );
+    });
+  }
+
+  /**
+   * Undoes a whole task (seed 001): every definition the task's ops touched returns to its state
+   * just before the task's first op on it, with new ops (an ordinary write, itself undoable: its
+   * ops carry the task `options.task`, by default `undo:<task>`). Refused with `undo-diverged`
+   * (`details.diff`: who changed what since) when other ops touched those definitions after the
+   * task, unless `confirm`; with `expect`, exactly the ops of a {@link previewUndoTask} or
+   * `fingerprint-mismatch`.
+   */
+  undoTask(
+    task: string,
+    options: { confirm?: boolean; task?: string; expect?: string } = {},
+  ): Promise<StoreResult<WriteReceipt>> {
+    const undoTask = this.undoTaskId(task, options.task);
+    if (!undoTask.ok) return Promise.resolve(undoTask);
+    return this.write((d) => {
+      const plan = planTaskUndo(d.fork, d.reader, task);
+      if (!plan.ok) return plan.error;
+      if (plan.value.divergence !== undefined && options.confirm !== true) {
+        return {
+          code: "undo-diverged",
+          message: `cannot undo task ${task} as is: ${plan.value.divergedSummary}; nothing was written (confirm to undo anyway, discarding those changes)`,
+          details: { task, diff: plan.value.divergence, definitions: plan.value.diverged },
+        };
+      }
+      return d.undo(plan.value, undoTask.value);
+    }, options.expect);
+  }
+
+  /** What {@link undoTask} would write (confirmed), with the divergence it would discard, if any. */
+  previewUndoTask(task: string, options: { task?: string } = {}): StoreResult<Preview> {
+    if (this.closed) return reject("store-closed", "the store is closed");
+    const undoTask = this.undoTaskId(task, options.task);
+    if (!undoTask.ok) return undoTask;
+    let plan: TaskUndoPlan | undefined;
+    return this.draftWrite(
+      (d) => {
+        const p = planTaskUndo(d.fork, d.reader, task);
+        if (!p.ok) return p.error;
+        plan = p.value;
+        return d.undo(p.value, undoTask.value);
+      },
+      (d, ops) => {
+        const preview = this.previewOf(d, ops);
+        return ok(plan?.divergence === undefined ? preview : { ...preview, divergence: plan.divergence });
+      },
+    );
+  }
+
+  private undoTaskId(task: string, given: string | undefined): StoreResult<string> {
+    const bad = checkTask(task) ?? checkTask(given);
+    if (bad !== undefined) return { ok: false, error: bad };
+    const id = given ?? `undo:${task}`;
+    if (id.length > 128)
+      return reject(
+        "invalid-input",
+        `the task id undo:${task} is too long (at most 128 characters); give options.task`,
+      );
+    return ok(id);
+  }
+
+  /**
+   * Authors a write against a fork of the graph and runs the gate on it, then hands the fork and
+   * the finished ops to `then` (while the fork still exists). The fork is always dropped: nothing
+   * changes here. Synchronous, so nothing else runs between the draft and `then`.
+   */
+  private draftWrite<T>(
+    build: (d: Draft) => Rejection | undefined,
+    then: (d: Draft, ops: LogOp[]) => StoreResult<T>,
+  ): StoreResult<T> {
+    const draft = new Draft(this.graph, this.author, this.now, this.ids);
+    try {
+      const refused = build(draft);
+      if (refused !== undefined) return { ok: false, error: refused };
+      if (draft.ops.length === 0) return reject("no-change", "the write changes nothing");
+      const locked = this.lockedBy(draft.ops);
+      if (locked !== undefined) return { ok: false, error: locked };
+      const problems = this.gate(draft);
+      if (problems.length > 0) {
+        const [first] = problems as [ValidationProblem];
+        return reject(first.code, first.message, { ...first.details, problems });
+      }
+      return then(draft, draft.finish());
+    } finally {
+      draft.discard();
+    }
+  }
+
+  /**
+   * One write: author its ops against a fork of the graph, run the gate on the fork, store the ops
+   * durably, then apply them. Any refusal drops the fork: nothing changed, the log untouched. With
+   * `expect`, the ops must have that fingerprint (what a preview showed).
+   */
+  private write(
+    build: (d: Draft) => Rejection | undefined,
+    expect?: string,
+  ): Promise<StoreResult<WriteReceipt>> {
     return this.serially(async () => {
       if (this.closed) return reject<WriteReceipt>("store-closed", "the store is closed");
-      const draft = new Draft(this.graph, this.author, this.now, this.ids);
-      let ops: Op[];
-      try {
-        const refused = build(draft);
-        if (refused !== undefined) return { ok: false, error: refused } as const;
-        const problems = this.gate(draft);
-        if (problems.length > 0) {
-          const [first] = problems as [ValidationProblem];
-          return reject<WriteReceipt>(first.code, first.message, { ...first.details, problems });
+      const drafted = this.draftWrite(build, (d, ops) => {
+        if (expect !== undefined) {
+          const actual = fingerprintOps(ops);
+          if (actual !== expect) {
+            return reject<{ ops: LogOp[]; removed: string[]; warnings: string[] }>(
+              "fingerprint-mismatch",
+              `the write would now be other ops than the ones previewed (fingerprint ${actual}, expected ${expect}): the graph changed since; preview again`,
+              { expected: expect, actual, diff: this.diffOf(d, ops) },
+            );
+          }
         }
-        ops = draft.finish();
-      } finally {
-        draft.discard();
-      }
+        return ok({ ops, removed: [...d.removed], warnings: [...d.warnings] });
+      });
+      if (!drafted.ok) return drafted;
+      const { ops, removed, warnings } = drafted.value;
       try {
         await this.log.append(ops);
       } catch (e) {
@@ -749,27 +1066,127 @@ export class Store {
       const { refolded } = this.graph.receive(ops);
       if (refolded) this.reader = new GraphReader(this.graph);
       this.emit({ source: "local", ops });
-      return ok({ opIds: ops.map((o) => o["op-id"]), ops });
+      return ok({
+        opIds: ops.map((o) => o["op-id"]),
+        ops,
+        ...(removed.length > 0 ? { removed } : {}),
+        ...(warnings.length > 0 ? { warnings } : {}),
+      });
     });
+  }
+
+  /**
+   * The refusal of a write that touches a definition another agent has locked (§9.8.3): each op's
+   * target, by the name it records, a rename's new name, every definition of a cascade.
+   */
+  private lockedBy(ops: readonly LogOp[]): Rejection | undefined {
+    if (this.graph.locks().length === 0) return undefined;
+    for (const op of ops) {
+      if (isControlOp(op)) continue;
+      const names = op.op === "rename" ? [op.name, op["new-name"]] : [op.name];
+      for (const name of names) {
+        const other = this.graph.locksOn(op.layer, name).find((l) => l.agent !== this.author);
+        if (other === undefined) continue;
+        const q = qualified(op.layer, name);
+        return {
+          code: "locked",
+          message: `${q} is locked by ${other.agent} (${other.pattern}); ${this.author} may not ${op.op} it — ask ${other.agent} to unlock it (kumiki unlock ${other.agent} '${other.pattern}')`,
+          details: { definition: q, agent: other.agent, pattern: other.pattern, lock: other.opId, op: op.op },
+        };
+      }
+    }
+    return undefined;
   }
 
   private gate(draft: Draft): ValidationProblem[] {
     const before = this.reader;
     const after = draft.reader;
     const touched = new Set<DefId>();
+    const ops: Op[] = [];
     for (const op of draft.ops) {
+      if (isControlOp(op)) continue;
+      ops.push(op);
       touched.add(op.def);
+      // A forced remove leaves its referrers dangling on purpose: they are not the write's to check.
+      if (op.op === "remove" && op.force === true && !draft.cascaded.has(op.def)) continue;
       if (op.op === "rename" || op.op === "remove" || op.reverts !== undefined) {
         for (const r of before.graph.referrersOf(op.def)) touched.add(r);
         for (const r of after.graph.referrersOf(op.def)) touched.add(r);
       }
     }
-    const write = { ops: draft.ops, before, after, touched: [...touched] };
-    for (const v of this.validators) {
+    const write = { ops, before, after, touched: [...touched] };
+    // With --force the dangling references are the point: only the built-in gate runs (`kumiki
+    // check` lists them). A remove cannot add any other error.
+    const validators = draft.forced ? [builtinGate] : this.validators;
+    for (const v of validators) {
       const problems = v.validate(write);
       if (problems.length > 0) return [...problems];
     }
     return [];
+  }
+}
+
+/** A task id as the wire format takes it, or why not. */
+function checkTask(task: string | undefined): Rejection | undefined {
+  if (task === undefined) return undefined;
+  if (task.length < 1 || task.length > 128 || !/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/.test(task)) {
+    return {
+      code: "invalid-input",
+      message: `invalid task id ${JSON.stringify(task)}: letters, digits and . _ : @ / + - (no spaces), at most 128 characters`,
+    };
+  }
+  return undefined;
+}
+
+/** Checks a lock or unlock request: the agent, and each pattern (comma-separated lists split). */
+function lockInput(
+  input: { agent: string; patterns?: readonly string[] | undefined; task?: string | undefined },
+  needPatterns: boolean,
+): StoreResult<{ agent: string; patterns: string[] | undefined }> {
+  if (input === null || typeof input !== "object") return reject("invalid-input", "give {agent, patterns}");
+  if (!isAuthorId(input.agent)) {
+    return reject(
+      "invalid-input",
+      `invalid agent ${JSON.stringify(input.agent)}: an author id, letters, digits and . _ : @ / + - without spaces (e.g. agent:claude-1)`,
+    );
+  }
+  const task = checkTask(input.task);
+  if (task !== undefined) return { ok: false, error: task };
+  if (input.patterns === undefined) {
+    if (needPatterns) return reject("invalid-input", "a lock needs at least one pattern (e.g. slot.todos*)");
+    return ok({ agent: input.agent, patterns: undefined });
+  }
+  if (!Array.isArray(input.patterns))
+    return reject("invalid-input", "patterns is a list of layer.namepattern");
+  const patterns: string[] = [];
+  for (const raw of input.patterns) {
+    for (const part of String(raw).split(",")) {
+      const p = part.trim();
+      if (p === "") continue;
+      if (!isLockPattern(p)) {
+        return reject(
+          "invalid-input",
+          `invalid lock pattern ${JSON.stringify(p)}: layer.namepattern, e.g. slot.todos* or reducer.todo-* (a layer or *, a dot, then letters, digits, _, - and *; * is the only wildcard)`,
+          { pattern: p },
+        );
+      }
+      if (!patterns.includes(p)) patterns.push(p);
+    }
+  }
+  if (patterns.length === 0) return reject("invalid-input", "no lock pattern given (e.g. slot.todos*)");
+  if (patterns.length > 256) return reject("invalid-input", "at most 256 patterns in one lock");
+  return ok({ agent: input.agent, patterns });
+}
+
+/** One line of a preview's diff for a control op. */
+function describeControl(op: ControlOp, graph: Graph): string {
+  switch (op.op) {
+    case "config":
+      return `config conflict-policy: ${graph.policy()} -> ${op.value}\n`;
+    case "lock":
+      return `lock ${op.agent}: ${op.patterns.join(", ")}\n`;
+    case "unlock":
+      return `unlock ${op.agent}: ${op.patterns === undefined ? "every lock" : op.patterns.join(", ")}\n`;
   }
 }
 
@@ -792,7 +1209,17 @@ interface Unresolved {
 class Draft {
   readonly fork: Graph;
   readonly reader: GraphReader;
-  readonly ops: Op[] = [];
+  readonly ops: LogOp[] = [];
+  /** `layer.name` of each definition the write removes. */
+  readonly removed: string[] = [];
+  /** What the write leaves that a person should know (references left dangling by force). */
+  readonly warnings: string[] = [];
+  /** True when a remove of the write was forced (`force`, not a cascade). */
+  forced = false;
+  /** Definitions removed as part of a cascade or an undo (their referrers go too). */
+  readonly cascaded = new Set<DefId>();
+  /** The task of the bundle item being written (the links a bundle writes for it carry it too). */
+  private itemTask: string | undefined;
   private floor: OpId | undefined;
   /** `layer:name` of the definitions a bundle's adds will create. */
   private readonly reserved = new Set<string>();
@@ -822,7 +1249,7 @@ class Draft {
   }
 
   /** The ops with `depends-on` filled in: each referenced definition's hash once the write is applied. */
-  finish(): Op[] {
+  finish(): LogOp[] {
     const targets = new Set<DefId>();
     for (const op of this.ops) if ("refs" in op) for (const t of Object.values(op.refs)) targets.add(t);
     const hashes = this.reader.materializer.hashes(targets);
@@ -875,7 +1302,7 @@ class Draft {
       const s = this.fork.definition(d.source);
       if (s === undefined || !s.alive) continue;
       const why = this.place({
-        ...this.meta("link", s.layer, s.name, s.id, undefined, this.nextId()),
+        ...this.meta("link", s.layer, s.name, s.id, this.itemTask, this.nextId()),
         op: "link",
         ref: d.key,
         target: added.id,
@@ -886,6 +1313,7 @@ class Draft {
   }
 
   item(item: BundleItem): Rejection | undefined {
+    this.itemTask = item.task;
     switch (item.op) {
       case "add":
         return this.add(item);
@@ -927,7 +1355,27 @@ class Draft {
     };
   }
 
-  private place(op: Op): Rejection | undefined {
+  /** Writes a control op (config, lock, unlock). */
+  control(
+    fields:
+      | Pick<ConfigOp, "op" | "key" | "value">
+      | Pick<LockOp, "op" | "agent" | "patterns">
+      | Pick<UnlockOp, "op" | "agent" | "patterns">,
+    task: string | undefined,
+  ): Rejection | undefined {
+    const prev = this.ops[this.ops.length - 1];
+    const op = {
+      ...fields,
+      author: this.author,
+      ts: Math.max(0, Math.floor(this.now())),
+      "op-id": this.nextId(),
+      "parent-ops": prev === undefined ? this.fork.heads() : [prev["op-id"]],
+      ...(task === undefined ? {} : { task }),
+    } as ControlOp;
+    return this.place(op);
+  }
+
+  private place(op: LogOp): Rejection | undefined {
     // Defence in depth: an op the store wrote must pass the wire schema like any other.
     const r = parseOp(op);
     if (!r.ok) return { code: r.error.code, message: r.error.message, details: { issues: r.error.issues } };
@@ -1022,7 +1470,7 @@ class Draft {
           break;
         }
       }
-      if (!bound && site.role !== "variant") {
+      if (!bound && !isStandardReference(site)) {
         missing.push({
           name: site.name,
           layers: site.layers,
@@ -1223,23 +1671,47 @@ class Draft {
     });
   }
 
-  remove(input: { qname: string; task?: string | undefined }, reverts?: OpId): Rejection | undefined {
+  remove(
+    input: {
+      qname: string;
+      task?: string | undefined;
+      cascade?: boolean | undefined;
+      force?: boolean | undefined;
+    },
+    reverts?: OpId,
+  ): Rejection | undefined {
     const t = this.target(input.qname);
     if (!t.ok) return t.error;
     const s = t.value;
     const q = this.fork.label(s.id);
-    // Pre-check at issue time (ai-edit.md §9.4.1). Issue 4 adds --cascade / --force here.
+    if (input.cascade === true) return this.removeAll(this.referrerClosure([s.id]), input.task, []);
+    // Pre-check at issue time (ai-edit.md §9.4.1).
     const referrers = this.reader.referrers(s.id);
+    if (referrers.length > 0 && input.force === true) {
+      for (const r of referrers)
+        for (const line of r.lines)
+          this.warnings.push(
+            `${r.view.visible ? r.view.qname : r.view.id}:${line} references ${q}, which is removed: the reference is left dangling (--force)`,
+          );
+      this.forced = true;
+      this.removed.push(q);
+      return this.place({
+        ...this.meta("remove", s.layer, s.name, s.id, input.task),
+        op: "remove",
+        force: true,
+        ...(reverts === undefined ? {} : { reverts }),
+      });
+    }
     if (referrers.length > 0) {
       const byLayer = new Map<Layer, number>();
       for (const r of referrers) byLayer.set(r.view.layer, (byLayer.get(r.view.layer) ?? 0) + 1);
-      const counts = [...byLayer].map(([l, n]) => `${n} ${n === 1 ? l : PLURAL[l]}`).join(", ");
+      const counts = [...byLayer].map(([l, n]) => `${n} ${n === 1 ? l : LAYER_PLURALS[l]}`).join(", ");
       const lines = referrers.flatMap((r) =>
         r.lines.map((line) => `${r.view.visible ? r.view.qname : r.view.id}:${line}`),
       );
       return {
         code: "referenced",
-        message: `cannot remove ${q} (referenced by ${counts})\n${lines.map((l) => `  ${l}`).join("\n")}\nremove or change those references first`,
+        message: `cannot remove ${q} (referenced by ${counts})\n${lines.map((l) => `  ${l}`).join("\n")}\nUse --cascade to remove all dependents, or --force to leave dangling`,
         details: {
           definition: q,
           referrers: referrers.map((r) => ({ qname: r.view.qname, def: r.view.id, lines: r.lines })),
@@ -1247,11 +1719,69 @@ class Draft {
         },
       };
     }
+    this.removed.push(q);
     return this.place({
       ...this.meta("remove", s.layer, s.name, s.id, input.task),
       op: "remove",
       ...(reverts === undefined ? {} : { reverts }),
     });
+  }
+
+  /** `ids` and every live definition that references one of them, transitively. */
+  private referrerClosure(ids: readonly DefId[]): Set<DefId> {
+    const out = new Set<DefId>(ids);
+    const stack = [...ids];
+    while (stack.length > 0) {
+      for (const r of this.fork.referrersOf(stack.pop()!)) {
+        if (out.has(r)) continue;
+        out.add(r);
+        stack.push(r);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Removes a set of definitions in one write: referrers before what they reference, so no op
+   * leaves a reference dangling; inside a cycle (a tile and the reducer it triggers) the first
+   * remove is forced — its referrers are removed right after it. Refused (`referenced`) when a
+   * definition outside the set references one inside, unless `allowOutside` lists it.
+   */
+  private removeAll(
+    ids: Set<DefId>,
+    task: string | undefined,
+    allowOutside: readonly DefId[],
+  ): Rejection | undefined {
+    for (const id of ids) {
+      for (const r of this.fork.referrersOf(id)) {
+        if (ids.has(r) || allowOutside.includes(r)) continue;
+        return {
+          code: "referenced",
+          message: `cannot remove ${this.fork.label(id)}: ${this.fork.label(r)} references it and is not part of this write; change or remove it first`,
+          details: { definition: this.fork.label(id), referrer: this.fork.label(r) },
+        };
+      }
+    }
+    const left = new Set(ids);
+    while (left.size > 0) {
+      const states = [...left].map((id) => this.fork.definition(id)!).sort(compareDefinitions);
+      const free = states.filter((x) => this.fork.referrersOf(x.id).every((r) => !left.has(r)));
+      const batch = free.length > 0 ? free : [states[0]!];
+      for (const x of batch) {
+        left.delete(x.id);
+        this.cascaded.add(x.id);
+        this.removed.push(this.fork.label(x.id));
+        const why = this.place({
+          ...this.meta("remove", x.layer, x.name, x.id, task),
+          op: "remove",
+          ...(free.length === 0 ? { force: true as const } : {}),
+        });
+        if (why !== undefined) return why;
+        // An earlier remove of this batch may have freed the rest: look again.
+        if (free.length === 0) break;
+      }
+    }
+    return undefined;
   }
 
   /** The stored keys of the sites of `s` shown as `ref` (`layer:name` with current names). */
@@ -1340,8 +1870,15 @@ class Draft {
 
   revert(opId: OpId, task: string | undefined): Rejection | undefined {
     const g = this.fork;
-    const op = g.op(opId);
-    if (op === undefined) return { code: "unknown-op", message: `no op ${opId} in this graph` };
+    const held = g.op(opId);
+    if (held === undefined) return { code: "unknown-op", message: `no op ${opId} in this graph` };
+    if (isControlOp(held)) {
+      return {
+        code: "not-revertable",
+        message: `${opId} is a ${held.op} op; change the policy or the locks directly (setConflictPolicy, lock, unlock)`,
+      };
+    }
+    const op = held;
     if (g.isRolledBack(opId) || g.orphanReason(opId) !== undefined) {
       return {
         code: "not-revertable",
@@ -1410,12 +1947,74 @@ class Draft {
     }
   }
 
+  /**
+   * Writes the ops of a task undo: first the definitions the task removed come back, then texts and
+   * names return to what they were, then what the task added goes (referrers first). A binding to
+   * a definition that is not live yet is written unbound and linked once everything is back, so no
+   * op of the write ever binds to a definition that is gone.
+   */
+  undo(plan: TaskUndoPlan, task: string): Rejection | undefined {
+    const later: { def: DefId; key: RefKey; target: DefId }[] = [];
+    const restoreText = (s: DefinitionState, text: string, refs: RefBindings): Rejection | undefined => {
+      const now: Record<string, DefId> = {};
+      for (const [k, t] of Object.entries(refs) as [RefKey, DefId][]) {
+        if (this.fork.definition(t)?.alive === true || t === s.id) now[k] = t;
+        else later.push({ def: s.id, key: k, target: t });
+      }
+      return this.restore(s, text, now as RefBindings, undefined, task);
+    };
+    const ordered = [...plan.definitions].sort((a, b) => (a.revive === b.revive ? 0 : a.revive ? -1 : 1));
+    for (const d of ordered) {
+      if (d.before === undefined || !d.before.alive) continue;
+      const s = this.fork.definition(d.def)!;
+      const sameText = s.alive && s.body.text === d.before.text && sameRefs(s.body.refs, d.before.refs);
+      if (!sameText) {
+        const why = restoreText(s, d.before.text, d.before.refs);
+        if (why !== undefined) return why;
+      }
+      const now = this.fork.definition(d.def)!;
+      if (now.name !== d.before.name) {
+        const why = this.rename({ qname: now.id, newName: d.before.name, task });
+        if (why !== undefined) return why;
+      }
+    }
+    for (const l of later) {
+      const s = this.fork.definition(l.def)!;
+      if (this.fork.definition(l.target)?.alive !== true) {
+        return {
+          code: "undefined-reference",
+          message: `cannot restore ${this.fork.label(l.def)}: it referenced ${this.fork.label(l.target)} (${l.key}), which is gone and not part of the task; restore it first`,
+          details: { definition: this.fork.label(l.def), key: l.key, target: l.target },
+        };
+      }
+      const why = this.place({
+        ...this.meta("link", s.layer, s.name, s.id, task),
+        op: "link",
+        ref: l.key,
+        target: l.target,
+      });
+      if (why !== undefined) return why;
+    }
+    const gone = new Set(
+      plan.definitions
+        .filter(
+          (d) => (d.before === undefined || !d.before.alive) && this.fork.definition(d.def)?.alive === true,
+        )
+        .map((d) => d.def),
+    );
+    if (gone.size > 0) {
+      const why = this.removeAll(gone, task, []);
+      if (why !== undefined) return why;
+    }
+    return undefined;
+  }
+
   /** A replace that sets a stored text and its bindings as they were (a revert's op). */
   private restore(
     s: DefinitionState,
     text: string,
     refs: RefBindings,
-    reverts: OpId,
+    reverts: OpId | undefined,
     task: string | undefined,
   ): Rejection | undefined {
     const parts = decomposeSource(text);
@@ -1430,9 +2029,15 @@ class Draft {
       body: parts.body,
       ...(parts.head === undefined ? {} : { head: parts.head }),
       refs,
-      reverts,
+      ...(reverts === undefined ? {} : { reverts }),
     });
   }
+}
+
+function sameRefs(a: RefBindings, b: RefBindings): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => a[k as RefKey] === b[k as RefKey]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1440,9 +2045,9 @@ class Draft {
 // ---------------------------------------------------------------------------------------------
 
 /** Checks wire ops from elsewhere against the graph; the new ones, or the first reason to refuse. */
-function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Op[]> {
-  const fresh: Op[] = [];
-  const batch = new Map<OpId, Op>();
+function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<LogOp[]> {
+  const fresh: LogOp[] = [];
+  const batch = new Map<OpId, LogOp>();
   for (const [i, input] of inputs.entries()) {
     const r = parseOp(input);
     if (!r.ok)
@@ -1453,7 +2058,7 @@ function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Op
     fresh.push(op);
   }
   const exists = (d: DefId): DefinitionState | Op | undefined =>
-    graph.definition(d) ?? fresh.find((o) => o.op === "add" && o.def === d);
+    graph.definition(d) ?? fresh.find((o): o is Op => o.op === "add" && o.def === d);
   for (const op of fresh) {
     const where = `${op.op} ${op["op-id"]}`;
     for (const p of op["parent-ops"]) {
@@ -1465,6 +2070,7 @@ function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Op
         );
       }
     }
+    if (isControlOp(op)) continue;
     if (op.op !== "add") {
       const target = exists(op.def);
       if (target === undefined)
@@ -1519,7 +2125,7 @@ function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Op
         }
       }
       for (const site of p.sites) {
-        if (site.role === "variant" || siteTarget(site, op.refs) !== null) continue;
+        if (isStandardReference(site) || siteTarget(site, op.refs) !== null) continue;
         return reject(
           "undefined-reference",
           `${where}: ${site.name} at ${site.span.line}:${site.span.column} is bound to no definition (looked for a ${site.layers.join(" or ")})`,

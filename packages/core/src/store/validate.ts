@@ -1,3 +1,4 @@
+import { checkGate } from "../check/gate.js";
 import type { Layer } from "../lang/layers.js";
 import type { DefId } from "../ops/ids.js";
 import type { Op } from "../ops/op.js";
@@ -115,6 +116,13 @@ export const builtinGate: WriteValidator = {
     return problems;
   },
 };
+
+/**
+ * The validators a store runs after {@link builtinGate} when it is opened without `validators`: the
+ * full checker ({@link checkGate}: no write may add an error diagnostic). A store opened with
+ * `validators` runs those instead (e.g. `createCheckGate({capabilities})` with a caps manifest).
+ */
+export const DEFAULT_VALIDATORS: readonly WriteValidator[] = [checkGate];
 
 /**
  * Why a definition's shown text would read differently from the graph: re-read by name (as anyone

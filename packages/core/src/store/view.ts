@@ -1,3 +1,4 @@
+import { isStandardReference } from "../check/stdlib.js";
 import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
 import type { ReferenceSite } from "../lang/references.js";
@@ -129,7 +130,7 @@ export class GraphReader {
         column: site.span.column,
       };
       if (shown.target === null) {
-        if (site.role !== "variant") out.push({ ...base, kind: "unresolved", target: null });
+        if (!isStandardReference(site)) out.push({ ...base, kind: "unresolved", target: null });
       } else if (this.graph.definition(shown.target)?.alive !== true) {
         out.push({ ...base, kind: "dangling", target: shown.target });
       }

@@ -18,8 +18,9 @@ import path from "node:path";
 import type { NetworkAdapterInterface, PeerId, SharePolicy } from "@automerge/automerge-repo";
 import { AutomergeOpLog, OpLogOpenError } from "./automerge-op-log.js";
 import { FileLock, LockTimeoutError } from "./file-lock.js";
-import type { StoredOp } from "./op-log.js";
+import type { OpLog, StoredOp } from "./op-log.js";
 import { OpLogFile } from "./op-log-file.js";
+import { SnapshotOpLog } from "./snapshot-op-log.js";
 
 /** The workspace folder's name. */
 export const WORKSPACE_DIR = ".kumiki";
@@ -214,14 +215,23 @@ function openFailure<T>(e: unknown, paths: WorkspacePaths): WorkspaceResult<T> {
   });
 }
 
+/** How {@link initWorkspace} makes the graph. */
+export interface WorkspaceInitOptions extends WorkspaceOpenOptions {
+  /**
+   * Adopt this existing graph (its Automerge URL), fetched through `network`, instead of creating
+   * an empty one: what a clone does. `config.json` is written only once the document has arrived.
+   */
+  readonly graph?: string;
+}
+
 /**
- * Makes `dir` a workspace: creates `.kumiki/`, an empty graph document, `config.json` and an empty
- * `op-log.jsonl`, and returns it open. Refuses ("workspace-exists") when `dir/.kumiki/config.json`
- * exists; a workspace further up does not prevent a nested one, as with git.
+ * Makes `dir` a workspace: creates `.kumiki/`, an empty graph document (or adopts `options.graph`),
+ * `config.json` and `op-log.jsonl`, and returns it open. Refuses ("workspace-exists") when
+ * `dir/.kumiki/config.json` exists; a workspace further up does not prevent a nested one, as with git.
  */
 export async function initWorkspace<T extends StoredOp = StoredOp>(
   dir: string,
-  options: WorkspaceOpenOptions = {},
+  options: WorkspaceInitOptions = {},
 ): Promise<WorkspaceResult<Workspace<T>>> {
   const paths = workspacePaths(dir);
   if (fs.existsSync(paths.config)) {
@@ -251,12 +261,11 @@ export async function initWorkspace<T extends StoredOp = StoredOp>(
         path: paths.config,
       });
     }
-    log = await AutomergeOpLog.create<T>({
-      directory: paths.storage,
-      ...options,
-      lock,
-      mirror: new OpLogFile(paths.opLog),
-    });
+    const logOptions = { directory: paths.storage, ...options, lock, mirror: new OpLogFile(paths.opLog) };
+    log =
+      options.graph === undefined
+        ? await AutomergeOpLog.create<T>(logOptions)
+        : await AutomergeOpLog.open<T>({ ...logOptions, url: options.graph });
     const config: WorkspaceConfig = { format: WORKSPACE_FORMAT, graph: log.url };
     if (!fs.existsSync(path.join(paths.dir, ".gitignore")))
       writeFileAtomic(path.join(paths.dir, ".gitignore"), GITIGNORE);
@@ -264,6 +273,7 @@ export async function initWorkspace<T extends StoredOp = StoredOp>(
     return { ok: true, value: { paths, config, log } };
   } catch (e) {
     await log?.close().catch(() => undefined);
+    if (e instanceof OpLogOpenError) return openFailure(e, paths);
     return fail("storage-failed", `cannot initialise ${paths.dir}: ${(e as Error).message}`, {
       path: paths.dir,
     });
@@ -272,25 +282,71 @@ export async function initWorkspace<T extends StoredOp = StoredOp>(
   }
 }
 
+/** The workspace at or above `dir` and its config. */
+function locate(dir: string): WorkspaceResult<{ paths: WorkspacePaths; config: WorkspaceConfig }> {
+  const found = findWorkspace(dir);
+  if (!found.ok) return found;
+  const config = readConfig(found.value);
+  return config.ok ? { ok: true, value: { paths: found.value, config: config.value } } : config;
+}
+
 /** Opens the workspace at or above `dir` (see {@link findWorkspace}). */
 export async function openWorkspace<T extends StoredOp = StoredOp>(
   dir: string,
   options: WorkspaceOpenOptions = {},
 ): Promise<WorkspaceResult<Workspace<T>>> {
-  const found = findWorkspace(dir);
-  if (!found.ok) return found;
-  const paths = found.value;
-  const config = readConfig(paths);
-  if (!config.ok) return config;
+  const located = locate(dir);
+  if (!located.ok) return located;
+  const { paths, config } = located.value;
   try {
     const log = await AutomergeOpLog.open<T>({
       directory: paths.storage,
-      url: config.value.graph,
+      url: config.graph,
       ...options,
       mirror: new OpLogFile(paths.opLog),
     });
-    return { ok: true, value: { paths, config: config.value, log } };
+    return { ok: true, value: { paths, config, log } };
   } catch (e) {
     return openFailure(e, paths);
   }
+}
+
+/** A workspace opened for reading: its op log is read-only when it came from the snapshot. */
+export interface WorkspaceReader<T extends StoredOp = StoredOp> {
+  readonly paths: WorkspacePaths;
+  readonly config: WorkspaceConfig;
+  readonly log: OpLog<T>;
+  /** True when the ops came from the verified op-log.jsonl, without loading the Automerge document. */
+  readonly snapshot: boolean;
+}
+
+/**
+ * Opens the workspace at or above `dir` for reading (view, list, check, export): when
+ * `.kumiki/op-log.jsonl` was derived from exactly the chunks now in storage, its ops are read from
+ * it and the Automerge document is not loaded at all (a read-only log); otherwise this is
+ * {@link openWorkspace}. Either way the ops are those of the stored document.
+ */
+export async function openWorkspaceReader<T extends StoredOp = StoredOp>(
+  dir: string,
+): Promise<WorkspaceResult<WorkspaceReader<T>>> {
+  const located = locate(dir);
+  if (!located.ok) return located;
+  const { paths, config } = located.value;
+  try {
+    const ops = await AutomergeOpLog.readSnapshot({
+      directory: paths.storage,
+      url: config.graph,
+      mirror: new OpLogFile(paths.opLog),
+    });
+    if (ops !== undefined) {
+      return {
+        ok: true,
+        value: { paths, config, log: new SnapshotOpLog(ops as T[]), snapshot: true },
+      };
+    }
+  } catch (e) {
+    return openFailure(e, paths);
+  }
+  const full = await openWorkspace<T>(dir);
+  return full.ok ? { ok: true, value: { ...full.value, snapshot: false } } : full;
 }

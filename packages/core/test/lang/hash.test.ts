@@ -143,6 +143,58 @@ tile Btn = button(text="go", onClick=go)
   });
 });
 
+/**
+ * Hashes are a stored contract: ops record them, so an implementation change (a faster writer, a
+ * different blake3) must reproduce them bit for bit. These were computed by the first
+ * implementation; the program covers a nominal type, a cycle, a shorthand field, a test's slot keys,
+ * an unresolved name, a motion name in a string, non-ASCII and escaped string contents, and a
+ * definition whose canonical form spans several blake3 chunks.
+ */
+const PINNED = `type ItemId = nominal Text where uuid
+type Item = {label: Text, id: ItemId}
+slot count : Int = 0
+slot items : Map(ItemId, Item) = {}
+slot draft : Text = "héllo \\"q\\" 🎉"
+effect persist cap=storage.write in=Map(ItemId, Item) out=Result(Unit, Text)
+reducer inc on=ui.click(IncBtn) do= count := count + 1
+reducer addItem on=ui.submit(AddForm) do=
+    let id = ItemId.fresh()
+    items[id] := {id, label=draft}
+    emit persist(items)
+fn twice(n: Int) -> Int = n * 2 + missing
+tile IncBtn = button(text="+1", onClick=inc)
+tile AddForm = form(input(bind=draft))
+tile App = column(heading("Count: " + twice(count).show), IncBtn, AddForm) {pad: "lg", motion: "Spin"}
+motion Spin = {from: {opacity: 0}, to: {opacity: 1}, duration: "200ms"}
+test inc-increments =
+    reducer-test inc
+        given  = {slots: {count: 0, draft: ""}, event: {type: ui.click, target: IncBtn}}
+        expect = {slots: {count: 1}, effects: []}
+tile Long = column(${Array.from({ length: 120 }, (_, i) => `text("line ${i}")`).join(", ")})
+`;
+
+describe("pinned content hashes", () => {
+  it("are what they have always been", () => {
+    expect(Object.fromEntries([...hashes(PINNED)].sort())).toEqual({
+      "effect.persist": "h:a26f7e031b2536f1ea9fdb2c8c017e38b5697f2fc19f5502fabf74c0a61c41b8",
+      "fn.twice": "h:7a83e84f015e0b0b463dc5065bdc3b5d5abe4c9276541fc655a793c128606635",
+      "motion.Spin": "h:64621eef5036b593f83ed4b8fb26ff8ebdf67baddd41e165229cfcb57a416821",
+      "reducer.addItem": "h:4c4f7c8858c1fc25dad0042027fbc79c58745a4284279ba39b2fad2639489573",
+      "reducer.inc": "h:e76150ea785c9bfdec9fc7dd39ca79104c42d4592942c3d3992022b52a55cb5f",
+      "slot.count": "h:e23f49bb4ad015d6d791f555aa1c29839f4ceeb01045719c07a1051b781e1baf",
+      "slot.draft": "h:75d3331c71cb7e8173584099c29bd09da98644fdb62ca03f4509a378fd005502",
+      "slot.items": "h:ad218eeeb7947d0f479515887a986b0aa1e9ac4dd3fe99821708eb2c8e79f584",
+      "test.inc-increments": "h:a48a7276a38e3156a7db0f96c88f940c5d17c67e441e32777519751dbbdc695f",
+      "tile.AddForm": "h:f3aa4f88fdfcc7e936b03af180972fd13a9f5bf6bef90f020e0e868176e3815b",
+      "tile.App": "h:6ea5efd922d5f80be3ad689a74ace12c8b0235ce4ad734f011f4176d181175e8",
+      "tile.IncBtn": "h:0616c0c2189abbfe29e1cc716d7d36dad2a96516083585f9636129873eca919c",
+      "tile.Long": "h:21f6fa13454a456d774c0482b781a752ad642bd3e4e1ac852e359c7dccb3632e",
+      "type.Item": "h:1794c645059065da680818024c7b49d27e8a99fc423f7761b5def414ce99834a",
+      "type.ItemId": "h:1fc9e37690fcafeee7b8f3c05d3d0db6858249aca66ca62fd3ae7daf4e0b77cd",
+    });
+  });
+});
+
 describe.skipIf(!hasCorpus)("content hashes on the conformance corpus", () => {
   if (!hasCorpus) it.skip(corpusMissingMessage, () => {});
   for (const program of corpusPrograms()) {

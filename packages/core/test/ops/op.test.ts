@@ -29,7 +29,28 @@ function samples(): Record<string, unknown>[] {
     b.link(add, "todos", "type:Todo", typ.def, { after: [add] }),
     b.unlink(add, "todos", "type:TodoId", { after: [add] }),
     { ...b.add("# doc\nslot  x: Int = 0"), head: "# doc\nslot  " },
+    { ...b.remove(typ, "Todo", { after: [typ] }), force: true },
+    ...control(add),
   ] as unknown as Record<string, unknown>[];
+}
+
+/** Control ops (config, lock, unlock), written after `after`. */
+function control(after: { "op-id": string; author: string; ts: number }): Record<string, unknown>[] {
+  const common = { author: after.author, ts: after.ts + 1, "parent-ops": [after["op-id"]] };
+  const id = (n: number) => `op_01KSMP5NYTWSDXF85DMNKAJB${"K3Q7"[n]}${n}`;
+  return [
+    { op: "config", ...common, "op-id": id(0), key: "conflict-policy", value: "heal" },
+    {
+      op: "lock",
+      ...common,
+      "op-id": id(1),
+      agent: "agent:a",
+      patterns: ["slot.todos*", "*.draft"],
+      task: "t",
+    },
+    { op: "unlock", ...common, "op-id": id(2), agent: "agent:a", patterns: ["slot.todos*"] },
+    { op: "unlock", ...common, "op-id": id(3), agent: "agent:a" },
+  ];
 }
 
 const BAD_VALUES: unknown[] = [
@@ -59,6 +80,11 @@ const BAD_VALUES: unknown[] = [
   [`op_${"0".repeat(26)}`, `op_${"0".repeat(26)}`],
   [`type:x@h:${"a".repeat(63)}`],
   "agent with space",
+  "conflict-policy",
+  "lenient",
+  ["slot.x[0-9]"],
+  ["todos*"],
+  ["slot.todos*"],
 ];
 
 describe("the op wire schema", () => {
@@ -104,7 +130,10 @@ describe("the op wire schema", () => {
     const [add] = samples() as [Record<string, unknown>];
     const kind = parseOp({ ...add, op: "merge" });
     expect(kind.ok || kind.error.code).toBe("unknown-op-kind");
-    if (!kind.ok) expect(kind.error.message).toContain("add, replace, edit, rename, remove, link, unlink");
+    if (!kind.ok)
+      expect(kind.error.message).toContain(
+        "add, replace, edit, rename, remove, link, unlink, config, lock, unlock",
+      );
     const id = parseOp({ ...add, "op-id": "op_123" });
     expect(id.ok || id.error.code).toBe("invalid-op-id");
     const field = parseOp({ ...add, ts: "yesterday" });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Op } from "../../src/ops/op.js";
+import type { LogOp, Op } from "../../src/ops/op.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import { seededRandom } from "../ops/builder.js";
@@ -9,6 +9,7 @@ import { seededRandom } from "../ops/builder.js";
 const SLOTS = ["a", "b", "Mode"];
 const TILES = ["A", "B", "C"];
 const FNS = ["f", "g"];
+const POLICIES = ["strict", "heal", "warn"];
 
 interface Replica {
   readonly store: Store;
@@ -37,7 +38,7 @@ function pick<T>(xs: readonly T[], n: number): T | undefined {
 /** Accepted writes by kind, across all runs (to show the histories are not trivial). */
 const accepted = new Map<string, number>();
 
-async function count(p: Promise<{ ok: boolean; value?: { ops: readonly Op[] } }>): Promise<void> {
+async function count(p: Promise<{ ok: boolean; value?: { ops: readonly LogOp[] } }>): Promise<void> {
   const r = await p;
   if (r.ok) for (const o of r.value?.ops ?? []) accepted.set(o.op, (accepted.get(o.op) ?? 0) + 1);
 }
@@ -52,7 +53,7 @@ async function act(r: Replica, kind: number, n: number): Promise<void> {
   const tiles = defs.filter((d) => d.layer === "tile");
   const fns = defs.filter((d) => d.layer === "fn");
   const any = pick(defs, n);
-  switch (kind % 10) {
+  switch (kind % 12) {
     case 0: {
       const slot = pick(slots, n >> 3);
       const child = pick(tiles, n >> 5);
@@ -140,6 +141,19 @@ async function act(r: Replica, kind: number, n: number): Promise<void> {
       if (target !== undefined) await count(s.revert(target["op-id"]));
       return;
     }
+    case 10: {
+      // The conflict policy is graph state: replicas change it concurrently with everything else.
+      await count(s.setConflictPolicy(pick(POLICIES, n)!));
+      return;
+    }
+    case 11: {
+      // Locks held by agents that never write here: they gate nothing, but are replicated state.
+      const agent = `agent:x${(n >> 3) % 2}`;
+      const pattern = pick(["fn.*", "slot.Mode", "tile.C*"], n >> 2)!;
+      if ((n & 1) === 0) await count(s.lock({ agent, patterns: [pattern] }));
+      else await count(s.unlock({ agent, ...((n & 2) === 0 ? {} : { patterns: [pattern] }) }));
+      return;
+    }
   }
 }
 
@@ -152,6 +166,8 @@ function observe(s: Store): unknown {
     list: s.list(),
     hashes: defs.map((d) => [d.id, d.qname, d.visible, reader.hash(d.id)]),
     conflicts: s.conflicts(),
+    policy: s.conflictPolicy(),
+    locks: s.locks(),
     heads: s.status().heads,
     pending: s.status().pending,
   };
@@ -194,6 +210,7 @@ describe("convergence", () => {
   it("replicas writing concurrently, exchanging ops in any order with partitions and duplicates, end identical", async () => {
     const kinds = new Set<string>();
     const conflictKinds = new Set<string>();
+    const decidedBy = new Set<string>();
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 3, max: 5 }),
@@ -243,15 +260,21 @@ describe("convergence", () => {
           if (!opened.ok) throw new Error(opened.error.message);
           expect(observe(opened.value)).toEqual(expected);
           for (const o of all as Op[]) kinds.add(o.op);
-          for (const c of rs[0]!.store.conflicts()) conflictKinds.add(c.kind);
+          for (const c of rs[0]!.store.conflicts()) {
+            conflictKinds.add(c.kind);
+            if (c.policy !== undefined) decidedBy.add(`${c.kind}:${c.policy}`);
+          }
         },
       ),
       { numRuns: 60 },
     );
     // The histories were not trivial: every op kind was written, and real conflicts arose.
-    expect([...kinds].sort()).toEqual(["add", "edit", "link", "remove", "rename", "replace", "unlink"]);
-    for (const k of ["add", "edit", "link", "remove", "rename", "replace", "unlink"])
-      expect(accepted.get(k), k).toBeGreaterThan(2);
+    const all = ["add", "config", "edit", "link", "lock", "remove", "rename", "replace", "unlink", "unlock"];
+    expect([...kinds].sort()).toEqual(all);
+    for (const k of all) expect(accepted.get(k), k).toBeGreaterThan(2);
+    // Dangling references were decided under each policy: strict and heal roll back, warn keeps.
+    for (const d of ["rolled-back:strict", "rolled-back:heal", "dangling:warn"])
+      expect(decidedBy, d).toContain(d);
     for (const k of ["name-taken", "replace-lost", "edit-rebase-failed", "remove-overridden", "rolled-back"])
       expect(conflictKinds, k).toContain(k);
   }, 240_000);

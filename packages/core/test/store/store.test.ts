@@ -242,18 +242,18 @@ describe("replace and edit", () => {
       store.add({
         layer: "reducer",
         name: "reset",
-        body: 'on=app.start do=\n  draft := ""   \n  draft := "x"',
+        body: 'on=app.start do=\n  draft := ""   \n  todos := {}',
       }),
     );
     const zero = await refused(
       log,
-      store.edit({ qname: "reducer.reset", patch: [{ find: "todos :=", replace: "x" }] }),
+      store.edit({ qname: "reducer.reset", patch: [{ find: "items :=", replace: "x" }] }),
       "anchor-not-found",
     );
     expect(zero).toContain("matches nothing");
     const two = await refused(
       log,
-      store.edit({ qname: "reducer.reset", patch: [{ find: "draft :=", replace: "x" }] }),
+      store.edit({ qname: "reducer.reset", patch: [{ find: " := ", replace: "x" }] }),
       "anchor-ambiguous",
     );
     expect(two).toContain("matches 2 times (lines 2, 3)");
@@ -261,7 +261,7 @@ describe("replace and edit", () => {
       store.edit({ qname: "reducer.reset", patch: [{ find: 'draft := ""\n', replace: 'draft := "y"\n' }] }),
     );
     expect(text(store, "reducer.reset")).toBe(
-      'reducer reset on=app.start do=\n  draft := "y"\n  draft := "x"\n',
+      'reducer reset on=app.start do=\n  draft := "y"\n  todos := {}\n',
     );
   });
 
@@ -346,12 +346,12 @@ describe("remove", () => {
       store.add({
         layer: "reducer",
         name: "submitNew",
-        body: 'on=app.start do=\n  draft := "a"\n  draft := ""',
+        body: 'on=app.start do=\n  draft := ""',
       }),
     );
     const m = await refused(log, store.remove({ qname: "slot.draft" }), "referenced");
     expect(m).toBe(
-      "cannot remove slot.draft (referenced by 1 reducer, 1 tile)\n  reducer.submitNew:2\n  reducer.submitNew:3\n  tile.Input:1\nremove or change those references first",
+      "cannot remove slot.draft (referenced by 1 reducer, 1 tile)\n  reducer.submitNew:2\n  tile.Input:1\nUse --cascade to remove all dependents, or --force to leave dangling",
     );
     const r = await store.remove({ qname: "slot.draft" });
     expect(!r.ok && r.error.details?.byLayer).toEqual({ tile: 1, reducer: 1 });

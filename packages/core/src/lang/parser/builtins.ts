@@ -130,12 +130,8 @@ export const APP_EVENTS: ReadonlySet<string> = new Set([
   "http-5xx",
 ]);
 
-/**
- * Type names a program cannot define: the primitives and the built-in generics. A type name in
- * this set is never a reference. (The standard library's domain types — `HttpError`, `Url`, … — are
- * reported, so that a program may define its own.)
- */
-export const BUILTIN_TYPES: ReadonlySet<string> = new Set([
+/** The primitives (stdlib.md §2.1.1, plus `File` of §2.1.3, which the runtime treats as a value). */
+export const PRIMITIVE_TYPES: ReadonlySet<string> = new Set([
   "Text",
   "Int",
   "Float",
@@ -145,13 +141,24 @@ export const BUILTIN_TYPES: ReadonlySet<string> = new Set([
   "Time",
   "EffectId",
   "File",
-  "Map",
-  "Set",
-  "List",
-  "Option",
-  "Result",
-  "Tuple",
 ]);
+
+/** The generic constructors and how many arguments each takes (`Tuple`: one or more). */
+export const GENERIC_TYPES: ReadonlyMap<string, number | "variadic"> = new Map<string, number | "variadic">([
+  ["Map", 2],
+  ["Set", 1],
+  ["List", 1],
+  ["Option", 1],
+  ["Result", 2],
+  ["Tuple", "variadic"],
+]);
+
+/**
+ * Type names a program cannot define: the primitives and the built-in generics. A type name in
+ * this set is never a reference. (The standard library's domain types — `HttpError`, `Url`, … — are
+ * reported, so that a program may define its own.)
+ */
+export const BUILTIN_TYPES: ReadonlySet<string> = new Set([...PRIMITIVE_TYPES, ...GENERIC_TYPES.keys()]);
 
 /** Qualifiers of built-in calls and members (`Decoder.Json(T)`, `Duration.h(1)`, `EffectId.none`). */
 export const BUILTIN_QUALIFIERS: ReadonlySet<string> = new Set([

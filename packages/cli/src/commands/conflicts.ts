@@ -1,0 +1,30 @@
+import type { Command } from "../command.js";
+
+/** `kumiki conflicts`: every conflict record: which ops, why, what was decided, how to retry. */
+export const conflicts: Command = {
+  name: "conflicts",
+  summary: "list the recorded conflicts: which ops, why, what was decided, how to retry",
+  usage: ["conflicts"],
+  examples: ["kumiki conflicts", "kumiki conflicts --json | jq '.conflicts[] | {id, retry}'"],
+  options: {},
+  positionals: { min: 0, max: 0, names: "none" },
+  async run(ctx) {
+    const store = await ctx.openReadStore();
+    const list = store.conflicts();
+    const text =
+      list.length === 0
+        ? "no conflicts"
+        : list
+            .map((c) =>
+              [
+                `${c.id} (${c.kind})`,
+                `  ops: ${c.ops.join(", ")}`,
+                `  why: ${c.reason}`,
+                `  decided: ${c.decision}`,
+                `  retry: ${c.retry}`,
+              ].join("\n"),
+            )
+            .join("\n\n");
+    return { json: { conflicts: list }, text };
+  },
+};

@@ -1,0 +1,90 @@
+import type { FixProposal } from "@kumiki-graph/core";
+import { flag, stringOption } from "../args.js";
+import type { Command } from "../command.js";
+import { loadCore } from "../core.js";
+import { unwrap, usageError } from "../errors.js";
+import { plural } from "../format.js";
+import { oneOf } from "../shape.js";
+
+function proposalText(p: FixProposal): string {
+  return `${p.id}\n  ${p.summary}`;
+}
+
+/** `kumiki fix`: proposes, applies, or asks about the auto-patches of the graph's errors (§9.2.4). */
+export const fix: Command = {
+  name: "fix",
+  summary: "propose the auto-patches of the graph's errors; --apply them, or --interactive one by one",
+  usage: [
+    "fix [--auto-patch <code>]",
+    "fix [--auto-patch <code>] --apply",
+    "fix [--auto-patch <code>] --interactive",
+  ],
+  examples: [
+    "kumiki fix                         # what can be repaired structurally",
+    "kumiki fix --auto-patch E0103      # the proposals for one code",
+    "kumiki fix --auto-patch E0103 --apply",
+    "kumiki fix --interactive           # y/n for each, read from stdin",
+  ],
+  options: {
+    "auto-patch": {
+      type: "string",
+      value: "CODE",
+      description: "only the errors with this code (e.g. E0103)",
+    },
+    apply: {
+      type: "boolean",
+      description: "apply every proposal (each checked: refused if it adds an error)",
+    },
+    interactive: { type: "boolean", description: "ask y/n before each proposal (answers read from stdin)" },
+  },
+  positionals: { min: 0, max: 0, names: "none" },
+  async run(ctx) {
+    const code = stringOption(ctx.options, "auto-patch");
+    if (code !== undefined && !/^E[0-9]{4}$/.test(code)) {
+      throw usageError(
+        `kumiki fix: ${JSON.stringify(code)} is not an error code (E and four digits, e.g. E0103)`,
+        { code },
+      );
+    }
+    const mode = oneOf(ctx.verb, ctx.options, ["apply", "interactive"]);
+    const core = await loadCore();
+    const capabilities = await ctx.capabilities();
+    const check = capabilities === undefined ? {} : { check: { capabilities } };
+    if (mode === undefined) {
+      const store = await ctx.openReadStore();
+      const proposals = core.proposeFixes(store, code === undefined ? check : { code, ...check });
+      const text =
+        proposals.length === 0
+          ? `nothing to fix structurally${code === undefined ? "" : ` for ${code}`}`
+          : `${proposals.map(proposalText).join("\n")}\n${plural(proposals.length, "proposal")}: apply with kumiki fix${code === undefined ? "" : ` --auto-patch ${code}`} --apply`;
+      return { json: { proposals }, text };
+    }
+    const store = await ctx.openStore();
+    const confirm = flag(ctx.options, "interactive")
+      ? async (p: FixProposal): Promise<boolean> => {
+          ctx.io.stderr(`${proposalText(p)}\napply? [y/n] `);
+          const answer = (await ctx.readLine())?.trim().toLowerCase();
+          if (answer === undefined) ctx.io.stderr("\n");
+          return answer === "y" || answer === "yes";
+        }
+      : undefined;
+    const report = unwrap(
+      await core.applyFixes(store, {
+        ...(code === undefined ? {} : { code }),
+        ...check,
+        ...(confirm === undefined ? {} : { confirm }),
+        ...(ctx.task === undefined ? {} : { task: ctx.task }),
+      }),
+    );
+    const lines = [
+      ...report.applied.map((a) => `applied ${a.proposal.id} (${a.opIds.join(", ")})`),
+      ...report.declined.map((p) => `declined ${p.id}`),
+      ...report.refused.map((r) => `refused ${r.proposal.id}: ${r.error.message}`),
+    ];
+    const errors = report.remaining.filter((d) => d.severity === "error").length;
+    lines.push(
+      `${plural(report.applied.length, "fix", "fixes")} applied, ${report.declined.length} declined, ${report.refused.length} refused; ${plural(errors, "error")} remain`,
+    );
+    return { json: report, text: lines.join("\n"), exit: report.refused.length > 0 ? 1 : 0 };
+  },
+};

@@ -1,0 +1,48 @@
+import { flag } from "../args.js";
+import type { Command } from "../command.js";
+import { unwrap } from "../errors.js";
+import { receiptJson, receiptText, receiptWarnings } from "../format.js";
+import { checkQname, oneOf } from "../shape.js";
+
+/** `kumiki remove <layer.name>`: removes; refused while referenced, unless --cascade or --force (§9.4.1). */
+export const remove: Command = {
+  name: "remove",
+  summary:
+    "remove a definition (refused while referenced: --cascade takes the referrers too, --force leaves them dangling)",
+  usage: ["remove <layer.name> [--cascade | --force]"],
+  examples: [
+    "kumiki remove slot.draft",
+    "kumiki remove slot.draft --cascade   # and every definition that references it, in one bundle",
+    "kumiki remove slot.draft --force     # leave the references dangling (warned)",
+  ],
+  options: {
+    cascade: {
+      type: "boolean",
+      description: "also remove every definition that references it, transitively, atomically",
+    },
+    force: {
+      type: "boolean",
+      description: "remove it and leave the references to it dangling (with warnings)",
+    },
+  },
+  positionals: { min: 1, max: 1, names: "layer.name" },
+  async run(ctx) {
+    const qname = ctx.positionals[0] as string;
+    const mode = oneOf(ctx.verb, ctx.options, ["cascade", "force"]);
+    await checkQname(ctx.verb, qname);
+    const store = await ctx.openStore();
+    const receipt = unwrap(
+      await store.remove({
+        qname,
+        ...(mode === "cascade" ? { cascade: flag(ctx.options, "cascade") } : {}),
+        ...(mode === "force" ? { force: flag(ctx.options, "force") } : {}),
+        ...(ctx.task === undefined ? {} : { task: ctx.task }),
+      }),
+    );
+    return {
+      json: receiptJson(receipt),
+      text: receiptText(`removed ${qname}`, receipt),
+      warnings: receiptWarnings(receipt),
+    };
+  },
+};

@@ -1,0 +1,97 @@
+import path from "node:path";
+import { loadTokenFile, startSyncServer } from "@kumiki-graph/sync-server";
+import { stringOption } from "../args.js";
+import type { Command } from "../command.js";
+import { fromRejection, usageError } from "../errors.js";
+
+/**
+ * `kumiki serve`: runs the sync server (docs/sync.md) until SIGINT or SIGTERM, then flushes every
+ * graph to disk and exits 0. The first line on stdout says where it listens (JSON with --json);
+ * connection and refusal lines go to stderr.
+ */
+export const serve: Command = {
+  name: "serve",
+  summary: "run the sync server agents push to and pull from (127.0.0.1 by default)",
+  usage: ["serve [--port N] [--host ADDR] [--data DIR] [--token-file F]"],
+  examples: [
+    "kumiki serve --port 7420 --data ./graphs --token-file tokens.json",
+    "kumiki serve --port 0   # any free port; the first line says which",
+  ],
+  options: {
+    port: { type: "string", value: "N", description: "TCP port (default 7420; 0 picks a free one)" },
+    host: {
+      type: "string",
+      value: "ADDR",
+      description: "interface to bind (default 127.0.0.1: this machine only)",
+    },
+    data: {
+      type: "string",
+      value: "DIR",
+      description: "where the server stores graphs (default ./kumiki-server)",
+    },
+    "token-file": {
+      type: "string",
+      value: "F",
+      description: "tokens and their access per graph (JSON, docs/sync.md); without it anyone may write",
+    },
+  },
+  positionals: { min: 0, max: 0, names: "none" },
+  async run(ctx) {
+    const portText = stringOption(ctx.options, "port") ?? "7420";
+    const port = Number(portText);
+    if (!/^\d+$/.test(portText) || port > 65535)
+      throw usageError(
+        `kumiki serve: --port must be a number from 0 to 65535, got ${JSON.stringify(portText)}`,
+      );
+    const dataDir = path.resolve(ctx.io.cwd, stringOption(ctx.options, "data") ?? "kumiki-server");
+    const tokenFile = stringOption(ctx.options, "token-file");
+    let tokens: Parameters<typeof startSyncServer>[0]["tokens"];
+    if (tokenFile !== undefined) {
+      const t = loadTokenFile(path.resolve(ctx.io.cwd, tokenFile));
+      if (!t.ok) throw fromRejection(t.error);
+      tokens = t.value;
+    }
+    const host = stringOption(ctx.options, "host") ?? "127.0.0.1";
+    const started = await startSyncServer({
+      port,
+      host,
+      dataDir,
+      ...(tokens === undefined ? {} : { tokens }),
+      log: (line) => ctx.io.stderr(`kumiki serve: ${line}\n`),
+    });
+    if (!started.ok) throw fromRejection(started.error);
+    const server = started.value;
+    const info = {
+      url: server.url,
+      port: server.port,
+      host: server.host,
+      data: dataDir,
+      auth: tokens ? "tokens" : "none",
+    };
+    // A long-running verb: where it listens must be known before it returns.
+    ctx.io.stdout(
+      ctx.json
+        ? `${JSON.stringify({ listening: info })}\n`
+        : `listening on ${server.url} (data ${dataDir})\n`,
+    );
+    if (tokens === undefined)
+      ctx.io.stderr(
+        "kumiki serve: warning: no --token-file: any client that reaches this port may read and write every graph\n",
+      );
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      const on = (s: NodeJS.Signals) => {
+        process.off("SIGINT", on);
+        process.off("SIGTERM", on);
+        resolve(s);
+      };
+      process.on("SIGINT", on);
+      process.on("SIGTERM", on);
+    });
+    const health = server.health();
+    await server.close();
+    return {
+      json: { stopped: signal, ...info, refused: health.refused },
+      text: `stopped on ${signal}: every graph flushed to ${dataDir}`,
+    };
+  },
+};

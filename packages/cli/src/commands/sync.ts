@@ -1,0 +1,91 @@
+import { findWorkspace } from "@kumiki-graph/core";
+import { pickRemote, readTokenFile, type SyncReport, syncWorkspace } from "@kumiki-graph/sync-server";
+import { flag, stringOption } from "../args.js";
+import type { Command, CommandContext } from "../command.js";
+import { fromRejection, unwrap, usageError } from "../errors.js";
+import { syncFilesCommand } from "./sync-files.js";
+
+/** `--timeout SECONDS` (default 60) in ms. */
+export function timeoutOption(ctx: CommandContext): number {
+  const text = stringOption(ctx.options, "timeout");
+  if (text === undefined) return 60_000;
+  const s = Number(text);
+  if (!Number.isFinite(s) || s <= 0)
+    throw usageError(`kumiki ${ctx.verb}: --timeout must be a positive number of seconds`);
+  return Math.round(s * 1000);
+}
+
+/** The token: from the given file, else $KUMIKI_TOKEN, else none. */
+export function tokenFrom(ctx: CommandContext, tokenFile: string | undefined): string | undefined {
+  if (tokenFile !== undefined) return unwrap(readTokenFile(tokenFile));
+  const env = ctx.io.env.KUMIKI_TOKEN;
+  return env === undefined || env === "" ? undefined : env;
+}
+
+function describe(name: string, r: SyncReport, author: string): string {
+  const lines = [
+    `synced with ${name} (${r.server}): sent ${r.sent} op${r.sent === 1 ? "" : "s"}, received ${r.received} · ${r.ops} ops · ${r.conflicts.length} new conflict${r.conflicts.length === 1 ? "" : "s"} · ${r.quarantined.length} quarantined · ${r.access === "read" ? "read-only token" : "both sides at the same heads"}`,
+  ];
+  for (const c of r.conflicts) lines.push(`  conflict ${c.id}: ${c.reason}; decided: ${c.decision}`);
+  for (const q of r.quarantined) lines.push(`  quarantined ${q.opId}: ${q.code}: ${q.message}`);
+  if (r.unpushed > 0)
+    lines.push(
+      `  ${r.unpushed} local op${r.unpushed === 1 ? " was" : "s were"} not pushed: the token is read-only for this graph (ask for a read-write token, then kumiki sync again)`,
+    );
+  for (const x of r.rolledBack)
+    lines.push(
+      `  your op ${x.opId} (${author}) was rolled back by the merge: ${x.conflict.reason}; retry: ${x.conflict.retry}`,
+    );
+  return lines.join("\n");
+}
+
+/**
+ * `kumiki sync [NAME]`: pushes this workspace's ops to the remote and pulls the others', until both
+ * hold the same heads (ai-edit.md §9.8). Exit 1 when one of this author's ops was rolled back by
+ * the merge (the report says how to retry), or local ops could not be pushed. `--files` syncs the
+ * project.kumiki/ tree instead (ai-edit.md §9.10).
+ */
+export const sync: Command = {
+  name: "sync",
+  summary: "push and pull ops with a remote until both have the same heads (--files: the project tree)",
+  usage: ["sync [NAME] [--timeout SECONDS]", "sync --files [--dry-run]"],
+  examples: [
+    "kumiki sync            # the only remote, or origin",
+    "kumiki sync origin --json | jq .rolledBack",
+    "kumiki sync --files --dry-run",
+  ],
+  options: {
+    files: {
+      type: "boolean",
+      description: "sync the project.kumiki/ tree with the store instead of a remote",
+    },
+    "dry-run": { type: "boolean", description: "with --files: say what would change, change nothing" },
+    timeout: { type: "string", value: "SECONDS", description: "give up after this long (default 60)" },
+  },
+  positionals: { min: 0, max: 1, names: "NAME" },
+  async run(ctx) {
+    if (flag(ctx.options, "files")) {
+      if (ctx.positionals.length > 0) throw usageError("kumiki sync --files takes no remote name");
+      return syncFilesCommand(ctx);
+    }
+    if (flag(ctx.options, "dry-run")) throw usageError("kumiki sync: --dry-run goes with --files");
+    const paths = unwrap(findWorkspace(ctx.storeDir ?? ctx.io.cwd));
+    const remote = unwrap(pickRemote(paths, ctx.positionals[0]));
+    const token = tokenFrom(ctx, remote.tokenFile);
+    const result = await syncWorkspace(paths.root, {
+      url: remote.url,
+      author: ctx.author,
+      timeoutMs: timeoutOption(ctx),
+      onProgress: (m) => ctx.progress(m),
+      ...(token === undefined ? {} : { token }),
+    });
+    if (!result.ok) throw fromRejection(result.error);
+    const r = result.value;
+    const failed = r.rolledBack.length > 0 || r.unpushed > 0;
+    return {
+      json: { remote: remote.name, ...r },
+      text: describe(remote.name, r, ctx.author),
+      ...(failed ? { exit: 1 as const } : {}),
+    };
+  },
+};

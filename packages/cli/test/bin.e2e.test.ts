@@ -1,0 +1,152 @@
+/**
+ * The real `kumiki` binary (compiled JavaScript: run `npx tsc -b` first) on temporary workspaces
+ * built from ../shared/kumiki/examples/apps/02-todomvc: a round trip, the read snapshot staying
+ * current across processes, what `view` loads, and the two-agent scenario of ai-edit.md §9.4 on
+ * one machine (two workspaces exchanging ops as bundles).
+ */
+import { spawnSync } from "node:child_process";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { corpusMissingMessage, corpusProgram } from "../../core/test/support/corpus.js";
+import { BIN, cleanup, runBin, tempDir, testEnv } from "./support.js";
+
+const todo = corpusProgram("apps/02-todomvc/app.kumiki");
+if (todo === undefined) console.warn(corpusMissingMessage);
+
+const dirs: string[] = [];
+afterEach(() => cleanup(...dirs.splice(0)));
+
+function workspace(
+  name: string,
+  cache: string,
+): { dir: string; k: (argv: string[], stdin?: string) => ReturnType<typeof runBin> } {
+  const dir = tempDir(name);
+  dirs.push(dir);
+  const env = testEnv(cache, { KUMIKI_AUTHOR: `agent:${name}` });
+  const k = (argv: string[], stdin?: string) =>
+    runBin(argv, { cwd: dir, env, ...(stdin === undefined ? {} : { stdin }) });
+  const init = k(["init"]);
+  expect(init.code, init.err).toBe(0);
+  return { dir, k };
+}
+
+// Each run of the binary is a process start and a store open: generous timeouts on a busy machine.
+describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout: 180_000 }, () => {
+  it("imports, views, edits and exports the program byte for byte", () => {
+    const cache = tempDir("cache");
+    dirs.push(cache);
+    const { dir, k } = workspace("a", cache);
+    writeFileSync(path.join(dir, "app.kumiki"), todo!.source);
+    const imp = k(["import", "app.kumiki", "--json"]);
+    expect(imp.code, imp.err).toBe(0);
+    expect(JSON.parse(imp.out).opIds.length).toBeGreaterThan(30);
+    expect(k(["export"]).out).toBe(todo!.source);
+    const v = k(["view", "slot.todos"]);
+    expect(v.code).toBe(0);
+    expect(v.out).toMatch(/slot todos +: Map\(TodoId, Todo\)/);
+    expect(k(["view", "--refs", "slot.draft"]).out).toMatch(/^slot\.draft is referenced by/);
+    const removed = k(["remove", "slot.draft"]);
+    expect(removed.code).toBe(1);
+    expect(removed.err).toMatch(/^kumiki remove: cannot remove slot\.draft \(referenced by/);
+    expect(removed.out).toBe("");
+  });
+
+  it("serves reads from the snapshot only while it is current: a write by another process shows at once", () => {
+    const cache = tempDir("cache");
+    dirs.push(cache);
+    const { dir, k } = workspace("a", cache);
+    writeFileSync(path.join(dir, "app.kumiki"), todo!.source);
+    expect(k(["import", "app.kumiki"]).code).toBe(0);
+    expect(k(["list", "slot"]).out).not.toContain("slot.newer");
+    expect(k(["list", "slot"]).out).not.toContain("slot.newer"); // served from the snapshot
+    // Another process writes through the full store (here: the same binary with snapshots off).
+    const other = runBin(["add", "slot", "newer", "Int = 1"], {
+      cwd: dir,
+      env: testEnv(cache, { KUMIKI_READ_SNAPSHOT: "off" }),
+    });
+    expect(other.code, other.err).toBe(0);
+    expect(k(["list", "slot"]).out).toContain("slot.newer");
+    expect(k(["view", "slot.newer"]).out).toBe("slot newer : Int = 1\n");
+  });
+
+  it("loads neither Automerge, the MCP SDK nor the sync server for view (snapshot current)", () => {
+    const cache = tempDir("cache");
+    dirs.push(cache);
+    const { dir, k } = workspace("a", cache);
+    writeFileSync(path.join(dir, "app.kumiki"), todo!.source);
+    expect(k(["import", "app.kumiki"]).code).toBe(0);
+    expect(k(["view", "slot.todos"]).code).toBe(0);
+    // ESM modules are not listed in require.cache: a loader hook records every URL loaded.
+    const hook = path.join(dir, "hook.mjs");
+    const log = path.join(dir, "loaded.txt");
+    writeFileSync(
+      hook,
+      `import { appendFileSync } from "node:fs";\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + "\\n"); return next(url, context); }\n`,
+    );
+    const reg = path.join(dir, "register.mjs");
+    writeFileSync(
+      reg,
+      `import { register } from "node:module"; register(${JSON.stringify(`file://${hook}`)});\n`,
+    );
+    const p = spawnSync(process.execPath, ["--import", reg, BIN, "view", "slot.todos"], {
+      cwd: dir,
+      env: { ...testEnv(cache), PATH: process.env.PATH ?? "" },
+      encoding: "utf8",
+    });
+    expect(p.status, p.stderr).toBe(0);
+    expect(p.stdout).toMatch(/slot todos/);
+    const loaded = readFileSync(log, "utf8");
+    expect(loaded).toContain("/cli/dist/commands/view.js");
+    expect(loaded).not.toMatch(/@automerge|@modelcontextprotocol|sync-server|\/mcp\/dist/);
+  });
+
+  it("two agents, two workspaces, ops exchanged as bundles: A removes a slot B binds a new tile to (§9.4)", () => {
+    const cache = tempDir("cache");
+    dirs.push(cache);
+    const a = workspace("a", cache);
+    writeFileSync(path.join(a.dir, "app.kumiki"), todo!.source);
+    expect(a.k(["import", "app.kumiki"]).code).toBe(0);
+    expect(a.k(["add", "slot", "note", 'Text = ""']).code).toBe(0);
+    // B starts as a replica of A (a copy of its store, as a clone would make); from here on the
+    // two exchange ops only as bundles.
+    const bDir = tempDir("b");
+    dirs.push(bDir);
+    cpSync(path.join(a.dir, ".kumiki"), path.join(bDir, ".kumiki"), { recursive: true });
+    const bEnv = testEnv(cache, { KUMIKI_AUTHOR: "agent:b" });
+    const b = {
+      dir: bDir,
+      k: (argv: string[], stdin?: string) =>
+        runBin(argv, { cwd: bDir, env: bEnv, ...(stdin === undefined ? {} : { stdin }) }),
+    };
+    expect(b.k(["export"]).out).toBe(a.k(["export"]).out);
+    // Concurrently: A removes slot.note (nothing references it yet), B adds a tile bound to it.
+    expect(a.k(["remove", "slot.note"]).code).toBe(0);
+    const added = b.k(["add", "tile", "NoteField", "input(bind=note)"]);
+    expect(added.code, added.err).toBe(0);
+    // Exchange both ways.
+    const fromA = a.k(["patch", "export"]).out;
+    const fromB = b.k(["patch", "export"]).out;
+    const inB = b.k(["patch", "apply", "-", "--json"], fromA);
+    const inA = a.k(["patch", "apply", "-", "--json"], fromB);
+    expect(inB.code, inB.err).toBe(0);
+    expect(inA.code, inA.err).toBe(0);
+    // Same ops, same graph, the same decision on both replicas (strict: both rolled back, a conflict).
+    for (const verb of [["export"], ["conflicts", "--json"], ["list"], ["status", "--json"]]) {
+      const x = a.k(verb);
+      const y = b.k(verb);
+      if (verb[0] === "status") {
+        const { author: _a, ...sa } = JSON.parse(x.out);
+        const { author: _b, ...sb } = JSON.parse(y.out);
+        expect(sa).toEqual(sb);
+      } else expect(x.out).toBe(y.out);
+    }
+    const conflicts = JSON.parse(a.k(["conflicts", "--json"]).out).conflicts as { ops: string[] }[];
+    expect(conflicts.length).toBeGreaterThan(0);
+    expect(inA.err + inB.err).toMatch(/warning: conflict /);
+    // Strict: the dangling reference never shows: either the slot is back or the tile is gone.
+    const slot = a.k(["view", "slot.note"]).code;
+    const tile = a.k(["view", "tile.NoteField"]).code;
+    expect(slot === 0 || tile === 1).toBe(true);
+  });
+});

@@ -1,0 +1,50 @@
+import { copyFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { corpusMissingMessage, hasCorpus, kumikiShared } from "../../core/test/support/corpus.js";
+import { cleanup, run, tempDir, testEnv } from "./support.js";
+
+const program = path.join(kumikiShared, "examples/features/27-custom-capability.kumiki");
+const manifest = path.join(kumikiShared, "examples/features/kumiki.caps.json");
+const dirs: string[] = [];
+afterEach(() => cleanup(...dirs.splice(0)));
+
+async function workspace(): Promise<{ dir: string; env: Record<string, string> }> {
+  const dir = tempDir("caps");
+  const cache = tempDir("caps-cache");
+  dirs.push(dir, cache);
+  const env = testEnv(cache);
+  expect((await run(["init"], { cwd: dir, env })).code).toBe(0);
+  return { dir, env };
+}
+
+describe.skipIf(!hasCorpus)("a workspace's kumiki.caps.json", () => {
+  if (!hasCorpus) it.skip(corpusMissingMessage, () => {});
+  it("lets app.caps name a custom capability in writes, check and fix", async () => {
+    const { dir, env } = await workspace();
+    copyFileSync(manifest, path.join(dir, "kumiki.caps.json"));
+    const imported = await run(["import", program], { cwd: dir, env });
+    expect(imported.err).toBe("");
+    expect(imported.code).toBe(0);
+    const checked = await run(["check", "--json"], { cwd: dir, env });
+    expect(checked.code).toBe(0);
+    expect(JSON.parse(checked.out)).toMatchObject({ ok: true, errors: 0 });
+  });
+
+  it("without it, the import is refused with E0302 and nothing is written", async () => {
+    const { dir, env } = await workspace();
+    const imported = await run(["import", program], { cwd: dir, env });
+    expect(imported.code).toBe(1);
+    expect(imported.err).toMatch(/E0302/);
+    const status = await run(["status", "--json"], { cwd: dir, env });
+    expect(JSON.parse(status.out)).toMatchObject({ ops: 0, definitions: 0 });
+  });
+
+  it("a manifest that is not JSON is reported by path, exit 1", async () => {
+    const { dir, env } = await workspace();
+    writeFileSync(path.join(dir, "kumiki.caps.json"), "{nope");
+    const r = await run(["add", "slot", "n", "Int = 1"], { cwd: dir, env });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/kumiki\.caps\.json is not JSON/);
+  });
+});

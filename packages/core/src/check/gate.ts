@@ -1,0 +1,58 @@
+import type { Graph as OpGraph } from "../ops/graph.js";
+import type { ProposedWrite, ValidationProblem, WriteValidator } from "../store/validate.js";
+import { headsKey, LiveCheck } from "./live.js";
+import { describeDiagnostics, errorDelta, errorKeys } from "./regression.js";
+import type { CapabilityManifest } from "./stdlib.js";
+
+/** Options of the checker's write gate. */
+export interface CheckGateOptions {
+  /** The workspace's kumiki.caps.json (or its capability names): custom capabilities app.caps may declare. */
+  readonly capabilities?: CapabilityManifest | readonly string[];
+}
+
+/**
+ * The write gate of BRIEF.md principle 4, on the full checker: a write is refused when the graph it
+ * would produce has an error diagnostic the graph before it did not have. Pre-existing errors never
+ * block a write (so the repair loop of ai-edit.md §9.6.2 can fix a graph one error at a time), and a
+ * program without an app is not an error here (errors.md E0003: a program is built one definition
+ * at a time). Opt-in checks (a11y) are not part of the gate.
+ *
+ * The check is incremental: one checker per store graph, kept in step with it, so a write costs a
+ * scan of the definitions plus a re-check of what the write can affect, not a full check.
+ */
+export function createCheckGate(options: CheckGateOptions = {}): WriteValidator {
+  const checks = new WeakMap<OpGraph, LiveCheck>();
+  const checkOptions = {
+    requireApp: false,
+    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
+  };
+  return {
+    validate({ ops, before, after, touched }: ProposedWrite): ValidationProblem[] {
+      // While the write is tried, the store's graph shares its causal order with the fork, so its
+      // own heads are the fork's: the heads the write was made on are its first op's parents.
+      const parents = (ops[0] as { "parent-ops"?: readonly string[] } | undefined)?.["parent-ops"];
+      const baseHeads = parents === undefined ? undefined : headsKey({ heads: parents });
+      let live = checks.get(before.graph);
+      if (live === undefined) {
+        live = new LiveCheck(before.graph, checkOptions, baseHeads);
+        checks.set(before.graph, live);
+      }
+      const text = (id: string): string | undefined => live.input(id)?.source;
+      // Unknown heads: an impossible key, so the whole graph is compared.
+      const was = errorKeys(live.sync(before.graph, undefined, baseHeads ?? "\u0000unknown"), text);
+      const now = errorKeys(live.sync(after.graph, touched), text);
+      const { added } = errorDelta(was, now);
+      if (added.length === 0) return [];
+      return [
+        {
+          code: "validation-failed",
+          message: `the write would add ${added.length === 1 ? "an error" : `${added.length} errors`} the graph does not have: ${describeDiagnostics(added)}; nothing was written`,
+          details: { diagnostics: added },
+        },
+      ];
+    },
+  };
+}
+
+/** The store's default write gate: {@link createCheckGate} without a capability manifest. */
+export const checkGate: WriteValidator = createCheckGate();

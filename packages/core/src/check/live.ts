@@ -1,0 +1,199 @@
+import type { DefinitionState, Graph as OpGraph } from "../ops/graph.js";
+import type { DefId } from "../ops/ids.js";
+import { Materializer, parseText } from "../store/materialize.js";
+import { type Checker, type CheckOptions, createChecker } from "./check.js";
+import type { Diagnostic } from "./diagnostic.js";
+import type { CheckInput } from "./graph.js";
+
+/**
+ * What the checker reads of one store definition: its text with the current names (so locations
+ * say `tile.TodoRow.body:2` with today's names and auto-patch anchors match what `view` shows), its
+ * reference sites, and per site the identity it is bound to. Undefined for a definition the check
+ * does not see: removed, hidden by a name conflict, or with a text that does not parse (a merge can
+ * leave one; the store reports it).
+ */
+export function storeInput(
+  graph: OpGraph,
+  materializer: Materializer,
+  s: DefinitionState,
+): CheckInput | undefined {
+  if (!s.alive || !graph.isVisible(s.id)) return undefined;
+  const text = materializer.render(s);
+  const shown = parseText(text);
+  const bound = materializer.sites(s);
+  if (!shown.ok || bound === undefined) return undefined;
+  // Rendering changes names only, so the sites line up one to one; the write gate refuses a text
+  // for which they would not (projection-mismatch), and then the unmatched tail counts as unbound.
+  const targets = shown.sites.map((_, i) => bound[i]?.target ?? null);
+  return { id: s.id, def: shown.def, sites: shown.sites, targets, source: text };
+}
+
+/** What a definition's check input is made of (its text and bindings are one immutable body). */
+interface Seen {
+  readonly body: DefinitionState["body"];
+  readonly name: string;
+  readonly alive: boolean;
+  readonly layer: DefinitionState["layer"];
+}
+
+function seen(s: DefinitionState): Seen {
+  return { body: s.body, name: s.name, alive: s.alive, layer: s.layer };
+}
+
+/** A graph's heads as one string: equal heads, equal ops, equal definitions. */
+export function headsKey(graph: OpGraph | { readonly heads: readonly string[] }): string {
+  const heads = "heads" in graph && Array.isArray(graph.heads) ? graph.heads : (graph as OpGraph).heads();
+  return [...heads].sort().join(",");
+}
+
+function same(a: Seen, s: DefinitionState): boolean {
+  return a.body === s.body && a.name === s.name && a.alive === s.alive;
+}
+
+/**
+ * A checker kept in step with a store's graph (or a fork of it): {@link sync} finds what changed
+ * since the last call — a definition's text and bindings are one body object, replaced on every
+ * change, so the scan is a few identity comparisons per definition — and re-checks only that and
+ * what it can affect. Parsing, rendering and checking happen only for what changed.
+ */
+export class LiveCheck {
+  private readonly source = new Map<string, CheckInput>();
+  /** What each definition was last read from (also for the ones the check does not see). */
+  private readonly states = new Map<DefId, Seen>();
+  private readonly checker: Checker;
+  private current: Diagnostic[];
+  /**
+   * The heads of the graph last synced to. Two graphs with the same heads hold the same ops and so
+   * the same definitions (the fold is deterministic), whichever object they are: a store's graph
+   * after a write commits equals the fork the gate checked.
+   */
+  private key: string;
+  /** After a sync to a fork: the heads before it and what it changed, to go back cheaply. */
+  private undo: { readonly key: string; readonly ids: ReadonlySet<DefId> } | undefined;
+
+  /** `heads`: the graph's heads, when the graph's own are not its state's (see {@link sync}). */
+  constructor(graph: OpGraph, options: CheckOptions, heads: string = headsKey(graph)) {
+    const m = new Materializer(graph);
+    for (const s of graph.definitions()) {
+      this.states.set(s.id, seen(s));
+      const input = storeInput(graph, m, s);
+      if (input !== undefined) this.source.set(s.id, input);
+    }
+    this.checker = createChecker(this.source, options);
+    this.current = this.checker.diagnostics();
+    this.key = heads;
+  }
+
+  /** The diagnostics as of the last sync. */
+  diagnostics(): Diagnostic[] {
+    return this.current;
+  }
+
+  /** How many definitions the last sync re-checked. */
+  get rechecked(): number {
+    return this.checker.rechecked;
+  }
+
+  /** The input the check reads for `id`, as of the last sync. */
+  input(id: string): CheckInput | undefined {
+    return this.source.get(id);
+  }
+
+  /**
+   * Brings the check to `graph`'s state and returns every diagnostic. With `hint` — every
+   * definition that may have changed since the last sync (the write gate knows them) — only those
+   * are looked at; without it every definition is compared with what was last read. `heads` is
+   * the graph's heads as {@link headsKey} writes them, for a caller that knows them better than
+   * the graph can say (a store graph shares its causal order with the fork a write is tried on).
+   */
+  sync(graph: OpGraph, hint?: Iterable<DefId>, heads: string = headsKey(graph)): Diagnostic[] {
+    const key = heads;
+    if (key === this.key) return this.current;
+    let changed: Set<DefId>;
+    if (hint !== undefined) changed = this.changedAmong(graph, hint);
+    else if (this.undo !== undefined && this.undo.key === key) changed = new Set(this.undo.ids);
+    else changed = this.changedAll(graph);
+    const dirty = this.refresh(graph, changed);
+    this.undo = hint === undefined ? undefined : { key: this.key, ids: dirty };
+    this.key = key;
+    if (dirty.size > 0) this.current = this.checker.update(dirty);
+    return this.current;
+  }
+
+  private changedAll(graph: OpGraph): Set<DefId> {
+    const changed = new Set<DefId>();
+    let matched = 0;
+    for (const s of graph.definitions()) {
+      const was = this.states.get(s.id);
+      if (was !== undefined) matched++;
+      if (was === undefined || !same(was, s)) changed.add(s.id);
+    }
+    // Definitions this check holds that the graph does not (it was last synced to a fork).
+    if (matched < this.states.size) {
+      for (const id of this.states.keys()) if (graph.definition(id) === undefined) changed.add(id);
+    }
+    return changed;
+  }
+
+  private changedAmong(graph: OpGraph, ids: Iterable<DefId>): Set<DefId> {
+    const changed = new Set<DefId>();
+    for (const id of ids) {
+      const was = this.states.get(id);
+      const now = graph.definition(id);
+      if (was === undefined ? now !== undefined : now === undefined || !same(was, now)) changed.add(id);
+    }
+    return changed;
+  }
+
+  /** Re-reads the changed definitions and what their change shows in; returns all it re-read. */
+  private refresh(graph: OpGraph, changed: ReadonlySet<DefId>): Set<DefId> {
+    const dirty = new Set<DefId>(changed);
+    for (const id of changed) {
+      const was = this.states.get(id);
+      const now = graph.definition(id);
+      // A new name or a change of life shows in every referrer's text, and can change which
+      // definition shows under the old and the new name.
+      if (was?.name !== now?.name || was?.alive !== now?.alive) {
+        for (const r of graph.referrersOf(id)) dirty.add(r);
+        for (const s of [was, now]) {
+          if (s === undefined) continue;
+          for (const c of graph.claimants(s.layer, s.name)) dirty.add(c);
+        }
+      }
+    }
+    const m = new Materializer(graph);
+    for (const id of dirty) {
+      const s = graph.definition(id);
+      if (s === undefined) {
+        this.states.delete(id);
+        this.source.delete(id);
+        continue;
+      }
+      this.states.set(id, seen(s));
+      const input = storeInput(graph, m, s);
+      if (input === undefined) this.source.delete(id);
+      else this.source.set(id, input);
+    }
+    return dirty;
+  }
+
+  /**
+   * The diagnostics the graph would have with `changes` made (an input, or undefined to drop the
+   * definition), without keeping them: the check is put back as it was before returning.
+   */
+  tryChanges(changes: ReadonlyMap<string, CheckInput | undefined>): Diagnostic[] {
+    const saved = new Map<string, CheckInput | undefined>();
+    for (const [id, input] of changes) {
+      saved.set(id, this.source.get(id));
+      if (input === undefined) this.source.delete(id);
+      else this.source.set(id, input);
+    }
+    const out = this.checker.update(changes.keys());
+    for (const [id, input] of saved) {
+      if (input === undefined) this.source.delete(id);
+      else this.source.set(id, input);
+    }
+    this.current = this.checker.update(saved.keys());
+    return out;
+  }
+}

@@ -1,0 +1,144 @@
+import type { Diagnostic } from "../check/diagnostic.js";
+import { describeDiagnostics, errorDelta, errorKeys } from "../check/regression.js";
+import { liveCheckOf } from "../check/store-check.js";
+import type { OpId } from "../ops/ids.js";
+import { ok, type Rejection, reject, type StoreResult } from "../store/result.js";
+import type { BundleItem, Store } from "../store/store.js";
+import { type FixOptions, type FixProposal, isKnownCode, proposeFixes } from "./propose.js";
+import { foreseeBundle } from "./simulate.js";
+
+/** What `applyFixes` did. */
+export interface FixReport {
+  /** Fixes written, in order, with the ops each wrote. */
+  readonly applied: readonly { readonly proposal: FixProposal; readonly opIds: readonly OpId[] }[];
+  /** Fixes `confirm` said no to. */
+  readonly declined: readonly FixProposal[];
+  /** Fixes refused: by the regression gate (`validation-failed`) or by the store (a lock, an anchor). */
+  readonly refused: readonly { readonly proposal: FixProposal; readonly error: Rejection }[];
+  /** Every diagnostic the graph still has afterwards (errors and warnings). */
+  readonly remaining: readonly Diagnostic[];
+}
+
+/** Options of {@link applyFixes}. */
+export interface ApplyFixesOptions extends FixOptions {
+  /** Asked before each fix (`fix --interactive`); false declines it. Without it every fix is applied. */
+  readonly confirm?: (proposal: FixProposal) => Promise<boolean>;
+  /** The task the fixes' ops are written under. */
+  readonly task?: string;
+}
+
+/**
+ * The regression gate of errors.md ("Auto-patch Coverage"): the graph the bundle would produce is
+ * checked before anything is written, and the fix is refused when it adds an error the graph does
+ * not have, or does not remove at least one. Undefined when the fix passes.
+ */
+function regression(store: Store, bundle: readonly BundleItem[], options: FixOptions): Rejection | undefined {
+  const live = liveCheckOf(store, options.check ?? {});
+  const foreseen = foreseeBundle(store.read(), bundle);
+  if (!foreseen.ok) return foreseen.error;
+  const changes = foreseen.value;
+  const textBefore = (id: string): string | undefined => live.input(id)?.source;
+  const textAfter = (id: string): string | undefined =>
+    changes.has(id) ? changes.get(id)?.source : live.input(id)?.source;
+  const before = errorKeys(live.diagnostics(), textBefore);
+  const after = errorKeys(live.tryChanges(changes), textAfter);
+  const { added, resolved } = errorDelta(before, after);
+  if (added.length > 0) {
+    return {
+      code: "validation-failed",
+      message: `the fix would add ${added.length === 1 ? "an error" : `${added.length} errors`}: ${describeDiagnostics(added)}; nothing was written`,
+      details: { added, resolved },
+    };
+  }
+  if (resolved.length === 0 || after.length >= before.length) {
+    return {
+      code: "validation-failed",
+      message: "the fix would not leave the graph with fewer errors; nothing was written",
+      details: { added, resolved },
+    };
+  }
+  return undefined;
+}
+
+function withTask(bundle: readonly BundleItem[], task: string | undefined): BundleItem[] {
+  return task === undefined ? [...bundle] : bundle.map((item) => ({ ...item, task }));
+}
+
+/** The one edit item of a proposal that is a single edit, or undefined. */
+function singleEdit(p: FixProposal): (BundleItem & { op: "edit" }) | undefined {
+  const [item, ...rest] = p.bundle;
+  return rest.length === 0 && item?.op === "edit" ? item : undefined;
+}
+
+/**
+ * Applies fixes (`kumiki fix --apply`, or `--interactive` with `confirm`): repeatedly checks the
+ * graph, takes the first proposal not yet tried, asks `confirm`, passes it through the regression
+ * gate and writes it with `store.apply` (so locks and the store's own write gate hold), until no
+ * proposal is left. Each fix is proposed against the graph the previous ones left, so lines and
+ * anchors are always current. When the store refuses a name fix because the same definition has
+ * another unresolved name (it binds every reference of a text it writes), the fixes of that
+ * definition are tried together as one edit.
+ *
+ * Refused (`invalid-input`) when `code` is not a registered diagnostic code; every other failure is
+ * reported per proposal, in {@link FixReport.refused}.
+ */
+export async function applyFixes(
+  store: Store,
+  options: ApplyFixesOptions = {},
+): Promise<StoreResult<FixReport>> {
+  if (options.code !== undefined && !isKnownCode(options.code))
+    return reject(
+      "invalid-input",
+      `unknown diagnostic code ${JSON.stringify(options.code)} (see docs/errors.md)`,
+    );
+  const applied: { proposal: FixProposal; opIds: readonly OpId[] }[] = [];
+  const declined: FixProposal[] = [];
+  const refused: { proposal: FixProposal; error: Rejection }[] = [];
+  const tried = new Set<string>();
+  const keyOf = (p: FixProposal): string => `${p.id}\u0000${JSON.stringify(p.bundle)}`;
+  // Every round either writes a fix (the graph has at least one error fewer) or retires a
+  // proposal, so the loop ends; the bound is only a guard.
+  for (let round = 0; round < 100_000; round++) {
+    const proposals = proposeFixes(store, options).filter((p) => !tried.has(keyOf(p)));
+    const proposal = proposals[0];
+    if (proposal === undefined) break;
+    tried.add(keyOf(proposal));
+    if (options.confirm !== undefined && !(await options.confirm(proposal))) {
+      declined.push(proposal);
+      continue;
+    }
+    const blocked = regression(store, proposal.bundle, options);
+    if (blocked !== undefined) {
+      refused.push({ proposal, error: blocked });
+      continue;
+    }
+    const r = await store.apply(withTask(proposal.bundle, options.task));
+    if (r.ok) {
+      applied.push({ proposal, opIds: r.value.opIds });
+      continue;
+    }
+    const edit = singleEdit(proposal);
+    const siblings =
+      r.error.code === "undefined-reference" && edit !== undefined
+        ? proposals.slice(1).filter((p) => singleEdit(p)?.qname === edit.qname)
+        : [];
+    if (siblings.length > 0) {
+      const together = [proposal, ...siblings];
+      const bundle: BundleItem[] = [
+        { op: "edit", qname: edit!.qname, patch: together.flatMap((p) => singleEdit(p)!.patch) },
+      ];
+      if (regression(store, bundle, options) === undefined) {
+        const rr = await store.apply(withTask(bundle, options.task));
+        if (rr.ok) {
+          for (const p of together) {
+            tried.add(keyOf(p));
+            applied.push({ proposal: p, opIds: rr.value.opIds });
+          }
+          continue;
+        }
+      }
+    }
+    refused.push({ proposal, error: r.error });
+  }
+  return ok({ applied, declined, refused, remaining: liveCheckOf(store, options.check ?? {}).diagnostics() });
+}

@@ -1,0 +1,108 @@
+import type { CheckInput } from "../check/graph.js";
+import { isLayer, type Layer } from "../lang/layers.js";
+import { applyPatch, describePatchFailure } from "../ops/patch.js";
+import { composeSource, decomposeSource } from "../ops/source.js";
+import { parseText } from "../store/materialize.js";
+import { ok, reject, type StoreResult } from "../store/result.js";
+import type { BundleItem } from "../store/store.js";
+import type { GraphReader } from "../store/view.js";
+
+/** A definition as a bundle would leave it, before any check input is made of it. */
+interface Pending {
+  readonly id: string;
+  readonly layer: Layer;
+  readonly name: string;
+  readonly text: string;
+}
+
+function split(qname: string): { layer: Layer; name: string } | undefined {
+  const dot = qname.indexOf(".");
+  const layer = qname.slice(0, dot);
+  return dot > 0 && isLayer(layer) ? { layer, name: qname.slice(dot + 1) } : undefined;
+}
+
+/**
+ * The check inputs the store's graph would hold after `items` — the definitions they add, replace
+ * or edit, with every reference bound by name the way the store binds a written text (the first
+ * candidate layer that has a definition of the name; the definition's own name is itself) — so the
+ * regression gate can check a fix before anything is written. Definitions an item adds get the id
+ * `pending:layer.name`. Only the item kinds auto-patches produce (add, replace, edit) can be
+ * foreseen; anything else, or an item the store would refuse outright, is refused here too.
+ */
+export function foreseeBundle(
+  reader: GraphReader,
+  items: readonly BundleItem[],
+): StoreResult<Map<string, CheckInput>> {
+  const pending = new Map<string, Pending>();
+  const byName = new Map<string, string>();
+  const current = (layer: Layer, name: string): Pending | undefined => {
+    const id = byName.get(`${layer}:${name}`) ?? reader.graph.lookup(layer, name);
+    if (id === undefined) return undefined;
+    const p = pending.get(id);
+    if (p !== undefined) return p;
+    const view = reader.get(id as Parameters<GraphReader["get"]>[0]);
+    return view === undefined ? undefined : { id, layer, name, text: view.text };
+  };
+  for (const [i, item] of items.entries()) {
+    const where = `bundle item ${i + 1} (${item.op})`;
+    if (item.op === "add") {
+      const text =
+        item.source ??
+        (item.layer !== undefined && item.name !== undefined && item.body !== undefined && isLayer(item.layer)
+          ? composeSource({ layer: item.layer, name: item.name, body: item.body })
+          : undefined);
+      const parts = text === undefined ? undefined : decomposeSource(text);
+      if (text === undefined || parts === undefined)
+        return reject("invalid-input", `${where}: not a definition`);
+      if (current(parts.layer, parts.name) !== undefined)
+        return reject("duplicate-name", `${where}: ${parts.layer}.${parts.name} already exists`);
+      const id = `pending:${parts.layer}.${parts.name}`;
+      pending.set(id, { id, layer: parts.layer, name: parts.name, text });
+      byName.set(`${parts.layer}:${parts.name}`, id);
+      continue;
+    }
+    if (item.op !== "edit" && item.op !== "replace")
+      return reject("invalid-input", `${where}: a fix is made of add, replace and edit items only`);
+    const q = split(item.qname);
+    const target = q === undefined ? undefined : current(q.layer, q.name);
+    if (target === undefined) return reject("not-found", `${where}: no definition ${item.qname}`);
+    let text: string;
+    if (item.op === "replace") {
+      text =
+        item.source ??
+        (item.body === undefined
+          ? target.text
+          : composeSource({ layer: target.layer, name: target.name, body: item.body }));
+    } else {
+      const r = applyPatch(target.text, item.patch);
+      if (!r.ok)
+        return reject(
+          r.failure.code,
+          `${where}: cannot edit ${item.qname}: ${describePatchFailure(r.failure)}`,
+        );
+      text = r.text;
+    }
+    pending.set(target.id, { ...target, text });
+  }
+  const out = new Map<string, CheckInput>();
+  for (const p of pending.values()) {
+    const parsed = parseText(p.text);
+    if (!parsed.ok)
+      return reject("parse-error", `${p.layer}.${p.name} would not parse: ${parsed.error.message}`);
+    if (parsed.def.layer !== p.layer || parsed.def.name.name !== p.name)
+      return reject(
+        "definition-mismatch",
+        `the text defines ${parsed.def.layer}.${parsed.def.name.name}, not ${p.layer}.${p.name}`,
+      );
+    const targets = parsed.sites.map((site) => {
+      for (const layer of site.layers) {
+        if (layer === p.layer && site.name === p.name) return p.id;
+        const id = byName.get(`${layer}:${site.name}`) ?? reader.graph.lookup(layer, site.name);
+        if (id !== undefined) return id;
+      }
+      return null;
+    });
+    out.set(p.id, { id: p.id, def: parsed.def, sites: parsed.sites, targets, source: p.text });
+  }
+  return ok(out);
+}

@@ -1,0 +1,121 @@
+import { splitProgram } from "../lang/split.js";
+import type { DefinitionState } from "../ops/graph.js";
+import { reject, type StoreResult } from "../store/result.js";
+import type { BundleItem, Store, WriteReceipt } from "../store/store.js";
+import type { GraphReader } from "../store/view.js";
+
+/** How {@link importProgram} runs. */
+export interface ImportOptions {
+  /** The task every op of the import is tagged with. */
+  readonly task?: string;
+  /** Told `(0, n)` once the text is split into its `n` definitions and `(n, n)` once they are stored. */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+/**
+ * Imports a whole .kumiki program as one atomic bundle: every definition is added with its exact
+ * text, and the text between definitions (blank lines, section banners) goes with the definition
+ * that follows it, the text after the last definition with the last one. So
+ * {@link exportProgram} gives an unedited imported program back byte for byte. Refused, with
+ * nothing written, when the text does not parse (`parse-error`, with line and column), holds no
+ * definition (`program-empty`), or the store refuses a definition (a name already taken, a
+ * reference to nothing: the store's code, with the definition's line).
+ */
+export async function importProgram(
+  store: Store,
+  text: string,
+  options: ImportOptions = {},
+): Promise<StoreResult<WriteReceipt>> {
+  const split = splitProgram(text);
+  if (!split.ok) {
+    const { span, message } = split.error;
+    const line = text.split("\n")[span.line - 1] ?? "";
+    return reject(
+      "parse-error",
+      `the program does not parse: ${message}\n  ${line}\n  ${" ".repeat(Math.max(0, span.column - 1))}^\nnothing was imported`,
+      { line: span.line, column: span.column, offset: span.offset },
+    );
+  }
+  const items: { op: "add"; source: string; task?: string }[] = [];
+  const lines: number[] = [];
+  const names: string[] = [];
+  let pending = "";
+  for (const piece of split.value) {
+    if (piece.kind === "trivia") {
+      pending += piece.text;
+      continue;
+    }
+    items.push({
+      op: "add",
+      source: pending + piece.text,
+      ...(options.task === undefined ? {} : { task: options.task }),
+    });
+    lines.push(piece.line);
+    names.push(`${piece.layer}.${piece.name}`);
+    pending = "";
+  }
+  const last = items[items.length - 1];
+  if (last === undefined)
+    return reject("program-empty", "the program holds no definition; nothing was imported");
+  last.source += pending;
+  options.onProgress?.(0, items.length);
+  const r = await store.apply({ ops: items satisfies BundleItem[] });
+  if (!r.ok) {
+    const index = r.error.details?.item;
+    const at =
+      typeof index === "number" && names[index] !== undefined
+        ? ` (${names[index]} at line ${lines[index]})`
+        : "";
+    return {
+      ok: false,
+      error: {
+        ...r.error,
+        message: `cannot import${at}: ${r.error.message}; nothing was imported`,
+        details: { ...r.error.details, ...(at === "" ? {} : { line: lines[index as number] }) },
+      },
+    };
+  }
+  options.onProgress?.(items.length, items.length);
+  return r;
+}
+
+/**
+ * The definitions a projection shows, in program order: every live definition that shows under
+ * its name, oldest identity first. An identity is the op-id of the add that created it, so this
+ * is the order of import, and definitions added later follow in the order they were added (a
+ * rename or an edit keeps a definition's place; a remove and a new add of the name moves it last).
+ */
+export function programOrder(reader: GraphReader): DefinitionState[] {
+  const g = reader.graph;
+  return [...g.definitions()]
+    .filter((s) => g.isVisible(s.id))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
+ * The whole graph as one .kumiki program: the definitions of {@link programOrder}, each with its
+ * text and current names, one after another. An unedited imported program comes back byte for
+ * byte. A line break is put between two texts only where they would otherwise run together (the
+ * first ends without one and the second does not start with a blank).
+ */
+export function exportProgram(store: Store): string {
+  const reader = store.read();
+  let out = "";
+  for (const s of programOrder(reader)) {
+    const text = reader.materializer.render(s);
+    if (out !== "" && needsBreak(out, text)) out += "\n";
+    out += text;
+  }
+  return out;
+}
+
+/** True when `next` cannot follow `prev` directly: the two would join into one line wrongly. */
+function needsBreak(prev: string, next: string): boolean {
+  if (prev.endsWith("\n")) return false;
+  const c = next.charCodeAt(0);
+  if (c === 10 || (c === 13 && next.charCodeAt(1) === 10)) return false;
+  // Same-line definitions (`type A = Int  type B = Int`) split with the blank in the second text;
+  // after a trailing comment, though, even a blank would leave the next definition commented out.
+  const lastLine = prev.slice(prev.lastIndexOf("\n") + 1);
+  return !((c === 32 || c === 9) && !lastLine.includes("#"));
+}

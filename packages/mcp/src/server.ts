@@ -1,0 +1,272 @@
+/**
+ * The MCP server over one workspace's graph store (ai-edit.md §9.7). It is a thin adapter: each
+ * tool is one core call; this file owns what is the same for every tool — strict argument
+ * validation, the error envelope, the text mirror of every structured result, the declared limits.
+ *
+ * It is built on the SDK's low-level `Server` rather than `McpServer`, because `McpServer` answers
+ * an unknown tool and an argument that fails the schema with plain text and no structured content;
+ * here every failure is the `{"error": {...}}` envelope with a stable kind, and names the argument.
+ */
+import { openStore, openWorkspace, type Store } from "@kumiki-graph/core";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type Tool as ToolListing,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { LIMITS_URI, type Limits, limitsDocument, resolveLimits } from "./limits.js";
+import type { Tool, ToolContext } from "./tool.js";
+import { TOOLS } from "./tools/index.js";
+import { MCP_VERSION } from "./version.js";
+import { limitExceeded, WIRE_ERROR_KINDS, type WireError } from "./wire-error.js";
+
+/** How {@link createMcpServer} is called. */
+export interface McpServerOptions {
+  /** The workspace: a folder holding `.kumiki/`, or one below it. */
+  readonly storeDir: string;
+  /** Who the ops are written as (default `agent:mcp`). */
+  readonly author?: string;
+  /** Limits other than the defaults (see kumiki://limits). */
+  readonly limits?: Readonly<Record<string, number>>;
+  /** The operator's log; default: standard error. Never standard output, which carries MCP. */
+  readonly log?: (line: string) => void;
+}
+
+/** A running server: connect it to a transport, close it when done (closing flushes the store). */
+export interface KumikiMcpServer {
+  /** The SDK server. */
+  readonly server: Server;
+  readonly store: Store;
+  readonly limits: Limits;
+  readonly tools: readonly Tool[];
+  connect(transport: Transport): Promise<void>;
+  /** Closes the connection, then the store (after the writes in flight). */
+  close(): Promise<void>;
+}
+
+/** Why the server could not start: a core or workspace code and a message for the operator. */
+export interface StartupError {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** The JSON of a failure that produced no answer. */
+export const ErrorEnvelopeSchema = z.object({
+  error: z.object({
+    kind: z.enum(WIRE_ERROR_KINDS),
+    message: z.string(),
+    code: z.string().optional(),
+    argument: z.string().optional(),
+    limit: z.string().optional(),
+    retryable: z.boolean().optional(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+/** The default author of the ops the server writes. */
+export const DEFAULT_AUTHOR = "agent:mcp";
+
+const INSTRUCTIONS = [
+  "Kumiki graph store: programs are definitions (layer.name) edited by ops, not files.",
+  "Read with kumiki_list and kumiki_view (edit anchors match kumiki_view's text); write with kumiki_add, kumiki_replace, kumiki_edit, kumiki_rename, kumiki_remove: each answers the op-ids it wrote.",
+  "A refused write changes nothing. kumiki_check lists diagnostics; kumiki_fix proposes (or applies) their patches.",
+  'A failed call has isError true and {"error": {"kind", "message", …}}; branch on kind. Limits: kumiki://limits.',
+].join("\n");
+
+function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { target: "draft-7", io }) as Record<
+    string,
+    unknown
+  >;
+  return rest;
+}
+
+/** The tools/list entry of a tool: its strict input schema, and an output schema that is its result or the envelope. */
+function listing(tool: Tool): ToolListing {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: jsonSchemaOf(tool.input, "input") as ToolListing["inputSchema"],
+    outputSchema: {
+      type: "object",
+      ...jsonSchemaOf(z.union([tool.output, ErrorEnvelopeSchema]), "output"),
+    } as ToolListing["outputSchema"],
+    annotations: { ...tool.annotations },
+  };
+}
+
+/** A result: the JSON as structuredContent and, identically, as the text item. */
+function result(value: object, isError: boolean): CallToolResult {
+  return {
+    content: [{ type: "text", text: JSON.stringify(value) }],
+    structuredContent: value as Record<string, unknown>,
+    isError,
+  };
+}
+
+function failure(error: WireError): CallToolResult {
+  return result({ error }, true);
+}
+
+/** The wire error for arguments that fail a tool's input schema: the first issue, naming the argument. */
+function argumentError(tool: Tool, args: Record<string, unknown>, error: z.ZodError): WireError {
+  const takes = Object.keys(tool.input.shape).join(", ");
+  const issue = error.issues[0]!;
+  const at = issue.path.map(String);
+  if (issue.code === "unrecognized_keys") {
+    const name = [...at, issue.keys[0]!].join(".");
+    return {
+      kind: "unknown-argument",
+      argument: name,
+      message: `${tool.name} has no argument ${JSON.stringify(name)}${at.length === 0 ? ` (it takes: ${takes})` : ""}; nothing was done`,
+      details: { arguments: issue.keys.map((k) => [...at, k].join(".")) },
+    };
+  }
+  const name = at.join(".");
+  if (at.length === 1 && args[at[0]!] === undefined) {
+    return {
+      kind: "invalid-argument",
+      argument: name,
+      message: `${tool.name} needs the argument ${JSON.stringify(name)} (it takes: ${takes}); nothing was done`,
+    };
+  }
+  return {
+    kind: "invalid-argument",
+    argument: name === "" ? "(arguments)" : name,
+    message: `${tool.name}: argument ${JSON.stringify(name)}: ${issue.message}; nothing was done`,
+  };
+}
+
+/**
+ * Opens the workspace at (or above) `storeDir` and builds the server over its store. A store that
+ * cannot be opened stops the server here, before any call, with the reason for the operator.
+ */
+export async function createMcpServer(
+  options: McpServerOptions,
+): Promise<{ ok: true; value: KumikiMcpServer } | { ok: false; error: StartupError }> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`kumiki mcp: ${line}\n`));
+  const limits = resolveLimits(options.limits);
+  if (!limits.ok) return { ok: false, error: { code: "invalid-limit", message: limits.message } };
+  const ws = await openWorkspace(options.storeDir);
+  if (!ws.ok) return { ok: false, error: ws.error };
+  const opened = openStore({ log: ws.value.log, author: options.author ?? DEFAULT_AUTHOR });
+  if (!opened.ok) {
+    await ws.value.log.close();
+    return { ok: false, error: opened.error };
+  }
+  const store = opened.value;
+  const ctx: ToolContext = { store, limits: limits.value, log };
+  const tools = TOOLS;
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const listed = tools.map(listing);
+
+  const server = new Server(
+    { name: "kumiki-graph", title: "Kumiki graph store", version: MCP_VERSION },
+    { capabilities: { tools: { listChanged: false }, resources: {} }, instructions: INSTRUCTIONS },
+  );
+
+  const call = async (name: string, raw: Record<string, unknown> | undefined): Promise<CallToolResult> => {
+    const tool = byName.get(name);
+    if (tool === undefined) {
+      return failure({
+        kind: "unknown-tool",
+        message: `no tool ${JSON.stringify(name)}; the tools are ${tools.map((t) => t.name).join(", ")}`,
+      });
+    }
+    const args = raw ?? {};
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) return failure(argumentError(tool, args, parsed.error));
+    let outcome: Awaited<ReturnType<Tool["run"]>>;
+    try {
+      outcome = await tool.run(parsed.data, ctx);
+    } catch (e) {
+      log(`${name}: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      return failure({
+        kind: "internal",
+        message: `${name} failed inside the server (a bug); nothing is known to have changed`,
+      });
+    }
+    if (!outcome.ok) return failure(outcome.error);
+    const checked = tool.output.safeParse(outcome.value);
+    if (!checked.success) {
+      log(`${name}: result does not match its output schema: ${checked.error.message}`);
+      return failure({
+        kind: "internal",
+        message: `${name} produced a result that does not match its schema (a bug)`,
+      });
+    }
+    const value = outcome.value as object;
+    const bytes = Buffer.byteLength(JSON.stringify(value), "utf8");
+    if (bytes > limits.value.responseBytes) {
+      const hint =
+        tool.annotations.readOnlyHint === true
+          ? "ask for less (one definition instead of a pattern, with_deps off, a check scope)"
+          : "the write was done: read its effect back with kumiki_view or kumiki_history";
+      return failure(
+        limitExceeded(
+          "responseBytes",
+          limits.value.responseBytes,
+          bytes,
+          `the size in bytes of the ${name} result`,
+          hint,
+        ),
+      );
+    }
+    return result(value, false);
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+  server.setRequestHandler(CallToolRequestSchema, (request) =>
+    call(request.params.name, request.params.arguments),
+  );
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: [
+      {
+        uri: LIMITS_URI,
+        name: "limits",
+        title: "Limits of this server",
+        description: "Every limit a call can hit, by the name a limit-exceeded error gives",
+        mimeType: "application/json",
+      },
+    ],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    if (request.params.uri !== LIMITS_URI)
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `no resource ${request.params.uri}; the resources are ${LIMITS_URI}`,
+      );
+    return {
+      contents: [
+        { uri: LIMITS_URI, mimeType: "application/json", text: JSON.stringify(limitsDocument(limits.value)) },
+      ],
+    };
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    ok: true,
+    value: {
+      server,
+      store,
+      limits: limits.value,
+      tools,
+      connect: (transport) => server.connect(transport),
+      close() {
+        closing ??= (async () => {
+          await server.close().catch((e: unknown) => log(`closing the connection: ${String(e)}`));
+          await store.close();
+        })();
+        return closing;
+      },
+    },
+  };
+}

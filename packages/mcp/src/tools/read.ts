@@ -1,0 +1,179 @@
+/** The read-only tools: kumiki_view, kumiki_list, kumiki_refs, kumiki_history. */
+import { parseSelector } from "@kumiki-graph/core";
+import { z } from "zod";
+import { defineTool, fail, fromCore } from "../tool.js";
+import { limitExceeded } from "../wire-error.js";
+
+/** Annotations of a tool that only reads. */
+export const READ_ONLY = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+} as const;
+
+const DefinitionRef = z.object({
+  qname: z.string().describe("layer.name, as shown"),
+  def: z.string().describe("the definition's identity (def_…), stable across renames"),
+});
+
+export const view = defineTool({
+  name: "kumiki_view",
+  title: "View definitions",
+  description:
+    "The text of one definition (slot.todos, or def_… for one hidden by a name conflict or removed) or of a pattern's matches (slot.*, tile.Todo*, *.draft); with_deps adds everything they reference, transitively. Read this before kumiki_edit: anchors match this text.",
+  input: z.strictObject({
+    selector: z.string().describe("layer.name, a pattern with *, or a definition id def_…"),
+    with_deps: z.boolean().optional().describe("also the definitions they reference, transitively"),
+  }),
+  output: z.object({
+    text: z.string().describe("the definitions' texts, one after another, each ending with a newline"),
+    definitions: z.array(DefinitionRef),
+  }),
+  annotations: READ_ONLY,
+  run({ selector, with_deps }, ctx) {
+    const sel = parseSelector(selector);
+    if (!("error" in sel) && sel.kind === "name" && (sel.wildcard || sel.layer === undefined)) {
+      // Counted without dependencies: the limit bounds what a pattern matches.
+      const matches = ctx.store.view(selector);
+      const n = matches.ok ? matches.value.definitions.length : 0;
+      const max = ctx.limits.wildcardResults;
+      if (n > max)
+        return fail(
+          limitExceeded(
+            "wildcardResults",
+            max,
+            n,
+            `the number of definitions ${JSON.stringify(selector)} matches`,
+            "narrow the pattern (a layer, a longer prefix), or list the names with kumiki_list first",
+          ),
+        );
+    }
+    return fromCore(ctx.store.view(selector, { withDeps: with_deps === true }), ctx, (v) => ({
+      text: v.text,
+      definitions: v.definitions.map((d) => ({ qname: d.qname, def: d.id })),
+    }));
+  },
+});
+
+export const list = defineTool({
+  name: "kumiki_list",
+  title: "List definitions",
+  description:
+    "The names of the definitions that show under their names, in one layer (type, slot, effect, reducer, tile, fn, app, test, theme, motion) or all.",
+  input: z.strictObject({
+    layer: z.string().optional().describe("one layer; all layers when omitted"),
+  }),
+  output: z.object({ definitions: z.array(DefinitionRef) }),
+  annotations: READ_ONLY,
+  run({ layer }, ctx) {
+    return fromCore(ctx.store.list(layer), ctx, (entries) => ({
+      definitions: entries.map((e) => ({ qname: e.qname, def: e.def })),
+    }));
+  },
+});
+
+export const refs = defineTool({
+  name: "kumiki_refs",
+  title: "Referrers of a definition",
+  description:
+    "The live definitions that reference a definition, with the lines of their text that do, and how many per layer: what a rename shows the new name in and what blocks a remove.",
+  input: z.strictObject({ qname: z.string().describe("layer.name or def_…") }),
+  output: z.object({
+    target: z.string(),
+    referrers: z.array(
+      DefinitionRef.extend({
+        layer: z.string(),
+        lines: z.array(z.number()).describe("lines of its text (from 1) that reference the target"),
+      }),
+    ),
+    byLayer: z.record(z.string(), z.number()),
+  }),
+  annotations: READ_ONLY,
+  run({ qname }, ctx) {
+    return fromCore(ctx.store.refs(qname), ctx, (r) => ({
+      target: r.target,
+      referrers: r.referrers.map((x) => ({
+        qname: x.qname,
+        def: x.def,
+        layer: x.layer,
+        lines: [...x.lines],
+      })),
+      byLayer: { ...r.byLayer },
+    }));
+  },
+});
+
+/** One op of a history or an episode, as sent. */
+const HistoryEntry = z.object({
+  opId: z.string(),
+  op: z.string().describe("add, replace, edit, rename, remove, link, unlink"),
+  author: z.string(),
+  ts: z.number().describe("milliseconds since the epoch"),
+  name: z.string().describe("the definition's name when the op was written"),
+  newName: z.string().optional(),
+  task: z.string().optional(),
+  reverts: z.string().optional(),
+  status: z.string().describe("applied, lost, failed, rolled-back or orphaned"),
+  conflict: z.string().optional().describe("the conflict record explaining a status other than applied"),
+});
+
+export const history = defineTool({
+  name: "kumiki_history",
+  title: "History of a definition",
+  description:
+    "The ops of the definitions that have had a name (the one shown now and every one renamed away, removed, or that lost a same-name add), each across all its renames; or of one definition by id.",
+  input: z.strictObject({ qname: z.string().describe("layer.name (no pattern) or def_…") }),
+  output: z.object({
+    definitions: z.array(
+      DefinitionRef.extend({
+        alive: z.boolean(),
+        visible: z.boolean(),
+        names: z.array(z.string()).describe("every name it had, in order"),
+        entries: z.array(HistoryEntry),
+      }),
+    ),
+  }),
+  annotations: READ_ONLY,
+  run({ qname }, ctx) {
+    return fromCore(ctx.store.history(qname), ctx, (hs) => ({
+      definitions: hs.map((h) => ({
+        qname: h.qname,
+        def: h.def,
+        alive: h.alive,
+        visible: h.visible,
+        names: [...h.names],
+        entries: h.entries.map(entryOf),
+      })),
+    }));
+  },
+});
+
+/** A core history entry with only the fields it has (no `undefined` values on the wire). */
+export function entryOf(e: {
+  readonly opId: string;
+  readonly op: string;
+  readonly author: string;
+  readonly ts: number;
+  readonly name: string;
+  readonly newName?: string;
+  readonly task?: string;
+  readonly reverts?: string;
+  readonly status: string;
+  readonly conflict?: string;
+}): z.output<typeof HistoryEntry> {
+  return {
+    opId: e.opId,
+    op: e.op,
+    author: e.author,
+    ts: e.ts,
+    name: e.name,
+    ...(e.newName === undefined ? {} : { newName: e.newName }),
+    ...(e.task === undefined ? {} : { task: e.task }),
+    ...(e.reverts === undefined ? {} : { reverts: e.reverts }),
+    status: e.status,
+    ...(e.conflict === undefined ? {} : { conflict: e.conflict }),
+  };
+}
+
+export { HistoryEntry };

@@ -1,0 +1,169 @@
+/**
+ * The write tools: kumiki_add, kumiki_replace, kumiki_edit, kumiki_rename, kumiki_remove. Each is
+ * one core store call; a write is reported only once core has stored it durably, and every answer
+ * carries the op-ids it wrote.
+ */
+import { qualifiedName, type WriteReceipt } from "@kumiki-graph/core";
+import { z } from "zod";
+import { defineTool, fail, fromCore, type Outcome, type ToolContext } from "../tool.js";
+import { limitExceeded } from "../wire-error.js";
+
+const Task = z
+  .string()
+  .optional()
+  .describe("a task id the ops belong to (kumiki_episode reads a task's ops back)");
+
+/** What every write answers. */
+const WriteOutput = z.object({
+  opIds: z.array(z.string()).describe("the ops written, in order"),
+  def: z.string().optional().describe("kumiki_add: the new definition's identity"),
+  removed: z.array(z.string()).optional().describe("kumiki_remove: every definition it took away"),
+  warnings: z.array(z.string()).optional(),
+});
+
+type WriteAnswer = z.output<typeof WriteOutput>;
+
+function answerOf(receipt: WriteReceipt): WriteAnswer {
+  return {
+    opIds: [...receipt.opIds],
+    ...(receipt.warnings === undefined || receipt.warnings.length === 0
+      ? {}
+      : { warnings: [...receipt.warnings] }),
+  };
+}
+
+/** Refuses texts over bodyBytes, naming the limit. */
+function overBody(bytes: number, ctx: ToolContext, what: string): Outcome<never> | undefined {
+  const max = ctx.limits.bodyBytes;
+  if (bytes <= max) return undefined;
+  return fail(
+    limitExceeded(
+      "bodyBytes",
+      max,
+      bytes,
+      `the size in bytes of ${what}`,
+      "split the change into smaller writes",
+    ),
+  );
+}
+
+const bytes = (s: string): number => Buffer.byteLength(s, "utf8");
+
+const WRITE = { readOnlyHint: false, openWorldHint: false } as const;
+
+export const add = defineTool({
+  name: "kumiki_add",
+  title: "Add a definition",
+  description:
+    "Adds a definition: layer, name, and body (what follows the name, e.g. for a slot ': Int = 0', for a fn '(n: Int) -> Int = n + 1'). Refused, changing nothing, when the name is taken, the text does not parse, or it introduces an error.",
+  input: z.strictObject({
+    layer: z.string().describe("type, slot, effect, reducer, tile, fn, app, test, theme or motion"),
+    name: z.string(),
+    body: z.string().describe("the text after the name"),
+    task: Task,
+  }),
+  output: WriteOutput,
+  annotations: { ...WRITE, destructiveHint: false, idempotentHint: true },
+  async run({ layer, name, body, task }, ctx) {
+    const over = overBody(bytes(body), ctx, "body");
+    if (over !== undefined) return over;
+    const r = await ctx.store.add({ layer, name, body, ...(task === undefined ? {} : { task }) });
+    return fromCore(r, ctx, (receipt) => {
+      const def = receipt.ops.find((o) => o.op === "add")?.def;
+      return { ...answerOf(receipt), ...(def === undefined ? {} : { def }) };
+    });
+  },
+});
+
+export const replace = defineTool({
+  name: "kumiki_replace",
+  title: "Replace a definition's text",
+  description:
+    "Replaces a definition's whole body (the text after its name). Its identity, and every reference to it, stay. Refused, changing nothing, when the text does not parse or introduces an error.",
+  input: z.strictObject({
+    qname: z.string().describe("layer.name or def_…"),
+    body: z.string().describe("the new text after the name"),
+    task: Task,
+  }),
+  output: WriteOutput,
+  annotations: { ...WRITE, destructiveHint: false, idempotentHint: true },
+  async run({ qname, body, task }, ctx) {
+    const over = overBody(bytes(body), ctx, "body");
+    if (over !== undefined) return over;
+    const r = await ctx.store.replace({ qname, body, ...(task === undefined ? {} : { task }) });
+    return fromCore(r, ctx, answerOf);
+  },
+});
+
+export const edit = defineTool({
+  name: "kumiki_edit",
+  title: "Edit part of a definition",
+  description:
+    "Edits a definition's text as kumiki_view shows it: each find must occur exactly once (trailing whitespace tolerated), and all anchors apply or none do. Refused, changing nothing, otherwise.",
+  input: z.strictObject({
+    qname: z.string().describe("layer.name or def_…"),
+    patch: z
+      .array(z.strictObject({ find: z.string(), replace: z.string() }))
+      .min(1)
+      .describe("anchors: each find is replaced by its replace"),
+    task: Task,
+  }),
+  output: WriteOutput,
+  annotations: { ...WRITE, destructiveHint: false, idempotentHint: false },
+  async run({ qname, patch, task }, ctx) {
+    const over = overBody(
+      patch.reduce((n, a) => n + bytes(a.find) + bytes(a.replace), 0),
+      ctx,
+      "the patch's find and replace texts",
+    );
+    if (over !== undefined) return over;
+    const r = await ctx.store.edit({ qname, patch, ...(task === undefined ? {} : { task }) });
+    return fromCore(r, ctx, answerOf);
+  },
+});
+
+export const rename = defineTool({
+  name: "kumiki_rename",
+  title: "Rename a definition",
+  description:
+    "Renames a definition. No hash and no dependent's op changes: references are by identity, and every dependent shows the new name.",
+  input: z.strictObject({
+    qname: z.string().describe("layer.name or def_…"),
+    new_name: z.string().describe("the new name (same layer)"),
+    task: Task,
+  }),
+  output: WriteOutput,
+  annotations: { ...WRITE, destructiveHint: false, idempotentHint: true },
+  async run({ qname, new_name, task }, ctx) {
+    const r = await ctx.store.rename({ qname, newName: new_name, ...(task === undefined ? {} : { task }) });
+    return fromCore(r, ctx, answerOf);
+  },
+});
+
+export const remove = defineTool({
+  name: "kumiki_remove",
+  title: "Remove a definition",
+  description:
+    "Removes a definition. Refused while live definitions reference it (they are listed); with cascade, it and every definition that references it, transitively, go in one atomic write. Answers the names removed. A removal can be reverted: nothing is lost.",
+  input: z.strictObject({
+    qname: z.string().describe("layer.name or def_…"),
+    cascade: z.boolean().optional().describe("also remove every definition that references it, transitively"),
+    task: Task,
+  }),
+  output: WriteOutput,
+  annotations: { ...WRITE, destructiveHint: true, idempotentHint: true },
+  async run({ qname, cascade, task }, ctx) {
+    const r = await ctx.store.remove({
+      qname,
+      ...(cascade === undefined ? {} : { cascade }),
+      ...(task === undefined ? {} : { task }),
+    });
+    return fromCore(r, ctx, (receipt) => ({
+      ...answerOf(receipt),
+      removed: [
+        ...(receipt.removed ??
+          receipt.ops.filter((o) => o.op === "remove").map((o) => qualifiedName(o.layer, o.name))),
+      ],
+    }));
+  },
+});

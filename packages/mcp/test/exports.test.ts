@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import * as mcp from "../src/index.js";
+
+// The public surface of @kumiki-graph/mcp. Adding or removing a runtime export is a deliberate act:
+// update this list, and docs/mcp.md, in the same change.
+const EXPECTED = [
+  "CHECK_SCOPES",
+  "DEFAULT_AUTHOR",
+  "DEFAULT_LIMITS",
+  "EPISODE_NOTE",
+  "ErrorEnvelopeSchema",
+  "LIMITS_URI",
+  "LIMIT_DESCRIPTIONS",
+  "LIMIT_NAMES",
+  "MCP_VERSION",
+  "SPEC_VERSION",
+  "TOOLS",
+  "WIRE_ERROR_KINDS",
+  "createMcpServer",
+  "fromRejection",
+  "limitsDocument",
+  "parseLimitAssignments",
+  "resolveLimits",
+  "runDoctor",
+  "serveStdio",
+  "versions",
+  "wireKindOf",
+];
+
+describe("@kumiki-graph/mcp exports", () => {
+  it("are exactly the documented ones", () => {
+    expect(Object.keys(mcp).sort()).toEqual([...EXPECTED].sort());
+  });
+
+  it("hold the twelve tools of ai-edit.md §9.7, in its order", () => {
+    expect(mcp.TOOLS.map((t) => t.name)).toEqual([
+      "kumiki_view",
+      "kumiki_list",
+      "kumiki_add",
+      "kumiki_replace",
+      "kumiki_edit",
+      "kumiki_rename",
+      "kumiki_remove",
+      "kumiki_check",
+      "kumiki_fix",
+      "kumiki_refs",
+      "kumiki_history",
+      "kumiki_episode",
+    ]);
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * What a user installs: `npm pack` the four packages, install the tarballs into an empty prefix
+ * (offline, from the npm cache), start the installed `kumiki` bin through a real MCP client, and
+ * call every tool. Nothing from this checkout is on the installed copy's path.
+ *
+ * The prefix gets a lockfile: the repository's, with the four packages pointing at their tarballs.
+ * Without one, npm 11 resolves every range from full registry metadata, which the offline cache
+ * need not hold; with it, npm installs exactly the versions the repository is tested with, from
+ * the cached tarballs.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot } from "../../core/test/support/corpus.js";
+import { type Called, connect, dispose, errorOf, type Session, tempDir } from "./support/session.js";
+
+const PACKAGES = ["core", "mcp", "sync-server", "cli"];
+
+interface LockEntry {
+  readonly dev?: boolean;
+  readonly link?: boolean;
+  readonly [field: string]: unknown;
+}
+
+/** The prefix's package.json and lockfile: the four tarballs, and the repository's lock for the rest. */
+async function prefixManifests(tarballs: string): Promise<{ manifest: object; lock: object }> {
+  const rootLock = JSON.parse(await readFile(path.join(repoRoot, "package-lock.json"), "utf8")) as {
+    packages: Record<string, LockEntry>;
+  };
+  const dependencies: Record<string, string> = {};
+  const packages: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(rootLock.packages)) {
+    if (!key.startsWith("node_modules/") || entry.dev === true || entry.link === true) continue;
+    // The repository's lock omits `resolved`; without it npm would look the tarball up in registry
+    // metadata. With it (and the lock's integrity) the cached tarball is used as is.
+    const name = key.slice(key.lastIndexOf("node_modules/") + "node_modules/".length);
+    const resolved = `https://registry.npmjs.org/${name}/-/${name.split("/").pop()}-${String(entry.version)}.tgz`;
+    packages[key] = { ...entry, resolved };
+  }
+  for (const file of await readdir(tarballs)) {
+    const dir = PACKAGES.find((p) => file === `kumiki-graph-${p}-0.1.0.tgz`);
+    if (dir === undefined) throw new Error(`unexpected tarball ${file}`);
+    const pkg = JSON.parse(await readFile(path.join(repoRoot, "packages", dir, "package.json"), "utf8")) as {
+      name: string;
+      version: string;
+      dependencies?: Record<string, string>;
+      bin?: Record<string, string>;
+      engines?: Record<string, string>;
+    };
+    const resolved = `file:../tarballs/${file}`;
+    dependencies[pkg.name] = resolved;
+    const digest = createHash("sha512")
+      .update(await readFile(path.join(tarballs, file)))
+      .digest("base64");
+    packages[`node_modules/${pkg.name}`] = {
+      version: pkg.version,
+      resolved,
+      integrity: `sha512-${digest}`,
+      ...(pkg.dependencies === undefined ? {} : { dependencies: pkg.dependencies }),
+      ...(pkg.bin === undefined ? {} : { bin: pkg.bin }),
+      ...(pkg.engines === undefined ? {} : { engines: pkg.engines }),
+    };
+  }
+  const name = "kumiki-pack-test";
+  return {
+    manifest: { name, private: true, dependencies },
+    lock: { name, lockfileVersion: 3, requires: true, packages: { "": { name, dependencies }, ...packages } },
+  };
+}
+
+function ok(c: Called): Record<string, unknown> {
+  expect(c.isError, JSON.stringify(c.value)).toBe(false);
+  return c.value;
+}
+
+describe("the packed packages, installed", () => {
+  let root: string | undefined;
+  let prefix = "";
+  let bin = "";
+  let store = "";
+  let s: Session | undefined;
+
+  beforeAll(async () => {
+    root = await tempDir("pack");
+    const tarballs = path.join(root, "tarballs");
+    await mkdir(tarballs);
+    for (const p of PACKAGES) {
+      execFileSync("npm", ["pack", "--silent", "--pack-destination", tarballs], {
+        cwd: path.join(repoRoot, "packages", p),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    }
+    prefix = path.join(root, "prefix");
+    await mkdir(prefix);
+    expect(await readdir(tarballs)).toHaveLength(PACKAGES.length);
+    const { manifest, lock } = await prefixManifests(tarballs);
+    await writeFile(path.join(prefix, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+    await writeFile(path.join(prefix, "package-lock.json"), `${JSON.stringify(lock, null, 2)}\n`);
+    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"], {
+      cwd: prefix,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    bin = path.join(prefix, "node_modules", ".bin", "kumiki");
+    store = path.join(root, "store");
+    const init = spawnSync(bin, ["init", store], { encoding: "utf8" });
+    expect(init.status, init.stderr).toBe(0);
+    s = await connect(bin, ["mcp", "serve", "--store", store], { hostPath: store });
+  }, 300_000);
+
+  afterAll(async () => {
+    await s?.close();
+    await dispose(root);
+  });
+
+  it("ships only what runs: dist and package.json", async () => {
+    const installed = path.join(prefix, "node_modules", "@kumiki-graph", "mcp");
+    expect((await readdir(installed)).sort()).toEqual(["dist", "package.json"]);
+    expect((await readdir(path.join(installed, "dist"))).some((f) => f.includes("test"))).toBe(false);
+  });
+
+  it("--doctor passes on the installed copy", () => {
+    const r = spawnSync(bin, ["mcp", "serve", "--doctor"], { encoding: "utf8", timeout: 60_000 });
+    expect(r.stdout).toContain("doctor: all checks passed");
+    expect(r.status).toBe(0);
+  });
+
+  it("answers every tool", async () => {
+    const session = s!;
+    const { tools } = await session.client.listTools();
+    expect(tools).toHaveLength(12);
+    const called = new Set<string>();
+    const call = async (name: string, args: Record<string, unknown>): Promise<Called> => {
+      called.add(name);
+      return session.call(name, args);
+    };
+    expect(ok(await call("kumiki_list", {})).definitions).toEqual([]);
+    ok(await call("kumiki_add", { layer: "slot", name: "count", body: ": Int = 0", task: "pack" }));
+    ok(
+      await call("kumiki_add", { layer: "tile", name: "Counter", body: "= text(count.show)", task: "pack" }),
+    );
+    expect(ok(await call("kumiki_view", { selector: "tile.Counter", with_deps: true })).text).toContain(
+      "slot count",
+    );
+    ok(await call("kumiki_replace", { qname: "slot.count", body: ": Int = 1", task: "pack" }));
+    ok(
+      await call("kumiki_edit", {
+        qname: "slot.count",
+        patch: [{ find: "= 1", replace: "= 2" }],
+        task: "pack",
+      }),
+    );
+    ok(await call("kumiki_rename", { qname: "slot.count", new_name: "step", task: "pack" }));
+    expect(ok(await call("kumiki_view", { selector: "tile.Counter" })).text).toContain("text(step.show)");
+    const refs = ok(await call("kumiki_refs", { qname: "slot.step" }));
+    expect((refs.referrers as { qname: string }[]).map((r) => r.qname)).toEqual(["tile.Counter"]);
+    expect((ok(await call("kumiki_history", { qname: "slot.step" })).definitions as unknown[]).length).toBe(
+      1,
+    );
+    expect((ok(await call("kumiki_episode", { episode_id: "pack" })).entries as unknown[]).length).toBe(5);
+    const check = ok(await call("kumiki_check", {}));
+    expect(Array.isArray(check.diagnostics)).toBe(true);
+    expect(ok(await call("kumiki_fix", { error_code: "E0103" })).proposals).toEqual([]);
+    expect(errorOf(await call("kumiki_remove", { qname: "slot.step" })).code).toBe("referenced");
+    ok(await call("kumiki_remove", { qname: "tile.Counter" }));
+    expect(ok(await call("kumiki_remove", { qname: "slot.step" })).removed).toEqual(["slot.step"]);
+    expect([...called].sort()).toEqual(tools.map((t) => t.name).sort());
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * Test support: a workspace built from a corpus program, and a real MCP client talking to a real
+ * server process over stdio.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { initWorkspace, openStore, splitProgram } from "@kumiki-graph/core";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { expect } from "vitest";
+import { repoRoot } from "../../../core/test/support/corpus.js";
+
+/** The built CLI launcher (tests of the bin use dist: run `npx tsc -b` first). */
+export const kumikiBin = path.join(repoRoot, "packages/cli/bin/kumiki.js");
+
+/** A temporary directory, removed by `dispose`. */
+export async function tempDir(prefix: string): Promise<string> {
+  return mkdtemp(path.join(tmpdir(), `kumiki-mcp-${prefix}-`));
+}
+
+export async function dispose(dir: string | undefined): Promise<void> {
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * A workspace in `dir` holding `source` (one bundle of `{op: "add", source}` items, one per
+ * definition). With `withErrors`, the checker's write gate is off for the import, so the graph can
+ * start with errors (as one can after a merge) for kumiki_fix to repair.
+ */
+export async function workspaceFrom(
+  dir: string,
+  source: string,
+  options: { withErrors?: boolean } = {},
+): Promise<void> {
+  const ws = await initWorkspace(dir);
+  if (!ws.ok) throw new Error(ws.error.message);
+  const store = openStore({
+    log: ws.value.log,
+    author: "user:fixture",
+    ...(options.withErrors === true ? { validators: [] } : {}),
+  });
+  if (!store.ok) throw new Error(store.error.message);
+  try {
+    if (source === "") return;
+    const pieces = splitProgram(source);
+    if (!pieces.ok) throw new Error(pieces.error.message);
+    const items = pieces.value.flatMap((p) =>
+      p.kind === "definition" ? [{ op: "add" as const, source: p.text }] : [],
+    );
+    const r = await store.value.apply(items);
+    if (!r.ok) throw new Error(`fixture import refused: ${r.error.code}: ${r.error.message}`);
+  } finally {
+    await store.value.close();
+  }
+}
+
+/** A call's outcome, after checking that its text item is exactly the JSON of its structuredContent. */
+export interface Called {
+  readonly isError: boolean;
+  readonly value: Record<string, unknown>;
+}
+
+/** An MCP session with a server process. */
+export interface Session {
+  readonly client: Client;
+  /** What the server wrote to stderr so far. */
+  stderr(): string;
+  /** Calls a tool; asserts the result's shape (structured, mirrored, isError set). */
+  call(name: string, args: Record<string, unknown>): Promise<Called>;
+  close(): Promise<void>;
+}
+
+/** The error envelope of a failed call, asserted to be one. */
+export function errorOf(c: Called): {
+  kind: string;
+  message: string;
+  code?: string;
+  argument?: string;
+  limit?: string;
+} {
+  expect(c.isError).toBe(true);
+  const e = c.value.error as { kind: string; message: string };
+  expect(typeof e.kind).toBe("string");
+  expect(typeof e.message).toBe("string");
+  return e;
+}
+
+/**
+ * Starts `command args` as an MCP server over stdio and connects a client (tools listed, so outputs
+ * are validated). No result may contain `hostPath` (the store's directory): messages are for the model.
+ */
+export async function connect(
+  command: string,
+  args: readonly string[],
+  options: { hostPath?: string } = {},
+): Promise<Session> {
+  const transport = new StdioClientTransport({
+    command,
+    args: [...args],
+    env: { ...getDefaultEnvironment(), KUMIKI_AUTHOR: "agent:test" },
+    stderr: "pipe",
+  });
+  let err = "";
+  transport.stderr?.on("data", (b: Buffer) => {
+    err += b.toString("utf8");
+  });
+  const client = new Client({ name: "kumiki-mcp-test", version: "0.0.0" });
+  try {
+    await client.connect(transport);
+    // Listing caches each tool's outputSchema: from here on the client validates every structuredContent.
+    await client.listTools();
+  } catch (e) {
+    await client.close().catch(() => undefined);
+    throw new Error(`${(e as Error).message}\nserver stderr:\n${err}`);
+  }
+  return {
+    client,
+    stderr: () => err,
+    async call(name, a) {
+      const r = (await client.callTool({ name, arguments: a })) as {
+        isError?: boolean;
+        structuredContent?: Record<string, unknown>;
+        content: { type: string; text?: string }[];
+      };
+      expect(r.structuredContent, `${name}: structuredContent`).toBeDefined();
+      expect(r.content).toHaveLength(1);
+      expect(r.content[0]!.type).toBe("text");
+      expect(r.content[0]!.text).toBe(JSON.stringify(r.structuredContent));
+      expect(typeof r.isError).toBe("boolean");
+      if (options.hostPath !== undefined) expect(r.content[0]!.text).not.toContain(options.hostPath);
+      return { isError: r.isError === true, value: r.structuredContent! };
+    },
+    close: () => client.close(),
+  };
+}
+
+/** A session with `kumiki mcp serve --store dir` of this repository's built bin. */
+export function serve(dir: string, extra: readonly string[] = []): Promise<Session> {
+  return connect(process.execPath, [kumikiBin, "mcp", "serve", "--store", dir, ...extra], { hostPath: dir });
+}

@@ -1,0 +1,162 @@
+/**
+ * What a sync server accepts into a graph document: a peer's Automerge changes are decoded and
+ * every operation in them checked against the op log's layout (core's `OpLogDocument`) before the
+ * Repo sees them. Accepted: the document's creation (root `kind`, `format`, `chunks`, once, when the
+ * server does not hold the graph), a new chunk list inserted into `chunks`, and a bundle string
+ * inserted into a chunk list whose ops all pass the op schema (`parseOp`). Anything else (a deletion,
+ * an overwrite, a write outside the op log, a malformed op) refuses the whole message.
+ *
+ * Each change is checked on its own, so a change whose dependencies have not arrived yet is still
+ * checked now; only the ids of chunk lists come from the document or from earlier changes.
+ */
+import * as A from "@automerge/automerge";
+import { OP_LOG_FORMAT, OP_LOG_KIND, parseOp } from "@kumiki-graph/core";
+
+/** What the checker knows of one graph document: the ids of its `chunks` list and chunk lists. */
+export interface DocumentShape {
+  /** `chunks`' object id; undefined while the document does not exist here. */
+  chunks: string | undefined;
+  /** Object ids of the chunk lists. */
+  readonly lists: Set<string>;
+}
+
+/** The shape of a document as held (an empty or absent one has no `chunks`). */
+export function shapeOf(doc: A.Doc<unknown> | undefined): DocumentShape {
+  const shape: DocumentShape = { chunks: undefined, lists: new Set() };
+  if (doc === undefined) return shape;
+  const chunks = (doc as { chunks?: unknown }).chunks;
+  if (!Array.isArray(chunks)) return shape;
+  shape.chunks = A.getObjectId(chunks) ?? undefined;
+  for (const list of chunks) {
+    const id = Array.isArray(list) ? A.getObjectId(list) : null;
+    if (id) shape.lists.add(id);
+  }
+  return shape;
+}
+
+const MAGIC = [0x85, 0x6f, 0x4a, 0x83];
+
+/** Splits concatenated Automerge chunks (a sync message's change entries may hold several). */
+export function splitChunks(bytes: Uint8Array): { type: number; bytes: Uint8Array }[] | string {
+  const out: { type: number; bytes: Uint8Array }[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    for (let i = 0; i < 4; i++) if (bytes[at + i] !== MAGIC[i]) return `no Automerge chunk at byte ${at}`;
+    const type = bytes[at + 8];
+    if (type === undefined) return `truncated chunk at byte ${at}`;
+    let len = 0;
+    let shift = 0;
+    let p = at + 9;
+    for (;;) {
+      const b = bytes[p++];
+      if (b === undefined || shift > 35) return `bad chunk length at byte ${at}`;
+      len += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+      if ((b & 0x80) === 0) break;
+    }
+    const end = p + len;
+    if (end > bytes.length) return `truncated chunk at byte ${at}`;
+    out.push({ type, bytes: bytes.subarray(at, end) });
+    at = end;
+  }
+  return out;
+}
+
+/** Decodes a sync message's change entries into changes (a document chunk holds many). */
+export function decodeChanges(entries: readonly Uint8Array[]): A.DecodedChange[] | string {
+  const out: A.DecodedChange[] = [];
+  for (const entry of entries) {
+    const chunks = splitChunks(entry);
+    if (typeof chunks === "string") return chunks;
+    for (const c of chunks) {
+      try {
+        if (c.type === 0) {
+          for (const ch of A.getAllChanges(A.load(c.bytes))) out.push(A.decodeChange(ch));
+        } else out.push(A.decodeChange(c.bytes));
+      } catch (e) {
+        return `undecodable change: ${(e as Error).message}`;
+      }
+    }
+  }
+  return out;
+}
+
+/** Why a bundle string is refused, or undefined when every op in it passes the op schema. */
+export function checkBundle(text: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    return `a bundle that is not JSON (${(e as Error).message})`;
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) return "a bundle that is not a non-empty list of ops";
+  for (const op of parsed) {
+    const r = parseOp(op);
+    if (!r.ok) {
+      const id = (op as { "op-id"?: unknown } | null)?.["op-id"];
+      return `op ${typeof id === "string" ? id : "(no op-id)"} fails the op schema: ${r.error.message}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Checks decoded changes against `shape`; on success returns the shape they lead to (a new
+ * object, `shape` untouched), on refusal the reason.
+ */
+export function checkChanges(
+  shape: DocumentShape,
+  changes: readonly A.DecodedChange[],
+): { ok: true; shape: DocumentShape } | { ok: false; reason: string } {
+  const next: DocumentShape = { chunks: shape.chunks, lists: new Set(shape.lists) };
+  const creating = shape.chunks === undefined;
+  const rootKeys = new Set<string>();
+  for (const change of changes) {
+    const where = `change ${change.hash.slice(0, 12)}`;
+    for (let i = 0; i < change.ops.length; i++) {
+      const op = change.ops[i] as A.DecodedChange["ops"][number] & { insert?: boolean; elemId?: string };
+      const opId = `${change.startOp + i}@${change.actor}`;
+      const refuse = (why: string) => ({ ok: false as const, reason: `${where}: ${why}` });
+      if (op.obj === "_root") {
+        if (!creating || op.pred.length > 0 || rootKeys.has(op.key))
+          return refuse(`rewrites the document's root (${op.action} ${op.key}); the op log only grows`);
+        rootKeys.add(op.key);
+        if (op.key === "chunks" && op.action === "makeList") next.chunks = opId;
+        else if (op.key === "kind" && op.action === "set" && op.value === OP_LOG_KIND) continue;
+        else if (
+          op.key === "format" &&
+          op.action === "set" &&
+          typeof op.value === "number" &&
+          Number.isInteger(op.value) &&
+          op.value >= 1 &&
+          op.value <= OP_LOG_FORMAT
+        )
+          continue;
+        else return refuse(`creates a document that is not a Kumiki op log (${op.action} ${op.key})`);
+        continue;
+      }
+      if (op.obj === next.chunks) {
+        if (op.action !== "makeList" || op.insert !== true)
+          return refuse(`${op.action} in the chunk list; only new chunk lists may be inserted`);
+        next.lists.add(opId);
+        continue;
+      }
+      if (next.lists.has(op.obj)) {
+        if (
+          op.action !== "set" ||
+          op.insert !== true ||
+          typeof op.value !== "string" ||
+          op.datatype !== undefined
+        )
+          return refuse(`${op.action} in a chunk; only bundle strings may be inserted`);
+        const why = checkBundle(op.value);
+        if (why !== undefined) return refuse(why);
+        continue;
+      }
+      return refuse(`${op.action} on an object outside the op log (${op.obj})`);
+    }
+  }
+  if (creating && next.chunks !== undefined && !(rootKeys.has("kind") && rootKeys.has("format")))
+    return { ok: false, reason: "creates a document without the op log's kind and format" };
+  return { ok: true, shape: next };
+}

@@ -1,0 +1,421 @@
+/**
+ * Syncing a workspace with a server (ai-edit.md §9.8: push the ops, pull the others', converge).
+ *
+ * {@link syncWorkspace} opens the workspace with a {@link KumikiClientAdapter} on its Repo, waits for
+ * the server's handshake, lets automerge-repo's sync run, and ends when the server reports, after
+ * a durable flush, exactly the heads this replica has (a read-write token), or heads this replica
+ * holds (read-only). It reconnects if the connection drops and gives up at the deadline. Sync
+ * state is persisted by automerge-repo under the server's storage id, so a later sync sends only
+ * what the server lacks. The report says what moved, what the merge recorded, and which of this
+ * author's ops lost their effect (with how to retry).
+ *
+ * {@link cloneWorkspace} makes a new workspace of a graph held by a server.
+ */
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import * as A from "@automerge/automerge";
+import type { PeerId } from "@automerge/automerge-repo";
+import {
+  type AutomergeOpLog,
+  type Conflict,
+  findWorkspace,
+  initWorkspace,
+  openStore,
+  openWorkspace,
+  type Quarantined,
+  readConfig,
+  type Workspace,
+  workspacePaths,
+} from "@kumiki-graph/core";
+import { decodeChanges } from "./change-check.js";
+import { KumikiClientAdapter } from "./client-adapter.js";
+import type { FlushReply } from "./protocol.js";
+import { addRemote, parseGraphAddress } from "./remotes.js";
+import { fail, ok, type SyncError, type SyncResult } from "./result.js";
+import { SyncStateKeeper } from "./sync-state.js";
+
+/** How to reach the server. */
+export interface ConnectOptions {
+  /** The bearer token, when the server wants one. */
+  readonly token?: string;
+  /** Give up after this many ms (default 60 000). */
+  readonly timeoutMs?: number;
+  /** Progress lines (connecting, waiting), for a terminal. */
+  readonly onProgress?: (message: string) => void;
+}
+
+/** How {@link syncWorkspace} runs. */
+export interface SyncOptions extends ConnectOptions {
+  /** The server, `ws://host:port`. */
+  readonly url: string;
+  /** Who this agent is: its ops that the merge rolled back are reported in `rolledBack`. */
+  readonly author?: string;
+}
+
+/** One of this author's ops that the merge took the effect of away. */
+export interface RolledBack {
+  readonly opId: string;
+  readonly conflict: Conflict;
+}
+
+/** What a sync did. */
+export interface SyncReport {
+  readonly server: string;
+  readonly graph: string;
+  /** The token's access to the graph. */
+  readonly access: "read" | "write";
+  /** Ops this replica sent that the server did not have. */
+  readonly sent: number;
+  /** Ops this replica received. */
+  readonly received: number;
+  /** Ops held after the sync. */
+  readonly ops: number;
+  /** The document heads both sides hold (read-only: the server's). */
+  readonly heads: readonly string[];
+  /** Conflicts the merge recorded that were not there before. */
+  readonly conflicts: readonly Conflict[];
+  /** This author's ops among those conflicts' losers. */
+  readonly rolledBack: readonly RolledBack[];
+  /** Ops that arrived failing the op schema, kept out of the graph. */
+  readonly quarantined: readonly Quarantined[];
+  /** Read-only token: how many local ops the server does not have (not pushed). */
+  readonly unpushed: number;
+  readonly bytesSent: number;
+  readonly bytesReceived: number;
+}
+
+/** What a clone made. */
+export interface CloneReport {
+  readonly root: string;
+  readonly server: string;
+  readonly graph: string;
+  readonly ops: number;
+  readonly heads: readonly string[];
+  readonly access: "read" | "write";
+  readonly bytesReceived: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+function sameHeads(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const s = new Set(a);
+  return b.every((h) => s.has(h));
+}
+
+function timeoutError(adapter: KumikiClientAdapter, what: string, ms: number): SyncError {
+  const why = adapter.lastProblem === undefined ? "" : ` (last problem: ${adapter.lastProblem.message})`;
+  return {
+    code: adapter.connected || adapter.lastProblem === undefined ? "timeout" : "unreachable",
+    message: `${what} did not finish within ${Math.round(ms / 1000)} s${why}; nothing is lost: run it again`,
+    details: { url: adapter.url, timeoutMs: ms },
+  };
+}
+
+/** Waits for the server's handshake, or the session's failure, or the deadline. */
+async function awaitPeer(
+  adapter: KumikiClientAdapter,
+  deadline: number,
+  ms: number,
+): Promise<SyncResult<void>> {
+  for (;;) {
+    if (adapter.failure !== undefined) return { ok: false, error: adapter.failure };
+    if (adapter.connected) return ok(undefined);
+    if (Date.now() >= deadline) return { ok: false, error: timeoutError(adapter, "connecting", ms) };
+    await adapter.nextActivity(adapter.activity, deadline);
+  }
+}
+
+/**
+ * Runs the sync of `log`'s document until the server's durably stored heads are ours (write) or
+ * are held here (read). Local changes to the document count as activity.
+ */
+async function converge(
+  log: AutomergeOpLog,
+  adapter: KumikiClientAdapter,
+  deadline: number,
+  ms: number,
+): Promise<SyncResult<FlushReply>> {
+  const poke = () => adapter.poke();
+  log.handle.on("change", poke);
+  try {
+    for (;;) {
+      if (adapter.failure !== undefined) return { ok: false, error: adapter.failure };
+      if (Date.now() >= deadline) return { ok: false, error: timeoutError(adapter, "the sync", ms) };
+      const seen = adapter.activity;
+      if (!adapter.connected) {
+        await adapter.nextActivity(seen, deadline);
+        continue;
+      }
+      let reply: FlushReply;
+      try {
+        reply = await adapter.requestFlush(log.handle.documentId);
+      } catch {
+        continue; // dropped: the loop waits for the reconnection
+      }
+      if (reply.access === "none") {
+        return fail(
+          "graph-unavailable",
+          `${adapter.url} has no graph ${log.url} for this token (wrong server, or the token has no access to it)`,
+          { url: adapter.url, graph: log.url },
+        );
+      }
+      const local = log.heads();
+      if (reply.access === "write" && sameHeads(reply.heads, local)) return ok(reply);
+      if (reply.access === "read" && A.hasHeads(log.handle.doc(), [...reply.heads])) return ok(reply);
+      await adapter.nextActivity(seen, deadline);
+    }
+  } finally {
+    log.handle.off("change", poke);
+  }
+}
+
+/** The op-ids in the bundles of sent sync messages (each counted once). */
+function opIdsSent(messages: readonly Uint8Array[]): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) {
+    let changes: Uint8Array[];
+    try {
+      changes = A.decodeSyncMessage(m).changes;
+    } catch {
+      continue;
+    }
+    if (changes.length === 0) continue;
+    const decoded = decodeChanges(changes);
+    if (typeof decoded === "string") continue;
+    for (const c of decoded)
+      for (const op of c.ops) {
+        if (op.action !== "set" || typeof op.value !== "string") continue;
+        try {
+          const bundle: unknown = JSON.parse(op.value);
+          if (Array.isArray(bundle))
+            for (const o of bundle) {
+              const id = (o as { "op-id"?: unknown } | null)?.["op-id"];
+              if (typeof id === "string") ids.add(id);
+            }
+        } catch {
+          // Not a bundle: nothing to count.
+        }
+      }
+  }
+  return ids;
+}
+
+function peerIdFor(): PeerId {
+  return `kumiki-${randomUUID()}` as PeerId;
+}
+
+/** Synchronises the workspace at or above `dir` with the server at `options.url`. */
+export async function syncWorkspace(dir: string, options: SyncOptions): Promise<SyncResult<SyncReport>> {
+  const ms = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadline = Date.now() + ms;
+  const found = findWorkspace(dir);
+  if (!found.ok) return { ok: false, error: { ...found.error, code: found.error.code } };
+  const config = readConfig(found.value);
+  if (!config.ok) return { ok: false, error: config.error };
+  const documentId = config.value.graph.slice("automerge:".length);
+  const adapter = new KumikiClientAdapter(
+    options.url,
+    options.token === undefined ? {} : { token: options.token },
+  );
+  const sent: Uint8Array[] = [];
+  adapter.onSyncSent((m) => sent.push(...m));
+  options.onProgress?.(`connecting to ${options.url}…`);
+  const opened = await openWorkspace(found.value.root, {
+    network: [adapter],
+    peerId: peerIdFor(),
+    sharePolicy: async (_peer, id) => id === documentId,
+  });
+  if (!opened.ok) {
+    adapter.disconnect();
+    return { ok: false, error: opened.error };
+  }
+  const ws = opened.value;
+  const syncStates = new SyncStateKeeper(ws.log.repo);
+  const storeResult = openStore({ log: ws.log, author: options.author ?? "user:anonymous" });
+  if (!storeResult.ok) {
+    await ws.log.close().catch(() => undefined);
+    return { ok: false, error: storeResult.error };
+  }
+  const store = storeResult.value;
+  let closed = false;
+  const close = async (): Promise<SyncError | undefined> => {
+    if (closed) return undefined;
+    closed = true;
+    try {
+      await syncStates.flush();
+      await store.close();
+      return undefined;
+    } catch (e) {
+      return {
+        code: "storage-failed",
+        message: `the synced ops could not be stored: ${(e as Error).message}`,
+      };
+    }
+  };
+  try {
+    const before = new Set(ws.log.all().map((o) => o["op-id"]));
+    const conflictsBefore = new Set(store.conflicts().map((c) => c.id));
+    const quarantinedBefore = new Set(store.status().quarantined.map((q) => q.opId));
+    const peer = await awaitPeer(adapter, deadline, ms);
+    if (!peer.ok) return peer;
+    options.onProgress?.("syncing…");
+    const done = await converge(ws.log, adapter, deadline, ms);
+    if (!done.ok) return done;
+    // The store takes remote ops in order with writes: an empty ingest waits for those in flight.
+    await store.ingest([]);
+    const all = ws.log.all();
+    const received = all.filter((o) => !before.has(o["op-id"])).length;
+    const sentIds = opIdsSent(sent);
+    let sentCount = 0;
+    for (const id of sentIds) if (before.has(id)) sentCount++;
+    const authorOf = new Map(all.map((o) => [o["op-id"], (o as { author?: unknown }).author]));
+    const conflicts = store.conflicts().filter((c) => !conflictsBefore.has(c.id));
+    const rolledBack: RolledBack[] = [];
+    if (options.author !== undefined)
+      for (const c of conflicts) {
+        const lost = c.ops[0];
+        if (lost !== undefined && authorOf.get(lost) === options.author)
+          rolledBack.push({ opId: lost, conflict: c });
+      }
+    const quarantined = store.status().quarantined.filter((q) => !quarantinedBefore.has(q.opId));
+    let unpushed = 0;
+    if (done.value.access === "read") {
+      const serverDoc = A.view(ws.log.handle.doc(), [...done.value.heads]);
+      const serverIds = new Set<string>();
+      for (const chunk of (serverDoc as { chunks?: unknown[] }).chunks ?? [])
+        for (const b of Array.isArray(chunk) ? chunk : []) {
+          try {
+            for (const o of JSON.parse(String(b)) as { "op-id"?: string }[])
+              if (o["op-id"]) serverIds.add(o["op-id"]);
+          } catch {
+            // Not a bundle.
+          }
+        }
+      unpushed = all.filter((o) => !serverIds.has(o["op-id"])).length;
+    }
+    const report: SyncReport = {
+      server: options.url,
+      graph: config.value.graph,
+      access: done.value.access === "read" ? "read" : "write",
+      sent: sentCount,
+      received,
+      ops: all.length,
+      heads: [...done.value.heads],
+      conflicts,
+      rolledBack,
+      quarantined,
+      unpushed,
+      bytesSent: adapter.stats.bytesSent,
+      bytesReceived: adapter.stats.bytesReceived,
+    };
+    const failed = await close();
+    if (failed !== undefined) return { ok: false, error: failed };
+    return ok(report);
+  } finally {
+    await close();
+  }
+}
+
+/** Options of {@link cloneWorkspace}. */
+export interface CloneOptions extends ConnectOptions {
+  /** Token file to record with the `origin` remote. */
+  readonly tokenFile?: string;
+}
+
+/**
+ * Makes `dir` a new workspace holding the graph at `address` (`ws://host:port/automerge:…`), with
+ * the server recorded as remote `origin`. Refused when `dir` is a workspace already; on failure
+ * whatever it created is removed.
+ */
+export async function cloneWorkspace(
+  address: string,
+  dir: string,
+  options: CloneOptions = {},
+): Promise<SyncResult<CloneReport>> {
+  const ms = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadline = Date.now() + ms;
+  const parsed = parseGraphAddress(address);
+  if (!parsed.ok) return parsed;
+  const { server, graph } = parsed.value;
+  const paths = workspacePaths(dir);
+  if (fs.existsSync(paths.dir))
+    return fail("workspace-exists", `${paths.root} is already a workspace (${paths.dir} exists)`, {
+      path: paths.dir,
+    });
+  const createdRoot = !fs.existsSync(paths.root);
+  const cleanUp = () => {
+    fs.rmSync(createdRoot ? paths.root : paths.dir, { recursive: true, force: true });
+  };
+  const adapter = new KumikiClientAdapter(
+    server,
+    options.token === undefined ? {} : { token: options.token },
+  );
+  // Nothing to load for a new workspace; the keeper saves the sync state once installed.
+  adapter.hideStorageId = true;
+  options.onProgress?.(`connecting to ${server}…`);
+  let timer: NodeJS.Timeout | undefined;
+  // A find waits for the adapter; at the deadline the adapter stops, which ends the find.
+  const stop = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      adapter.disconnect();
+      resolve();
+    }, ms);
+  });
+  let ws: Workspace | undefined;
+  try {
+    const init = await initWorkspace(paths.root, {
+      graph,
+      network: [adapter],
+      peerId: peerIdFor(),
+      sharePolicy: async (_peer, id) => `automerge:${id}` === graph,
+    });
+    if (!init.ok) {
+      cleanUp();
+      if (adapter.failure !== undefined) return { ok: false, error: adapter.failure };
+      if (Date.now() >= deadline) return { ok: false, error: timeoutError(adapter, "the clone", ms) };
+      return fail(
+        "graph-unavailable",
+        `${server} did not provide the graph ${graph} (${init.error.message})`,
+        { server, graph },
+      );
+    }
+    ws = init.value;
+    const syncStates = new SyncStateKeeper(ws.log.repo);
+    adapter.hideStorageId = false;
+    if (adapter.remotePeerId !== undefined && adapter.remoteMetadata !== undefined)
+      syncStates.trackPeer(adapter.remotePeerId, adapter.remoteMetadata);
+    const done = await converge(ws.log, adapter, deadline, ms);
+    if (!done.ok) {
+      await ws.log.close().catch(() => undefined);
+      ws = undefined;
+      cleanUp();
+      return done;
+    }
+    const report: CloneReport = {
+      root: paths.root,
+      server,
+      graph,
+      ops: ws.log.all().length,
+      heads: ws.log.heads(),
+      access: done.value.access === "read" ? "read" : "write",
+      bytesReceived: adapter.stats.bytesReceived,
+    };
+    const log = ws.log;
+    ws = undefined;
+    await syncStates.flush();
+    await log.close();
+    const remote = addRemote(paths, {
+      name: "origin",
+      url: server,
+      ...(options.tokenFile === undefined ? {} : { tokenFile: path.resolve(options.tokenFile) }),
+    });
+    if (!remote.ok) return remote;
+    return ok(report);
+  } finally {
+    clearTimeout(timer);
+    void stop;
+    if (ws !== undefined) await ws.log.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * The server side of the wire: automerge-repo's WebSocket server adapter with access control put
+ * in front of the Repo. Every socket carries the {@link Grant} of the token it was opened with (set
+ * at the HTTP upgrade); every message a peer sends is screened, in order, before the Repo sees it:
+ *
+ * - a peer may speak only of graphs its token grants; of any other it hears "unavailable", the
+ *   same answer as for a graph the server does not hold, so nothing is announced or confirmed;
+ * - a read-only peer's sync messages lose their changes (it still learns what the server has);
+ * - a read-write peer's changes are checked ({@link ServerChecks.check}); a refused message is
+ *   dropped whole, the peer told why and disconnected;
+ * - a peer id already connected with another token is refused (no hijacking a session).
+ *
+ * Messages the Repo sends are filtered the same way, so nothing about a graph reaches a peer
+ * without access to it.
+ */
+import * as A from "@automerge/automerge";
+import { cbor, type Message, type PeerId } from "@automerge/automerge-repo";
+import { WebSocketServerAdapter } from "@automerge/automerge-repo-network-websocket";
+import type { WebSocket, WebSocketServer } from "ws";
+import {
+  CLOSE_FORBIDDEN,
+  CLOSE_REFUSED,
+  type FlushReply,
+  type FlushRequest,
+  isKumikiMessage,
+} from "./protocol.js";
+import type { Access, Grant } from "./tokens.js";
+
+/** What the adapter asks of the server. */
+export interface ServerChecks {
+  /** The grant a socket was opened with. */
+  grantOf(socket: WebSocket): Grant | undefined;
+  /** Why a read-write peer's changes to a graph are refused, or undefined to accept them. */
+  check(documentId: string, changes: readonly Uint8Array[]): Promise<string | undefined>;
+  /** Stores the graph durably; returns the heads stored (empty when the server lacks it). */
+  flush(documentId: string): Promise<string[]>;
+  /** Told of every refusal (for the log and /health). */
+  onRefused(event: RefusalEvent): void;
+}
+
+/** A refused message. */
+export interface RefusalEvent {
+  readonly peer: string;
+  /** The token entry's name. */
+  readonly token: string;
+  readonly documentId: string | undefined;
+  readonly reason: string;
+}
+
+interface Screened {
+  readonly senderId?: PeerId;
+  readonly targetId?: PeerId;
+  readonly type?: unknown;
+  readonly documentId?: string;
+  readonly data?: Uint8Array;
+}
+
+/** The close reason is limited to 123 bytes by the protocol. */
+function closeReason(text: string): string {
+  const b = Buffer.from(text);
+  return b.length <= 123
+    ? text
+    : `${b
+        .subarray(0, 119)
+        .toString("utf8")
+        .replace(/\uFFFD*$/, "")}…`;
+}
+
+/** automerge-repo's WebSocket server adapter, screening what peers send and receive by token. */
+export class AccessControlledServerAdapter extends WebSocketServerAdapter {
+  /** The grant of each peer's current socket. */
+  private readonly grants = new Map<PeerId, Grant>();
+  private readonly queues = new WeakMap<WebSocket, Promise<void>>();
+
+  constructor(
+    server: WebSocketServer,
+    private readonly checks: ServerChecks,
+    keepAliveInterval?: number,
+  ) {
+    super(server as never, keepAliveInterval);
+  }
+
+  /** A peer's access to a graph (by its current socket's token). */
+  accessOf(peerId: PeerId, documentId: string): Access | undefined {
+    return this.grants.get(peerId)?.access(documentId);
+  }
+
+  override receiveMessage(messageBytes: Uint8Array, socket: never): void {
+    const ws = socket as WebSocket;
+    // One message at a time per socket, in arrival order, though screening may wait for a load.
+    const run = (this.queues.get(ws) ?? Promise.resolve())
+      .then(() => this.screen(messageBytes, ws))
+      .catch((e: unknown) => {
+        this.refuse(ws, undefined, undefined, `internal error while screening a message: ${String(e)}`);
+      });
+    this.queues.set(ws, run);
+  }
+
+  override send(message: Message): void {
+    const m = message as Screened;
+    if (m.documentId !== undefined && m.type !== "doc-unavailable" && m.targetId !== undefined) {
+      if (this.accessOf(m.targetId, m.documentId) === undefined) return;
+    }
+    super.send(message as never);
+  }
+
+  private pass(bytes: Uint8Array, ws: WebSocket): void {
+    super.receiveMessage(bytes, ws as never);
+  }
+
+  private reply(ws: WebSocket, message: object): void {
+    if (ws.readyState === ws.OPEN) ws.send(cbor.encode(message));
+  }
+
+  private refuse(
+    ws: WebSocket,
+    peer: PeerId | undefined,
+    documentId: string | undefined,
+    reason: string,
+  ): void {
+    const grant = this.checks.grantOf(ws);
+    this.checks.onRefused({ peer: peer ?? "(unknown)", token: grant?.name ?? "(none)", documentId, reason });
+    if (peer !== undefined && this.peerId !== undefined)
+      this.reply(ws, { type: "error", senderId: this.peerId, targetId: peer, message: `refused: ${reason}` });
+    ws.close(CLOSE_REFUSED, closeReason(`refused: ${reason}`));
+  }
+
+  private unavailable(ws: WebSocket, peer: PeerId, documentId: string): void {
+    if (this.peerId === undefined) return;
+    this.reply(ws, { type: "doc-unavailable", senderId: this.peerId, targetId: peer, documentId });
+  }
+
+  private async screen(bytes: Uint8Array, ws: WebSocket): Promise<void> {
+    let message: Screened;
+    try {
+      message = cbor.decode(bytes) as Screened;
+    } catch {
+      this.pass(bytes, ws); // the base adapter closes the connection on an undecodable message
+      return;
+    }
+    const grant = this.checks.grantOf(ws);
+    const sender = message.senderId;
+    if (grant === undefined || typeof sender !== "string") {
+      ws.close(CLOSE_FORBIDDEN, "no grant for this connection");
+      return;
+    }
+    if (message.type === "join") {
+      const current = this.sockets[sender] as WebSocket | undefined;
+      const held = this.grants.get(sender);
+      if (current !== undefined && current !== ws && current.readyState === current.OPEN && held !== grant) {
+        this.refuse(ws, sender, undefined, `peer id ${sender} is connected with another token`);
+        return;
+      }
+      this.grants.set(sender, grant);
+      this.pass(bytes, ws);
+      return;
+    }
+    // The base adapter drops messages from a socket that is not the sender's; so do we, earlier.
+    if ((this.sockets[sender] as WebSocket | undefined) !== ws) return;
+    const documentId = typeof message.documentId === "string" ? message.documentId : undefined;
+    const access = documentId === undefined ? undefined : grant.access(documentId);
+    if (isKumikiMessage<FlushRequest>(message, "kumiki-flush")) {
+      if (documentId === undefined || this.peerId === undefined) return;
+      const heads = access === undefined ? [] : await this.checks.flush(documentId);
+      const reply: FlushReply = {
+        type: "kumiki-flushed",
+        senderId: this.peerId,
+        targetId: sender,
+        documentId,
+        requestId: message.requestId,
+        heads,
+        access: access ?? "none",
+      };
+      this.reply(ws, reply);
+      return;
+    }
+    switch (message.type) {
+      case "sync":
+      case "request": {
+        if (documentId === undefined || !(message.data instanceof Uint8Array)) return;
+        if (access === undefined) {
+          this.unavailable(ws, sender, documentId);
+          return;
+        }
+        let decoded: A.DecodedSyncMessage;
+        try {
+          decoded = A.decodeSyncMessage(message.data);
+        } catch (e) {
+          this.refuse(ws, sender, documentId, `undecodable sync message: ${(e as Error).message}`);
+          return;
+        }
+        if (decoded.changes.length === 0) {
+          this.pass(bytes, ws);
+          return;
+        }
+        if (access === "read") {
+          // A read-only peer's changes are neither stored nor relayed; the rest of its message
+          // (heads, what it has) still lets it pull.
+          const data = A.encodeSyncMessage({ ...decoded, changes: [] });
+          this.pass(cbor.encode({ ...message, data }), ws);
+          return;
+        }
+        const why = await this.checks.check(documentId, decoded.changes);
+        if (why !== undefined) {
+          this.refuse(ws, sender, documentId, why);
+          return;
+        }
+        this.pass(bytes, ws);
+        return;
+      }
+      case "doc-unavailable":
+        if (access !== undefined) this.pass(bytes, ws);
+        return;
+      case "ephemeral":
+        if (access === "write") this.pass(bytes, ws);
+        return;
+      default:
+        // Remote-heads gossip and unknown types: not relayed (gossip is off on this server).
+        return;
+    }
+  }
+}

@@ -1,0 +1,304 @@
+/**
+ * The sync server: an automerge-repo Repo over durable NodeFS storage (core's
+ * `DurableFSStorageAdapter`: atomic, fsynced chunk writes) with the WebSocket server adapter behind
+ * token checks ({@link AccessControlledServerAdapter}). It serves `GET /health` as JSON and
+ * refuses a WebSocket upgrade without an accepted token with HTTP 401 or 403 and a JSON reason.
+ * It announces nothing: it syncs a graph only with a peer that asks for it and may see it.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import * as A from "@automerge/automerge";
+import { type DocumentId, type PeerId, Repo } from "@automerge/automerge-repo";
+import { DurableFSStorageAdapter } from "@kumiki-graph/core";
+import { type WebSocket, WebSocketServer } from "ws";
+import { checkChanges, type DocumentShape, decodeChanges, shapeOf } from "./change-check.js";
+import { fail, ok, type SyncResult } from "./result.js";
+import { AccessControlledServerAdapter, type RefusalEvent } from "./server-adapter.js";
+import { SyncStateKeeper } from "./sync-state.js";
+import { type Grant, OPEN_GRANT, type TokenTable } from "./tokens.js";
+
+/** How {@link startSyncServer} runs. */
+export interface SyncServerOptions {
+  /** TCP port; 0 (the default) picks a free one. */
+  readonly port?: number;
+  /** Interface to bind; default 127.0.0.1 (this machine only). */
+  readonly host?: string;
+  /** Where the graphs are stored (created if absent). */
+  readonly dataDir: string;
+  /** Accepted tokens; without a table every client may read and write every graph. */
+  readonly tokens?: TokenTable;
+  /** Receives one line per notable event (connections, refusals). */
+  readonly log?: (line: string) => void;
+}
+
+/** What `GET /health` returns. */
+export interface SyncServerHealth {
+  readonly ok: true;
+  readonly service: "kumiki-sync-server";
+  /** Graphs loaded in memory. */
+  readonly graphs: number;
+  readonly peers: number;
+  /** Messages refused since start (bad token on upgrade, forbidden or malformed changes). */
+  readonly refused: number;
+  readonly auth: "tokens" | "none";
+  readonly uptimeSeconds: number;
+}
+
+/** A running sync server. */
+export interface SyncServer {
+  /** `ws://host:port`, what clients connect to. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** The Repo holding the graphs (tests and benchmarks inspect it). */
+  readonly repo: Repo;
+  health(): SyncServerHealth;
+  /** Refusals so far, oldest first. */
+  refusals(): readonly RefusalEvent[];
+  /** Flushes every graph to disk, disconnects every peer and stops listening. */
+  close(): Promise<void>;
+}
+
+function tokenOf(req: http.IncomingMessage): string | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth === "string") {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (m) return m[1];
+  }
+  // automerge-repo's own client cannot set headers: it may put the token in the query.
+  const q = new URL(req.url ?? "/", "http://x").searchParams.get("token");
+  return q ?? undefined;
+}
+
+function refuseUpgrade(socket: Duplex, status: 401 | 403, code: string, message: string): void {
+  const body = JSON.stringify({ error: { code, message } });
+  const reason = status === 401 ? "Unauthorized" : "Forbidden";
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Starts a sync server; resolves once it listens (or with `listen-failed`). */
+export async function startSyncServer(options: SyncServerOptions): Promise<SyncResult<SyncServer>> {
+  const host = options.host ?? "127.0.0.1";
+  const log = options.log ?? (() => undefined);
+  const started = Date.now();
+  const refusals: RefusalEvent[] = [];
+  let refusedCount = 0;
+  const noteRefusal = (e: RefusalEvent) => {
+    refusedCount++;
+    refusals.push(e);
+    if (refusals.length > 1000) refusals.shift();
+    log(`refused ${e.peer} (token ${e.token})${e.documentId ? ` on ${e.documentId}` : ""}: ${e.reason}`);
+  };
+
+  let storage: DurableFSStorageAdapter;
+  try {
+    storage = new DurableFSStorageAdapter(options.dataDir);
+    storage.sweepTemporaries();
+    storage.ensureStorageId();
+  } catch (e) {
+    return fail(
+      "storage-failed",
+      `cannot use ${options.dataDir} for the server's graphs: ${(e as Error).message}`,
+      {
+        path: options.dataDir,
+      },
+    );
+  }
+
+  const grants = new WeakMap<WebSocket, Grant>();
+  const wss = new WebSocketServer({ noServer: true });
+  const shapes = new Map<string, DocumentShape>();
+  /** Change hashes accepted per graph and maybe not applied yet. */
+  const accepted = new Map<string, Set<string>>();
+  const readyGraphs = () =>
+    Object.values(repo.handles)
+      .filter((h) => h.isReady())
+      .map((h) => h.documentId);
+  let repo: Repo;
+
+  const handleOf = async (documentId: string) => {
+    const cached = repo.handles[documentId as DocumentId];
+    const handle =
+      cached ??
+      (await repo.find(documentId as DocumentId, {
+        allowableStates: ["ready", "unavailable", "requesting"],
+      }));
+    await handle.whenReady(["ready", "unavailable", "requesting"]);
+    return handle;
+  };
+
+  const adapter = new AccessControlledServerAdapter(wss, {
+    grantOf: (socket) => grants.get(socket),
+    async check(documentId, entries) {
+      const decoded = decodeChanges(entries);
+      if (typeof decoded === "string") return decoded;
+      const handle = await handleOf(documentId);
+      const doc = handle.isReady() ? handle.doc() : undefined;
+      if (!shapes.has(documentId)) shapes.set(documentId, shapeOf(doc));
+      const shape = shapes.get(documentId)!;
+      // Changes the server holds or accepted already (sent again: a reconnect, a reply that
+      // crossed) were checked when they first came.
+      const seen = accepted.get(documentId) ?? new Set<string>();
+      accepted.set(documentId, seen);
+      const fresh: typeof decoded = [];
+      for (const c of decoded) {
+        if (seen.has(c.hash) || (doc !== undefined && A.hasHeads(doc, [c.hash]))) continue;
+        seen.add(c.hash);
+        fresh.push(c);
+      }
+      const r = checkChanges(shape, fresh);
+      if (!r.ok) {
+        for (const c of fresh) seen.delete(c.hash);
+        return r.reason;
+      }
+      if (seen.size > 10_000 && doc !== undefined)
+        for (const h of seen) if (A.hasHeads(doc, [h])) seen.delete(h);
+      // Merged into the one shape: concurrent checks of the same graph each add what they accepted.
+      shape.chunks ??= r.shape.chunks;
+      for (const l of r.shape.lists) shape.lists.add(l);
+      return undefined;
+    },
+    async flush(documentId) {
+      const handle = repo.handles[documentId as DocumentId];
+      if (handle === undefined || !handle.isReady()) return [];
+      const heads = A.getHeads(handle.doc());
+      await repo.flush([documentId as DocumentId]);
+      return heads;
+    },
+    onRefused: noteRefusal,
+  });
+
+  const idBytes = await storage.load(["storage-adapter-id"]);
+  const storageId = idBytes === undefined ? "unknown" : Buffer.from(idBytes).toString("utf8");
+  repo = new Repo({
+    storage,
+    network: [adapter],
+    peerId: `kumiki-sync-server-${storageId}` as PeerId,
+    shareConfig: {
+      announce: async () => false,
+      access: async (peer, documentId) =>
+        documentId !== undefined && adapter.accessOf(peer, documentId) !== undefined,
+    },
+  });
+
+  const syncStates = new SyncStateKeeper(repo, 1000);
+
+  const health = (): SyncServerHealth => ({
+    ok: true,
+    service: "kumiki-sync-server",
+    graphs: Object.keys(repo.handles).length,
+    peers: repo.peers.length,
+    refused: refusedCount,
+    auth: options.tokens === undefined ? "none" : "tokens",
+    uptimeSeconds: Math.round((Date.now() - started) / 1000),
+  });
+
+  const httpServer = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    const json = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(`${JSON.stringify(body)}\n`);
+    };
+    if (url.pathname === "/health" && (req.method === "GET" || req.method === "HEAD")) json(200, health());
+    else
+      json(404, {
+        error: {
+          code: "not-found",
+          message: `no ${req.method} ${url.pathname}: try GET /health, or a WebSocket`,
+        },
+      });
+  });
+
+  httpServer.on("upgrade", (req, socket, head) => {
+    let grant: Grant | undefined = OPEN_GRANT;
+    if (options.tokens !== undefined) {
+      const token = tokenOf(req);
+      if (token === undefined) {
+        noteRefusal({
+          peer: req.socket.remoteAddress ?? "?",
+          token: "(none)",
+          documentId: undefined,
+          reason: "no token",
+        });
+        refuseUpgrade(
+          socket,
+          401,
+          "unauthorized",
+          "a token is required: send `Authorization: Bearer <token>` (kumiki remote add NAME URL --token-file F)",
+        );
+        return;
+      }
+      grant = options.tokens.lookup(token);
+      if (grant === undefined) {
+        noteRefusal({
+          peer: req.socket.remoteAddress ?? "?",
+          token: "(unknown)",
+          documentId: undefined,
+          reason: "unknown token",
+        });
+        refuseUpgrade(
+          socket,
+          403,
+          "forbidden",
+          "the token is not accepted by this server (check --token-file)",
+        );
+        return;
+      }
+    }
+    const accepted = grant;
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      grants.set(ws, accepted);
+      log(`connected: ${req.socket.remoteAddress ?? "?"} (token ${accepted.name})`);
+      wss.emit("connection", ws, req);
+    });
+  });
+
+  const listening = await new Promise<SyncResult<AddressInfo>>((resolve) => {
+    httpServer.once("error", (e: NodeJS.ErrnoException) =>
+      resolve(
+        fail("listen-failed", `cannot listen on ${host}:${options.port ?? 0}: ${e.code ?? e.message}`, {
+          host,
+          port: options.port ?? 0,
+        }),
+      ),
+    );
+    httpServer.listen(options.port ?? 0, host, () => resolve(ok(httpServer.address() as AddressInfo)));
+  });
+  if (!listening.ok) {
+    await repo.shutdown().catch(() => undefined);
+    wss.close();
+    storage.dispose();
+    return listening;
+  }
+  const port = listening.value.port;
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
+  return ok({
+    url: `ws://${urlHost}:${port}`,
+    host,
+    port,
+    repo,
+    health,
+    refusals: () => refusals,
+    close() {
+      closing ??= (async () => {
+        httpServer.close();
+        try {
+          await repo.flush(readyGraphs());
+          await syncStates.flush();
+        } finally {
+          for (const a of repo.networkSubsystem.adapters) a.disconnect();
+          await syncStates.flush().catch(() => undefined);
+          for (const c of wss.clients) c.terminate();
+          wss.close();
+          httpServer.closeAllConnections();
+          storage.dispose();
+        }
+      })();
+      return closing;
+    },
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * The token file of `kumiki serve --token-file F` (docs/sync.md): which bearer token may read or
+ * write which graphs.
+ *
+ * ```json
+ * { "format": 1,
+ *   "tokens": [
+ *     { "name": "agent-1", "token": "k1-4f9c…", "graphs": { "automerge:2Hc…": "write" } },
+ *     { "name": "ci",      "token": "ci-77a1…", "graphs": { "*": "read" } } ] }
+ * ```
+ *
+ * A graph is named by its Automerge URL or bare document id; `"*"` stands for every graph the
+ * server holds or will hold. An entry for a graph overrides `"*"`. Tokens are kept only as SHA-256
+ * digests in memory and compared by digest.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import { isValidDocumentId } from "@automerge/automerge-repo";
+import { fail, ok, type SyncResult } from "./result.js";
+
+/** What a token may do with a graph. */
+export type Access = "read" | "write";
+
+/** The token file format this code reads. */
+export const TOKEN_FILE_FORMAT = 1;
+/** Tokens shorter than this are refused: they could be guessed. */
+export const MIN_TOKEN_LENGTH = 16;
+
+/** What one token grants. */
+export interface Grant {
+  /** The entry's name (for logs; never the token). */
+  readonly name: string;
+  /** The access to a graph (document id), or undefined for none. */
+  access(documentId: string): Access | undefined;
+}
+
+/** The tokens a server accepts. */
+export interface TokenTable {
+  /** The grant of a presented token, or undefined when the token is unknown. */
+  lookup(token: string): Grant | undefined;
+  /** How many tokens there are. */
+  readonly size: number;
+}
+
+/** A grant of write access to every graph (a server started without a token file). */
+export const OPEN_GRANT: Grant = { name: "anyone", access: () => "write" };
+
+function digest(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+function documentIdOf(graph: string): string {
+  return graph.startsWith("automerge:") ? graph.slice("automerge:".length) : graph;
+}
+
+/** Builds a token table from the file's JSON text; `source` names the file in messages. */
+export function parseTokenFile(text: string, source = "the token file"): SyncResult<TokenTable> {
+  const bad = (message: string) =>
+    fail<TokenTable>("token-file-invalid", `${source}: ${message} (docs/sync.md gives the format)`, {
+      source,
+    });
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return bad(`not valid JSON: ${(e as Error).message}`);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return bad("must hold a JSON object");
+  const { format, tokens, ...rest } = raw as Record<string, unknown>;
+  const extra = Object.keys(rest);
+  if (extra.length > 0) return bad(`unknown key ${JSON.stringify(extra[0])} (expected "format", "tokens")`);
+  if (format !== TOKEN_FILE_FORMAT) return bad(`"format" must be ${TOKEN_FILE_FORMAT}`);
+  if (!Array.isArray(tokens)) return bad('"tokens" must be a list');
+  const table = new Map<string, Grant>();
+  const names = new Set<string>();
+  for (let i = 0; i < tokens.length; i++) {
+    const entry: unknown = tokens[i];
+    const at = `tokens[${i}]`;
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry))
+      return bad(`${at} must be an object`);
+    const { name, token, graphs, ...more } = entry as Record<string, unknown>;
+    const unknownKey = Object.keys(more)[0];
+    if (unknownKey !== undefined)
+      return bad(`${at}: unknown key ${JSON.stringify(unknownKey)} (expected "name", "token", "graphs")`);
+    if (typeof name !== "string" || name === "") return bad(`${at}.name must be a non-empty string`);
+    if (names.has(name)) return bad(`${at}.name ${JSON.stringify(name)} is given twice`);
+    names.add(name);
+    if (typeof token !== "string" || token.length < MIN_TOKEN_LENGTH || /\s/.test(token))
+      return bad(`${at}.token must be a string of at least ${MIN_TOKEN_LENGTH} characters without spaces`);
+    if (typeof graphs !== "object" || graphs === null || Array.isArray(graphs))
+      return bad(`${at}.graphs must be an object mapping graph URLs (or "*") to "read" or "write"`);
+    const access = new Map<string, Access>();
+    for (const [graph, level] of Object.entries(graphs)) {
+      const id = graph === "*" ? "*" : documentIdOf(graph);
+      if (id !== "*" && !isValidDocumentId(id))
+        return bad(`${at}.graphs: ${JSON.stringify(graph)} is not an Automerge URL, a document id or "*"`);
+      if (level !== "read" && level !== "write")
+        return bad(`${at}.graphs[${JSON.stringify(graph)}] must be "read" or "write"`);
+      access.set(id, level);
+    }
+    const key = digest(token);
+    if (table.has(key)) return bad(`${at}.token is the same as another entry's`);
+    const all = access.get("*");
+    table.set(key, { name, access: (documentId) => access.get(documentId) ?? all });
+  }
+  return ok({ lookup: (token) => table.get(digest(token)), size: table.size });
+}
+
+/** Reads and parses a token file. */
+export function loadTokenFile(file: string): SyncResult<TokenTable> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (e) {
+    return fail("token-file-invalid", `cannot read the token file ${file}: ${(e as Error).message}`, {
+      source: file,
+    });
+  }
+  return parseTokenFile(text, file);
+}
