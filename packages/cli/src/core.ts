@@ -25,28 +25,6 @@ export type ReadCore = Pick<
   | "parseSelector"
 >;
 
-/** The modules of core (under its dist/) that {@link ReadCore} comes from. */
-const READ_MODULES = [
-  "store/store.js",
-  "store/memory-op-log.js",
-  "store/selector.js",
-  "ops/ids.js",
-  "ops/op.js",
-  "lang/layers.js",
-] as const;
-
-const READ_NAMES = [
-  "openStore",
-  "MemoryOpLog",
-  "isAuthorId",
-  "isDefId",
-  "isOpId",
-  "isLayer",
-  "LAYERS",
-  "isDefinitionName",
-  "parseSelector",
-] as const satisfies readonly (keyof ReadCore)[];
-
 let core: Promise<CoreModule> | undefined;
 let readCore: Promise<ReadCore> | undefined;
 
@@ -57,25 +35,10 @@ export function loadCore(): Promise<CoreModule> {
 }
 
 /**
- * The modules of {@link ReadCore} alone, without the index (which would load Automerge). They are
- * reached by path, beside this package (`packages/cli/dist` → `packages/core/dist`, and in an
- * install `node_modules/@kumiki-graph/cli/dist` → `node_modules/@kumiki-graph/core/dist`); when
- * that layout is not there, the index serves, slower but the same.
+ * {@link ReadCore}: core's `./read` entry, one bundled file that loads no Automerge (loading the
+ * same code module by module cost about 150 ms of every read verb).
  */
 export function loadReadCore(): Promise<ReadCore> {
-  readCore ??= (async (): Promise<ReadCore> => {
-    const base = new URL("../../core/dist/", import.meta.url);
-    try {
-      const mods = (await Promise.all(READ_MODULES.map((m) => import(new URL(m, base).href)))) as Record<
-        string,
-        unknown
-      >[];
-      const merged: Record<string, unknown> = Object.assign({}, ...mods);
-      if (READ_NAMES.every((n) => merged[n] !== undefined)) return merged as unknown as ReadCore;
-    } catch {
-      // Not laid out as expected: fall through to the index.
-    }
-    return loadCore();
-  })();
+  readCore ??= import("@kumiki-graph/core/read");
   return readCore;
 }

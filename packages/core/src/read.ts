@@ -1,0 +1,13 @@
+/**
+ * `@kumiki-graph/core/read`: what a read-only caller needs to fold a store from ops it already
+ * holds, and the syntax predicates — none of it loads Automerge. The package ships this entry as
+ * one bundled file (scripts/bundle-read.mjs), because resolving and compiling its few hundred
+ * modules one by one took about 150 ms of every `kumiki view`.
+ */
+export { isLayer, LAYERS, type Layer } from "./lang/layers.js";
+export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";
+export { isDefinitionName } from "./ops/op.js";
+export { MemoryOpLog } from "./store/memory-op-log.js";
+export { parseSelector } from "./store/selector.js";
+export { SnapshotOpLog } from "./store/snapshot-op-log.js";
+export { openStore, type Store } from "./store/store.js";
