@@ -266,7 +266,10 @@ describe("convergence", () => {
           }
         },
       ),
-      { numRuns: 60 },
+      // A fixed seed by default: the coverage assertions below are about the generated histories,
+      // and an unlucky random draw (2 unlocks in 60 runs) once failed CI with nothing wrong. Set
+      // KUMIKI_PROPERTY_SEED to explore other histories.
+      { numRuns: 60, seed: Number(process.env.KUMIKI_PROPERTY_SEED ?? 20261202) },
     );
     // The histories were not trivial: every op kind was written, and real conflicts arose.
     const all = ["add", "config", "edit", "link", "lock", "remove", "rename", "replace", "unlink", "unlock"];
