@@ -131,7 +131,8 @@ function expectSame(graph: Map<string, CheckInput>, actual: unknown, options: Ch
 }
 
 describe.skipIf(!hasCorpus)("incremental checking", () => {
-  const all = pool();
+  // A skipped describe still runs its body to collect the tests: without the corpus there is no pool.
+  const all = hasCorpus ? pool() : [];
 
   for (const options of [{}, { a11y: true, requireApp: false }] satisfies CheckOptions[]) {
     it(`gives the diagnostics of a full check after any sequence of edits (${JSON.stringify(options)})`, () => {
