@@ -5,6 +5,7 @@ import {
   renderDefinition,
   resolveProgram,
 } from "@kumiki-graph/core";
+import { prng } from "./harness.js";
 
 /** A real program to scale: its name (for messages) and its text. */
 export interface SourceProgram {
@@ -19,18 +20,6 @@ export interface GeneratedProgram {
   readonly definitions: number;
   /** Which programs were copied, in order, with the suffix each copy's names got. */
   readonly copies: readonly { readonly program: string; readonly suffix: string }[];
-}
-
-/** mulberry32: small, fast, and the same sequence from the same seed on every machine. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface Parsed {

@@ -84,3 +84,15 @@ export function formatTable(rows: readonly BenchRow[]): string {
   }
   return lines.join("\n");
 }
+
+/** mulberry32: small, fast, and the same sequence from the same seed on every machine. */
+export function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -14,7 +14,7 @@ import {
   type StoredOp,
   type Workspace,
 } from "@kumiki-graph/core";
-import { type BenchRow, measure } from "./harness.js";
+import { type BenchRow, measure, prng } from "./harness.js";
 
 /**
  * The store on disk: one more op durably stored, and opening a workspace, at 1k, 10k and 100k ops,
@@ -252,14 +252,7 @@ const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 /** Deterministic, varied ~300-byte ops with increasing ULID op-ids. */
 function opFactory(seed: number): () => StoredOp {
-  let s = seed >>> 0;
-  const rnd = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rnd = prng(seed);
   const word = () => WORDS[Math.floor(rnd() * WORDS.length)]!;
   const hex = (len: number) =>
     Array.from({ length: len }, () => Math.floor(rnd() * 16).toString(16)).join("");
