@@ -311,6 +311,22 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     return run;
   }
 
+  /**
+   * Takes in, synchronously, the chunks other processes stored since the last look (their ops
+   * reach {@link onRemote}) and returns the ops that were new. One small file read when nobody
+   * wrote; safe without the lock (see DurableFSStorageAdapter.foreignChunks).
+   */
+  poll(): readonly T[] {
+    if (this.closed) return [];
+    return this.mergeForeign();
+  }
+
+  /** Runs `fn` holding the storage lock: no other process appends meanwhile; this one may. */
+  exclusive<R>(fn: () => Promise<R>): Promise<R> {
+    this.assertOpen();
+    return this.storage.lock.run(fn);
+  }
+
   onRemote(listener: (ops: readonly T[]) => void): () => void {
     this.listeners.add(listener);
     return () => {

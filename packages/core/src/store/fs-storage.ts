@@ -162,12 +162,27 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   /**
    * The chunks of `documentId` that other processes wrote since this one last looked (and that it
    * has not loaded or written itself), read from disk. Costs one small file read when nobody else
-   * wrote. Call it while holding {@link lock}, so no chunk disappears between listing and reading.
+   * wrote. Safe without the {@link lock}: every chunk write and removal moves the generation token
+   * after it, so a listing during which the token moved (a compaction may have removed a listed
+   * chunk) is read again, up to `attempts` times; chunks already read are kept. If the token never
+   * settles, what was read is returned and the next call looks again.
    */
-  foreignChunks(documentId: string): Uint8Array[] {
-    const generation = this.readGeneration();
-    if (generation !== undefined && generation === this.seenGeneration) return [];
+  foreignChunks(documentId: string, attempts = 8): Uint8Array[] {
     const out: Uint8Array[] = [];
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const generation = this.readGeneration();
+      if (generation !== undefined && generation === this.seenGeneration) return out;
+      this.readUnknownChunks(documentId, out);
+      const after = this.readGeneration();
+      // Settled: nothing was written or removed while we listed. Otherwise look again, and if the
+      // token never settles keep the older one as seen, so that the next call lists again.
+      this.seenGeneration = generation;
+      if (after === generation) return out;
+    }
+    return out;
+  }
+
+  private readUnknownChunks(documentId: string, out: Uint8Array[]): void {
     for (const type of CHUNK_TYPES) {
       const dir = this.filePath([documentId, type]);
       let names: string[];
@@ -188,8 +203,6 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
         }
       }
     }
-    this.seenGeneration = generation;
-    return out;
   }
 
   /**

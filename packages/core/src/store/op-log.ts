@@ -11,11 +11,26 @@ export interface StoredOp {
 
 /** A grow-only, deduplicated, durable set of ops in arrival order. */
 export interface OpLog<T extends StoredOp = StoredOp> {
-  /** Every op held, in arrival order (duplicates never appear twice). */
+  /**
+   * Every op held, in arrival order (duplicates never appear twice). The list only grows: an op once
+   * held keeps its position, so a reader can remember how far it has read.
+   */
   all(): readonly T[];
   /** Durably appends ops, all or nothing; resolves only once they are stored (flushed). Ops whose op-id is already held are skipped. Returns the ops actually added. */
   append(ops: readonly T[]): Promise<readonly T[]>;
   /** Called with ops that arrive from elsewhere (another process, a sync peer), after they are held. Returns an unsubscribe function. */
   onRemote(listener: (ops: readonly T[]) => void): () => void;
   close(): Promise<void>;
+  /**
+   * Optional, for logs that other processes write too: takes in, synchronously and cheaply (one
+   * small read when nothing changed), what they stored since the last look, and returns the ops
+   * that were new (also announced to {@link onRemote}). A store calls it before every read.
+   */
+  poll?(): readonly T[];
+  /**
+   * Optional, for logs that other processes write too: runs `fn` while no other process can
+   * append, so that a write judged against the graph after a {@link poll} is stored before anyone
+   * else's. The same process may append inside `fn`.
+   */
+  exclusive?<R>(fn: () => Promise<R>): Promise<R>;
 }

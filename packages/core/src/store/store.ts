@@ -340,6 +340,10 @@ export class Store {
   private closed = false;
   private readonly listeners = new Set<(e: ChangeEvent) => void>();
   private readonly unsubscribe: () => void;
+  /** How many of the log's ops (`log.all()`, which only grows) the graph has taken in. */
+  private taken = 0;
+  /** True while a write of ours is being stored: its ops are held by the log but not yet done. */
+  private storing = false;
 
   /** @internal Use {@link openStore} or {@link createStore}. */
   constructor(options: StoreOptions) {
@@ -351,15 +355,61 @@ export class Store {
       now: this.now,
       ...(options.random === undefined ? {} : { random: options.random }),
     });
-    this.graph = Graph.fold(this.log.all());
+    const held = this.log.all();
+    this.graph = Graph.fold(held);
+    this.taken = held.length;
     this.reader = new GraphReader(this.graph);
-    this.unsubscribe = this.log.onRemote((ops) => {
-      void this.serially(async () => {
-        if (this.closed) return;
-        const { added, refolded } = this.graph.receive(ops);
-        if (refolded) this.reader = new GraphReader(this.graph);
-        if (added.length > 0) this.emit({ source: "remote", ops: added });
-      });
+    // Ops a sync peer delivers: taken in after the write in progress, if any.
+    this.unsubscribe = this.log.onRemote(() => {
+      void this.serially(async () => this.catchUp());
+    });
+  }
+
+  /**
+   * Takes in what other writers stored since the last look (another process's appends, a sync
+   * into the same folder, a peer), so that reads answer from the graph as it is now and writes are
+   * judged against it; announces those ops as remote changes. One small file read when nothing
+   * changed. Not while a write of ours is being stored: no other process can append then (the
+   * write holds the log exclusively), and the write takes in what arrived once it is done.
+   */
+  private catchUp(): void {
+    if (this.closed || this.storing) return;
+    this.log.poll?.();
+    const all = this.log.all();
+    if (all.length === this.taken) return;
+    const fresh = all.slice(this.taken);
+    this.taken = all.length;
+    // Ops of ours are held already (received as they were stored): `added` is only the others'.
+    const { added, refolded } = this.graph.receive(fresh);
+    if (refolded) this.reader = new GraphReader(this.graph);
+    if (added.length > 0) this.emit({ source: "remote", ops: added });
+  }
+
+  /**
+   * Stores `ops` durably, exclusively (no other process appends meanwhile), then applies them to
+   * the graph with whatever else arrived, and announces them as a local change.
+   */
+  private async store(ops: readonly LogOp[]): Promise<void> {
+    this.storing = true;
+    try {
+      await this.log.append(ops);
+    } finally {
+      this.storing = false;
+    }
+    const { refolded } = this.graph.receive(ops);
+    if (refolded) this.reader = new GraphReader(this.graph);
+    this.catchUp();
+    this.emit({ source: "local", ops });
+  }
+
+  /** Runs a write holding the log exclusively, after taking in what others stored. */
+  private exclusively<T>(fn: () => Promise<T>): Promise<T> {
+    return this.serially(() => {
+      const run = async () => {
+        this.catchUp();
+        return fn();
+      };
+      return this.log.exclusive === undefined ? run() : this.log.exclusive(run);
     });
   }
 
@@ -369,6 +419,7 @@ export class Store {
 
   /** A reader over the current graph (for validators, projections, tests). */
   read(): GraphReader {
+    this.catchUp();
     return this.reader;
   }
 
@@ -378,6 +429,7 @@ export class Store {
    * they reference, transitively, after them.
    */
   view(selector: string, options: { withDeps?: boolean } = {}): StoreResult<ViewResult> {
+    this.catchUp();
     const selected = this.select(selector);
     if (!selected.ok) return selected;
     const ids = [...selected.value];
@@ -404,6 +456,7 @@ export class Store {
 
   /** The definitions that show under their names (`kumiki list`), in one layer or all. */
   list(layer?: string): StoreResult<ListEntry[]> {
+    this.catchUp();
     if (layer !== undefined && !isLayer(layer)) {
       return reject(
         "invalid-layer",
@@ -419,6 +472,7 @@ export class Store {
 
   /** The live definitions that reference a definition, with the lines that do (`kumiki view --refs`). */
   refs(qname: string): StoreResult<RefsResult> {
+    this.catchUp();
     const t = this.target(qname, { live: false });
     if (!t.ok) return t;
     const referrers = this.reader.referrers(t.value.id).map((r) => ({
@@ -434,6 +488,7 @@ export class Store {
 
   /** A live definition's content hash (`kumiki view --hash`). */
   hash(qname: string): StoreResult<ContentHash> {
+    this.catchUp();
     const t = this.target(qname, { live: true });
     if (!t.ok) return t;
     const h = this.reader.hash(t.value.id);
@@ -447,6 +502,7 @@ export class Store {
    * that lost), each across all its renames; or of one definition by identity.
    */
   history(qname: string): StoreResult<DefinitionHistory[]> {
+    this.catchUp();
     const sel = parseSelector(qname);
     if ("error" in sel) return reject("invalid-selector", sel.error);
     let ids: DefId[];
@@ -525,21 +581,25 @@ export class Store {
 
   /** Every conflict record (which ops, why, what was decided, how to retry), sorted by id. */
   conflicts(): Conflict[] {
+    this.catchUp();
     return this.graph.conflicts();
   }
 
   /** The conflict policy in force (`kumiki config conflict-policy`): state in the graph, `strict` by default. */
   conflictPolicy(): ConflictPolicy {
+    this.catchUp();
     return this.graph.policy();
   }
 
   /** The live ownership locks (§9.8.3), sorted by pattern then agent. */
   locks(): readonly LockEntry[] {
+    this.catchUp();
     return this.graph.locks();
   }
 
   /** Where the store stands: op counts, quarantined ops, heads, conflicts. */
   status(): StoreStatus {
+    this.catchUp();
     return { ...this.graph.status(), author: this.author };
   }
 
@@ -708,6 +768,7 @@ export class Store {
     const build = this.bundleBuild(bundle);
     if (typeof build !== "function") return { ok: false, error: build };
     if (this.closed) return reject("store-closed", "the store is closed");
+    this.catchUp();
     return this.draftWrite(build, (d, ops) => ok(this.previewOf(d, ops)));
   }
 
@@ -792,23 +853,21 @@ export class Store {
    * definition that exists, and carry a text that parses and references definitions the graph holds.
    */
   ingest(input: unknown): Promise<StoreResult<WriteReceipt>> {
-    return this.serially(async () => {
+    if (this.closed) return Promise.resolve(reject<WriteReceipt>("store-closed", "the store is closed"));
+    return this.exclusively(async () => {
       if (this.closed) return reject<WriteReceipt>("store-closed", "the store is closed");
       const checked = checkIncoming(this.graph, Array.isArray(input) ? input : [input]);
       if (!checked.ok) return checked;
       const fresh = checked.value;
       if (fresh.length > 0) {
         try {
-          await this.log.append(fresh);
+          await this.store(fresh);
         } catch (e) {
           return reject<WriteReceipt>(
             "storage-failed",
             `the ops could not be stored: ${e instanceof Error ? e.message : String(e)}`,
           );
         }
-        const { refolded } = this.graph.receive(fresh);
-        if (refolded) this.reader = new GraphReader(this.graph);
-        this.emit({ source: "local", ops: fresh });
       }
       return ok({ opIds: fresh.map((o) => o["op-id"]), ops: fresh });
     });
@@ -975,6 +1034,7 @@ export class Store {
     if (this.closed) return reject("store-closed", "the store is closed");
     const undoTask = this.undoTaskId(task, options.task);
     if (!undoTask.ok) return undoTask;
+    this.catchUp();
     let plan: TaskUndoPlan | undefined;
     return this.draftWrite(
       (d) => {
@@ -1038,7 +1098,8 @@ export class Store {
     build: (d: Draft) => Rejection | undefined,
     expect?: string,
   ): Promise<StoreResult<WriteReceipt>> {
-    return this.serially(async () => {
+    if (this.closed) return Promise.resolve(reject<WriteReceipt>("store-closed", "the store is closed"));
+    return this.exclusively(async () => {
       if (this.closed) return reject<WriteReceipt>("store-closed", "the store is closed");
       const drafted = this.draftWrite(build, (d, ops) => {
         if (expect !== undefined) {
@@ -1056,16 +1117,13 @@ export class Store {
       if (!drafted.ok) return drafted;
       const { ops, removed, warnings } = drafted.value;
       try {
-        await this.log.append(ops);
+        await this.store(ops);
       } catch (e) {
         return reject<WriteReceipt>(
           "storage-failed",
           `the write could not be stored, nothing changed: ${e instanceof Error ? e.message : String(e)}`,
         );
       }
-      const { refolded } = this.graph.receive(ops);
-      if (refolded) this.reader = new GraphReader(this.graph);
-      this.emit({ source: "local", ops });
       return ok({
         opIds: ops.map((o) => o["op-id"]),
         ops,

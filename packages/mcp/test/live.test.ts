@@ -1,0 +1,62 @@
+/**
+ * One workspace, several processes: a running `kumiki mcp serve` answers from the graph as it is
+ * now, including what the CLI (another process) wrote after the server started.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Called,
+  dispose,
+  kumikiBin,
+  type Session,
+  serve,
+  tempDir,
+  workspaceFrom,
+} from "./support/session.js";
+
+const exec = promisify(execFile);
+
+function cli(dir: string, ...args: string[]) {
+  return exec(process.execPath, [kumikiBin, "--store", dir, ...args], {
+    env: { ...process.env, KUMIKI_AUTHOR: "user:cli", KUMIKI_CACHE_DIR: `${dir}/.cache` },
+  });
+}
+
+function value(c: Called): Record<string, unknown> {
+  expect(c.isError, JSON.stringify(c.value)).toBe(false);
+  return c.value;
+}
+
+describe("kumiki mcp serve beside the CLI on one workspace", () => {
+  let dir: string | undefined;
+  let s: Session;
+
+  beforeAll(async () => {
+    dir = await tempDir("live");
+    await workspaceFrom(dir, "");
+    s = await serve(dir);
+  }, 60_000);
+  afterAll(async () => {
+    await s?.close();
+    await dispose(dir);
+  });
+
+  it("sees a definition the CLI added after the server started, in view and list, and judges writes against it", async () => {
+    expect((await s.call("kumiki_view", { selector: "slot.viaCli" })).isError).toBe(true);
+    await cli(dir!, "add", "slot", "viaCli", "Int = 0");
+    const viewed = value(await s.call("kumiki_view", { selector: "slot.viaCli" }));
+    expect(JSON.stringify(viewed)).toContain("slot viaCli");
+    const listed = value(await s.call("kumiki_list", {}));
+    expect(JSON.stringify(listed)).toContain("slot.viaCli");
+    // A write over MCP is judged against it: the same name is refused, not stored and then lost.
+    const again = await s.call("kumiki_add", { layer: "slot", name: "viaCli", body: "Int = 1" });
+    expect(again.isError).toBe(true);
+  }, 60_000);
+
+  it("what MCP wrote, the CLI reads at once", async () => {
+    value(await s.call("kumiki_add", { layer: "slot", name: "viaMcp", body: "Int = 2" }));
+    const { stdout } = await cli(dir!, "view", "slot.viaMcp");
+    expect(stdout).toContain("slot viaMcp");
+  }, 60_000);
+});
