@@ -16,21 +16,22 @@ import {
   writeSnapshot,
 } from "./read-snapshot.js";
 
-/** The capability manifest a workspace may hold beside `.kumiki/` (the public toolchain's name). */
-export const CAPS_FILE = "kumiki.caps.json";
-
-/** The context of one invocation, and the cleanup `main` runs after the verb. */
-export interface OpenContext {
-  readonly ctx: CommandContext;
-  close(): Promise<void>;
-}
-
-/** The default author: KUMIKI_AUTHOR, else user:$USER, else user:anonymous. */
+/**
+ * The default author: KUMIKI_AUTHOR, else user:$USER, else user:anonymous. The same rule as core's
+ * `defaultAuthor`, kept here because it is needed before any verb runs and importing core (even
+ * its read bundle) at start-up would cost every call, `--help` included, its module loading.
+ */
 export function defaultAuthor(env: Readonly<Record<string, string | undefined>>): string {
   const fromEnv = env.KUMIKI_AUTHOR;
   if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
   const user = (env.USER ?? env.USERNAME ?? "anonymous").replace(/[^A-Za-z0-9._:@/+-]/g, "_");
   return `user:${user === "" ? "anonymous" : user}`;
+}
+
+/** The context of one invocation, and the cleanup `main` runs after the verb. */
+export interface OpenContext {
+  readonly ctx: CommandContext;
+  close(): Promise<void>;
 }
 
 interface Opened {
@@ -55,35 +56,14 @@ export function createContext(
   let progressShown = false;
 
   let caps: Promise<CapabilityManifest | undefined> | undefined;
+  // Core's reader of kumiki.caps.json (the one the MCP server's open uses too), without Automerge.
   const capabilities = (): Promise<CapabilityManifest | undefined> => {
     caps ??= (async () => {
       const root = findWorkspaceRoot(storeDir ?? io.cwd);
       if (root === undefined) return undefined;
-      const file = path.join(root, CAPS_FILE);
-      let text: string;
-      try {
-        text = await readFile(file, "utf8");
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-        throw failure("caps-unreadable", `${file}: cannot read (${(e as Error).message})`, { path: file });
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch (e) {
-        throw failure("caps-invalid", `${file} is not JSON (${(e as Error).message}): fix or remove it`, {
-          path: file,
-        });
-      }
-      const list = (parsed as { capabilities?: unknown } | null)?.capabilities;
-      if (!Array.isArray(list)) {
-        throw failure(
-          "caps-invalid",
-          `${file} needs a "capabilities" list, e.g. {"capabilities": [{"name": "telemetry.track"}]}`,
-          { path: file },
-        );
-      }
-      return parsed as CapabilityManifest;
+      const read = (await loadReadCore()).readCapabilityManifest(root);
+      if (!read.ok) throw fromRejection(read.error);
+      return read.value;
     })();
     return caps;
   };
@@ -91,18 +71,11 @@ export function createContext(
   const openFull = (): Promise<Opened> => {
     full ??= (async () => {
       const core = await loadCore();
-      const ws = await core.openWorkspace(storeDir ?? io.cwd);
+      // Core's one way to open a workspace: the same manifest, gate and store as the MCP server.
+      const ws = await core.openWorkspaceStore(storeDir ?? io.cwd, { author });
       if (!ws.ok) throw fromRejection(ws.error);
-      const log = ws.value.log;
-      // The checker's gate: a write that adds an error diagnostic is refused (BRIEF principle 4).
-      const manifest = await capabilities();
-      const gate = manifest === undefined ? core.checkGate : core.createCheckGate({ capabilities: manifest });
-      const store = core.openStore({ log, author, validators: [gate] });
-      if (!store.ok) {
-        await log.close();
-        throw fromRejection(store.error);
-      }
-      return { store: store.value, ops: () => log.all() };
+      const log = ws.value.workspace.log;
+      return { store: ws.value.store, ops: () => log.all() };
     })();
     return full;
   };

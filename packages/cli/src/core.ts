@@ -23,6 +23,7 @@ export type ReadCore = Pick<
   | "LAYERS"
   | "isDefinitionName"
   | "parseSelector"
+  | "readCapabilityManifest"
 >;
 
 let core: Promise<CoreModule> | undefined;

@@ -326,3 +326,11 @@ export {
   workspacePaths,
   writeFileAtomic,
 } from "./store/workspace.js";
+export { CAPS_FILE, type CapsError, readCapabilityManifest } from "./workspace/caps.js";
+export {
+  defaultAuthor,
+  openWorkspaceStore,
+  type WorkspaceStore,
+  type WorkspaceStoreError,
+  type WorkspaceStoreOptions,
+} from "./workspace/open-store.js";

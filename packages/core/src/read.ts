@@ -11,3 +11,4 @@ export { MemoryOpLog } from "./store/memory-op-log.js";
 export { parseSelector } from "./store/selector.js";
 export { SnapshotOpLog } from "./store/snapshot-op-log.js";
 export { openStore, type Store } from "./store/store.js";
+export { CAPS_FILE, readCapabilityManifest } from "./workspace/caps.js";

@@ -5,6 +5,7 @@ import * as core from "../src/index.js";
 // update this list, and the docs, in the same change.
 const EXPECTED = [
   "AddInputSchema",
+  "CAPS_FILE",
   "AuthorIdSchema",
   "AutomergeOpLog",
   "BANDS",
@@ -101,6 +102,9 @@ const EXPECTED = [
   "openStore",
   "openWorkspace",
   "openWorkspaceReader",
+  "openWorkspaceStore",
+  "readCapabilityManifest",
+  "defaultAuthor",
   "parseDefinition",
   "parseDefinitionPath",
   "parseOp",

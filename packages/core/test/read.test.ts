@@ -6,7 +6,7 @@ import * as read from "../src/read.js";
 const bundle = fileURLToPath(new URL("../dist/read.bundle.js", import.meta.url));
 
 describe("@kumiki-graph/core/read", () => {
-  it("exports exactly what a read-only fold needs", () => {
+  it("exports exactly what a read-only fold and the manifest reader need", () => {
     expect(Object.keys(read).sort()).toEqual(
       [
         "LAYERS",
@@ -19,6 +19,8 @@ describe("@kumiki-graph/core/read", () => {
         "isOpId",
         "openStore",
         "parseSelector",
+        "CAPS_FILE",
+        "readCapabilityManifest",
       ].sort(),
     );
   });

@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { initWorkspace, openWorkspace } from "@kumiki-graph/core";
+import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { LIMITS_URI } from "./limits.js";
@@ -124,10 +124,10 @@ export async function runDoctor(options: { storeDir?: string } = {}): Promise<Do
     });
     if (options.storeDir !== undefined) {
       await step("store", async () => {
-        const ws = await openWorkspace(options.storeDir!);
+        const ws = await openWorkspaceStore(options.storeDir!);
         if (!ws.ok) throw new Error(ws.error.message);
-        await ws.value.log.close();
-        return `${ws.value.paths.root} opens`;
+        await ws.value.close();
+        return `${ws.value.workspace.paths.root} opens`;
       });
     }
   } catch (e) {

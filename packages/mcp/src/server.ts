@@ -7,7 +7,7 @@
  * an unknown tool and an argument that fails the schema with plain text and no structured content;
  * here every failure is the `{"error": {...}}` envelope with a stable kind, and names the argument.
  */
-import { openStore, openWorkspace, type Store } from "@kumiki-graph/core";
+import { openWorkspaceStore, type Store } from "@kumiki-graph/core";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -155,15 +155,17 @@ export async function createMcpServer(
   const log = options.log ?? ((line: string) => process.stderr.write(`kumiki mcp: ${line}\n`));
   const limits = resolveLimits(options.limits);
   if (!limits.ok) return { ok: false, error: { code: "invalid-limit", message: limits.message } };
-  const ws = await openWorkspace(options.storeDir);
-  if (!ws.ok) return { ok: false, error: ws.error };
-  const opened = openStore({ log: ws.value.log, author: options.author ?? DEFAULT_AUTHOR });
-  if (!opened.ok) {
-    await ws.value.log.close();
-    return { ok: false, error: opened.error };
-  }
-  const store = opened.value;
-  const ctx: ToolContext = { store, limits: limits.value, log };
+  // Core's one way to open a workspace: its kumiki.caps.json reaches the gate, check and fix,
+  // exactly as for the CLI.
+  const opened = await openWorkspaceStore(options.storeDir, { author: options.author ?? DEFAULT_AUTHOR });
+  if (!opened.ok) return { ok: false, error: opened.error };
+  const { store, capabilities } = opened.value;
+  const ctx: ToolContext = {
+    store,
+    limits: limits.value,
+    log,
+    ...(capabilities === undefined ? {} : { capabilities }),
+  };
   const tools = TOOLS;
   const byName = new Map(tools.map((t) => [t.name, t]));
   const listed = tools.map(listing);

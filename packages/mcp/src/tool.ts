@@ -3,7 +3,7 @@
  * handler that calls core and returns a value or a wire error. The server owns validation, the
  * error envelope, the text mirror and the response limit, so a handler only maps core to JSON.
  */
-import type { Store, StoreResult } from "@kumiki-graph/core";
+import type { CapabilityManifest, Store, StoreResult } from "@kumiki-graph/core";
 import type { z } from "zod";
 import type { Limits } from "./limits.js";
 import { fromRejection, type WireError } from "./wire-error.js";
@@ -20,6 +20,8 @@ export interface ToolAnnotations {
 /** What a handler gets. */
 export interface ToolContext {
   readonly store: Store;
+  /** The workspace's kumiki.caps.json, for check and fix (the store's gate has it already). */
+  readonly capabilities?: CapabilityManifest;
   readonly limits: Limits;
   /** The operator's log (stderr): details that do not belong in a message to the model. */
   readonly log: (line: string) => void;

@@ -21,8 +21,7 @@ import {
   type Conflict,
   findWorkspace,
   initWorkspace,
-  openStore,
-  openWorkspace,
+  openWorkspaceStore,
   type Quarantined,
   readConfig,
   type Workspace,
@@ -222,23 +221,20 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
   const sent: Uint8Array[] = [];
   adapter.onSyncSent((m) => sent.push(...m));
   options.onProgress?.(`connecting to ${options.url}…`);
-  const opened = await openWorkspace(found.value.root, {
+  // Core's one way to open a workspace, as the CLI and the MCP server do (network added).
+  const opened = await openWorkspaceStore(found.value.root, {
     network: [adapter],
     peerId: peerIdFor(),
     sharePolicy: async (_peer, id) => id === documentId,
+    author: options.author ?? "user:anonymous",
   });
   if (!opened.ok) {
     adapter.disconnect();
     return { ok: false, error: opened.error };
   }
-  const ws = opened.value;
+  const ws = opened.value.workspace;
   const syncStates = new SyncStateKeeper(ws.log.repo);
-  const storeResult = openStore({ log: ws.log, author: options.author ?? "user:anonymous" });
-  if (!storeResult.ok) {
-    await ws.log.close().catch(() => undefined);
-    return { ok: false, error: storeResult.error };
-  }
-  const store = storeResult.value;
+  const store = opened.value.store;
   let closed = false;
   const close = async (): Promise<SyncError | undefined> => {
     if (closed) return undefined;

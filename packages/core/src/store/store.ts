@@ -2115,8 +2115,12 @@ function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Lo
     batch.set(op["op-id"], op);
     fresh.push(op);
   }
-  const exists = (d: DefId): DefinitionState | Op | undefined =>
-    graph.definition(d) ?? fresh.find((o): o is Op => o.op === "add" && o.def === d);
+  const added = new Map<DefId, Op>();
+  for (const o of fresh) if (o.op === "add" && !added.has(o.def)) added.set(o.def, o);
+  const exists = (d: DefId): DefinitionState | Op | undefined => graph.definition(d) ?? added.get(d);
+  // "<def> <ref key>" of every link in the batch (its target is checked below like any other).
+  const linked = new Set<string>();
+  for (const op of fresh) if (op.op === "link") linked.add(`${op.def} ${op.ref}`);
   for (const op of fresh) {
     const where = `${op.op} ${op["op-id"]}`;
     for (const p of op["parent-ops"]) {
@@ -2184,6 +2188,9 @@ function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Lo
       }
       for (const site of p.sites) {
         if (isStandardReference(site) || siteTarget(site, op.refs) !== null) continue;
+        // Validated as a set: a forward reference (import adds the definitions, then links the
+        // references to those added after them) or a cycle is bound by a link of the same batch.
+        if (site.layers.some((l) => linked.has(`${op.def} ${l}:${site.name}`))) continue;
         return reject(
           "undefined-reference",
           `${where}: ${site.name} at ${site.span.line}:${site.span.column} is bound to no definition (looked for a ${site.layers.join(" or ")})`,

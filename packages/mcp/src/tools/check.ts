@@ -8,7 +8,7 @@ import {
   proposeFixes,
 } from "@kumiki-graph/core";
 import { z } from "zod";
-import { answer, defineTool, fail, fromCore } from "../tool.js";
+import { answer, defineTool, fail, fromCore, type ToolContext } from "../tool.js";
 import { READ_ONLY } from "./read.js";
 
 /** A diagnostic as sent (ai-edit.md §9.6), without its span: `location` says where. */
@@ -58,7 +58,8 @@ export const check = defineTool({
   }),
   annotations: READ_ONLY,
   run({ scope }, ctx) {
-    const report = checkStore(ctx.store, scope === undefined ? {} : { [scope]: true });
+    const caps = ctx.capabilities === undefined ? {} : { capabilities: ctx.capabilities };
+    const report = checkStore(ctx.store, scope === undefined ? caps : { [scope]: true, ...caps });
     return answer({
       ok: report.ok,
       errors: report.errors,
@@ -129,9 +130,13 @@ export const fix = defineTool({
     if (apply !== true)
       return answer({
         apply: false,
-        proposals: proposeFixes(ctx.store, { code: error_code }).map(proposalOf),
+        proposals: proposeFixes(ctx.store, { code: error_code, ...checkOf(ctx) }).map(proposalOf),
       });
-    const r = await applyFixes(ctx.store, { code: error_code, ...(task === undefined ? {} : { task }) });
+    const r = await applyFixes(ctx.store, {
+      code: error_code,
+      ...checkOf(ctx),
+      ...(task === undefined ? {} : { task }),
+    });
     return fromCore(r, ctx, (report) => {
       let errors = 0;
       for (const d of report.remaining) if (d.severity === "error") errors++;
@@ -152,3 +157,8 @@ export const fix = defineTool({
     });
   },
 });
+
+/** The check options of fix: the workspace's manifest, when it has one. */
+function checkOf(ctx: ToolContext) {
+  return ctx.capabilities === undefined ? {} : { check: { capabilities: ctx.capabilities } };
+}
