@@ -65,7 +65,9 @@ export const patchApply: Command = {
     const input = parseJsonOrLines(ctx.verb, text, from);
     const dryRun = flag(ctx.options, "dry-run");
     const expect = stringOption(ctx.options, "expect");
-    if (isWireOps(input)) {
+    // Ops written elsewhere: a list (or JSON Lines, as `patch export` writes), or one op alone.
+    const wire = isWireOps(input) ? input : isWireOps([input]) ? [input] : undefined;
+    if (wire !== undefined) {
       if (dryRun || expect !== undefined) {
         throw usageError(
           `kumiki ${ctx.verb}: ${from} holds ops written elsewhere (with op-ids); --dry-run and --expect take a bundle of requests`,
@@ -73,7 +75,7 @@ export const patchApply: Command = {
       }
       const store = await ctx.openStore();
       const before = store.conflicts();
-      const receipt = unwrap(await store.ingest(input));
+      const receipt = unwrap(await store.ingest(wire));
       const result: CommandResult = {
         json: receiptJson(receipt),
         text:
