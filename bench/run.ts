@@ -7,6 +7,7 @@ import { benchCheck } from "./check.js";
 import { benchCli } from "./cli.js";
 import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
+import { benchLive } from "./live.js";
 import { benchScale } from "./scale.js";
 import { benchStore } from "./store.js";
 import { benchSync } from "./sync.js";
@@ -16,6 +17,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["check", benchCheck],
   ["scale (180 / 1,000 / 5,000 definitions)", benchScale],
   ["store", benchStore],
+  ["live workspace", benchLive],
   ["sync", benchSync],
   ["cli (real bin)", benchCli],
 ];

@@ -280,6 +280,7 @@ export {
   type LinkInput,
   LinkInputSchema,
   type ListEntry,
+  type OpFate,
   type OpStatus,
   openStore,
   type Preview,

@@ -20,6 +20,11 @@ export const WIRE_ERROR_KINDS = [
   "not-found",
   /** The store refused the write; nothing changed (`code` says why, `details` where). */
   "rejected",
+  /**
+   * The write was stored, but a concurrent write by another agent won the merge: `details.lost`
+   * says which op, to what, and how to retry; `details.conflicts` the records (not a success).
+   */
+  "lost",
   /** A declared limit was hit; `limit` names the entry of kumiki://limits. */
   "limit-exceeded",
   /** The store could not be read or written right now; nothing changed; retrying may help. */
@@ -71,6 +76,7 @@ export function wireKindOf(code: string): WireErrorKind {
   if (REQUEST_CODES.has(code)) return "invalid-request";
   if (NOT_FOUND_CODES.has(code)) return "not-found";
   if (UNAVAILABLE_CODES.has(code)) return "unavailable";
+  if (code === "write-lost") return "lost";
   return "rejected";
 }
 

@@ -3,6 +3,7 @@
  * now, including what the CLI (another process) wrote after the server started.
  */
 import { execFile } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -58,5 +59,29 @@ describe("kumiki mcp serve beside the CLI on one workspace", () => {
     value(await s.call("kumiki_add", { layer: "slot", name: "viaMcp", body: "Int = 2" }));
     const { stdout } = await cli(dir!, "view", "slot.viaMcp");
     expect(stdout).toContain("slot viaMcp");
+  }, 60_000);
+
+  it("a conflict made by ops from another workspace reads the same over MCP and the CLI", async () => {
+    const other = await tempDir("live-b");
+    try {
+      await cli(other, "init");
+      await cli(other, "add", "slot", "shared", "Int = 1");
+      value(await s.call("kumiki_add", { layer: "slot", name: "shared", body: "Int = 2" }));
+      const ops = await cli(other, "patch", "export");
+      const file = `${other}/ops.jsonl`;
+      writeFileSync(file, ops.stdout);
+      await cli(dir!, "patch", "apply", file);
+      const viaMcp = value(await s.call("kumiki_conflicts", {}));
+      const viaCli = JSON.parse((await cli(dir!, "conflicts", "--json")).stdout) as {
+        conflicts: { id: string }[];
+      };
+      expect(viaMcp.policy).toBe("strict");
+      const ids = (viaMcp.conflicts as { id: string; kind: string }[]).map((c) => c.id);
+      expect(ids).toHaveLength(1);
+      expect(ids[0]).toMatch(/^name-taken:op_/);
+      expect(viaCli.conflicts.map((c) => c.id)).toEqual(ids);
+    } finally {
+      await dispose(other);
+    }
   }, 60_000);
 });

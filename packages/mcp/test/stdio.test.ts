@@ -34,6 +34,7 @@ const TOOL_NAMES = [
   "kumiki_refs",
   "kumiki_history",
   "kumiki_episode",
+  "kumiki_conflicts",
 ];
 const READ_ONLY = [
   "kumiki_view",
@@ -42,6 +43,7 @@ const READ_ONLY = [
   "kumiki_refs",
   "kumiki_history",
   "kumiki_episode",
+  "kumiki_conflicts",
 ];
 
 function ok(c: Called): Record<string, unknown> {
@@ -65,7 +67,7 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
     await dispose(dir);
   });
 
-  it("lists the twelve tools of §9.7 with strict inputs, output schemas and annotations", async () => {
+  it("lists the twelve tools of §9.7 and kumiki_conflicts with strict inputs, output schemas and annotations", async () => {
     const { tools } = await s.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(TOOL_NAMES);
     for (const t of tools) {

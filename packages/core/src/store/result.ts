@@ -49,6 +49,8 @@ export const REJECTION_CODES = [
   "storage-failed",
   "store-closed",
   "store-not-empty",
+  // The merge: stored, but another writer's concurrent op won (details.receipt, details.lost).
+  "write-lost",
   // Projections (program text, the project.kumiki/ tree).
   "program-empty",
   "tree-unreadable",
@@ -57,7 +59,7 @@ export const REJECTION_CODES = [
 /** One of {@link REJECTION_CODES}. */
 export type RejectionCode = (typeof REJECTION_CODES)[number];
 
-/** A refused call: nothing changed. */
+/** A refused call: nothing changed (except `write-lost`: stored, then lost in the merge). */
 export interface Rejection {
   readonly code: RejectionCode;
   /** What was refused, where, and what to do about it. */

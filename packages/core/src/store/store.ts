@@ -43,6 +43,7 @@ import {
 import { applyPatch, describePatchFailure } from "../ops/patch.js";
 import { composeSource, decomposeSource } from "../ops/source.js";
 import { definitionDiff } from "./diff.js";
+import { fatesOf, type OpFate, type OpStatus, statusOf } from "./fate.js";
 import { fingerprintOps } from "./fingerprint.js";
 import { compareDefinitions, parseText, qualified, siteTarget } from "./materialize.js";
 import type { OpLog } from "./op-log.js";
@@ -76,6 +77,14 @@ export interface WriteReceipt {
   readonly removed?: readonly string[];
   /** What the write left that a person should know: references a forced remove left dangling. */
   readonly warnings?: readonly string[];
+  /**
+   * Ops that did not take effect in the graph after the merge (for ops taken in from elsewhere by
+   * `ingest`: another replica's op can lose to one held here). A write of this store's own whose
+   * op did not take effect is not a receipt but a `write-lost` rejection.
+   */
+  readonly lost?: readonly OpFate[];
+  /** Conflict records that involve the write's ops, as recorded after the merge. */
+  readonly conflicts?: readonly Conflict[];
 }
 
 /**
@@ -132,8 +141,7 @@ export interface RefsResult {
   readonly byLayer: Readonly<Partial<Record<Layer, number>>>;
 }
 
-/** What became of an op in the merged graph. */
-export type OpStatus = "applied" | "lost" | "failed" | "rolled-back" | "orphaned";
+export type { OpFate, OpStatus } from "./fate.js";
 
 /** One op in a definition's history. */
 export interface HistoryEntry {
@@ -534,12 +542,7 @@ export class Store {
     const entries = opIds.map((o): HistoryEntry => {
       const op = g.defOp(o)!;
       const conflict = byOp.get(o);
-      let status: OpStatus = "applied";
-      if (g.isRolledBack(o)) status = "rolled-back";
-      else if (g.orphanReason(o) !== undefined) status = "orphaned";
-      else if (conflict?.kind === "edit-rebase-failed" || conflict?.kind === "link-site-missing")
-        status = "failed";
-      else if (conflict?.kind === "replace-lost" || conflict?.kind === "rename-lost") status = "lost";
+      const status: OpStatus = statusOf(g, o, conflict);
       if (status === "applied" || status === "lost") {
         const n = op.op === "add" ? op.name : op.op === "rename" ? op["new-name"] : undefined;
         if (n !== undefined && names[names.length - 1] !== n) names.push(n);
@@ -869,7 +872,8 @@ export class Store {
           );
         }
       }
-      return ok({ opIds: fresh.map((o) => o["op-id"]), ops: fresh });
+      const opIds = fresh.map((o) => o["op-id"]);
+      return ok({ opIds, ops: fresh, ...this.fates(opIds) });
     });
   }
 
@@ -1124,12 +1128,17 @@ export class Store {
           `the write could not be stored, nothing changed: ${e instanceof Error ? e.message : String(e)}`,
         );
       }
-      return ok({
-        opIds: ops.map((o) => o["op-id"]),
+      const opIds = ops.map((o) => o["op-id"]);
+      const fates = this.fates(opIds);
+      const receipt: WriteReceipt = {
+        opIds,
         ops,
         ...(removed.length > 0 ? { removed } : {}),
         ...(warnings.length > 0 ? { warnings } : {}),
-      });
+        ...fates,
+      };
+      if (fates.lost !== undefined) return lostWrite(receipt, fates.lost);
+      return ok(receipt);
     });
   }
 
@@ -1154,6 +1163,13 @@ export class Store {
       }
     }
     return undefined;
+  }
+
+  /** The receipt's `lost` and `conflicts`, each only when not empty. */
+  private fates(opIds: readonly OpId[]): { lost?: OpFate[]; conflicts?: Conflict[] } {
+    if (opIds.length === 0) return {};
+    const { lost, conflicts } = fatesOf(this.graph, opIds);
+    return { ...(lost.length > 0 ? { lost } : {}), ...(conflicts.length > 0 ? { conflicts } : {}) };
   }
 
   private gate(draft: Draft): ValidationProblem[] {
@@ -1182,6 +1198,20 @@ export class Store {
     }
     return [];
   }
+}
+
+/**
+ * A write that was stored but did not (wholly) take effect: another writer's op won the merge. Not a
+ * success: the rejection says which ops lost, to what, and how to retry; `details.receipt` is the
+ * receipt (the ops are in the log, and `history` and `conflicts` show them).
+ */
+function lostWrite(receipt: WriteReceipt, lost: readonly OpFate[]): StoreResult<WriteReceipt> {
+  const [first] = lost as [OpFate];
+  return reject(
+    "write-lost",
+    `the write was stored but ${lost.length === 1 ? `its op ${first.opId} was` : `${lost.length} of its ${receipt.opIds.length} ops were`} ${first.status} in the merge with a concurrent write: ${first.reason}; to retry: ${first.retry}`,
+    { stored: true, lost, conflicts: receipt.conflicts ?? [], opIds: receipt.opIds, receipt },
+  );
 }
 
 /** A task id as the wire format takes it, or why not. */

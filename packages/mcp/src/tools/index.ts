@@ -1,10 +1,10 @@
 import type { Tool } from "../tool.js";
 import { check, fix } from "./check.js";
 import { episode } from "./episode.js";
-import { history, list, refs, view } from "./read.js";
+import { conflicts, history, list, refs, view } from "./read.js";
 import { add, edit, remove, rename, replace } from "./write.js";
 
-/** Every tool, in the order of ai-edit.md §9.7's table. */
+/** Every tool: those of ai-edit.md §9.7's table in its order, then ours (kumiki_conflicts). */
 export const TOOLS: readonly Tool[] = [
   view,
   list,
@@ -18,4 +18,5 @@ export const TOOLS: readonly Tool[] = [
   refs,
   history,
   episode,
+  conflicts,
 ];

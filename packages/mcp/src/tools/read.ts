@@ -1,7 +1,7 @@
-/** The read-only tools: kumiki_view, kumiki_list, kumiki_refs, kumiki_history. */
+/** The read-only tools: kumiki_view, kumiki_list, kumiki_refs, kumiki_history, kumiki_conflicts. */
 import { parseSelector } from "@kumiki-graph/core";
 import { z } from "zod";
-import { defineTool, fail, fromCore } from "../tool.js";
+import { answer, defineTool, fail, fromCore } from "../tool.js";
 import { limitExceeded } from "../wire-error.js";
 
 /** Annotations of a tool that only reads. */
@@ -177,3 +177,40 @@ export function entryOf(e: {
 }
 
 export { HistoryEntry };
+
+export const conflicts = defineTool({
+  name: "kumiki_conflicts",
+  title: "Merge conflicts",
+  description:
+    "Every conflict record of the graph: where concurrent writes met and some op's intent did not take effect (a same-name add that lost the name, a replace or rename that lost, a remove overridden, a reference rolled back). Each says which ops, what was decided and how to retry. Same on every replica.",
+  input: z.strictObject({}),
+  output: z.object({
+    policy: z.string().describe("the conflict policy in force: strict, heal or warn"),
+    conflicts: z.array(
+      z.object({
+        id: z.string().describe("stable: <kind>:<the op whose intent was lost>"),
+        kind: z.string(),
+        ops: z.array(z.string()).describe("the ops involved, the one that lost first"),
+        definitions: z.array(z.string()).describe("the definitions involved, by identity (def_…)"),
+        reason: z.string(),
+        decision: z.string(),
+        retry: z.string(),
+      }),
+    ),
+  }),
+  annotations: READ_ONLY,
+  run(_args, ctx) {
+    return answer({
+      policy: ctx.store.conflictPolicy(),
+      conflicts: ctx.store.conflicts().map((c) => ({
+        id: c.id,
+        kind: c.kind,
+        ops: [...c.ops],
+        definitions: [...c.definitions],
+        reason: c.reason,
+        decision: c.decision,
+        retry: c.retry,
+      })),
+    });
+  },
+});
