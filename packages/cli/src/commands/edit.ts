@@ -1,6 +1,5 @@
 import { textArgument } from "../body.js";
 import type { Command } from "../command.js";
-import { anchorsOf } from "../edit-lines.js";
 import { unwrap } from "../errors.js";
 import { receiptJson, receiptText, receiptWarnings } from "../format.js";
 import { parseEditPatch } from "../patch-input.js";
@@ -31,9 +30,13 @@ export const edit: Command = {
     const { text, from } = await textArgument(ctx, words, "patch-file", "patch");
     const patch = parseEditPatch(ctx.verb, text, from === "file" ? "the patch file" : "the patch");
     const store = await ctx.openStore();
-    const anchors = patch.kind === "anchors" ? patch.anchors : unwrap(anchorsOf(store, qname, patch.patch));
+    // `body:N` lines go to the store as they are: core's one interpreter anchors them.
     const receipt = unwrap(
-      await store.edit({ qname, patch: [...anchors], ...(ctx.task === undefined ? {} : { task: ctx.task }) }),
+      await store.edit({
+        qname,
+        patch: patch.kind === "anchors" ? [...patch.anchors] : { ...patch.patch },
+        ...(ctx.task === undefined ? {} : { task: ctx.task }),
+      }),
     );
     return {
       json: receiptJson(receipt),

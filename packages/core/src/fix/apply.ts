@@ -2,6 +2,7 @@ import type { Diagnostic } from "../check/diagnostic.js";
 import { describeDiagnostics, errorDelta, errorKeys } from "../check/regression.js";
 import { liveCheckOf } from "../check/store-check.js";
 import type { OpId } from "../ops/ids.js";
+import { REPLACE_INSTRUCTION } from "../store/line-patch.js";
 import { ok, type Rejection, reject, type StoreResult } from "../store/result.js";
 import type { BundleItem, Store } from "../store/store.js";
 import { type FixOptions, type FixProposal, isKnownCode, proposeFixes } from "./propose.js";
@@ -65,6 +66,25 @@ function withTask(bundle: readonly BundleItem[], task: string | undefined): Bund
 }
 
 /** The one edit item of a proposal that is a single edit, or undefined. */
+type EditPatch = (BundleItem & { op: "edit" })["patch"];
+
+/**
+ * The patches of several fixes of one definition as one edit's anchors, one after another. A
+ * `body:N` line becomes the anchor of its instruction alone (`A` → `B`): two fixes can name the
+ * same line, which line keys cannot say twice. Still fail-closed: each `A` must then occur exactly
+ * once in the whole text, or the store refuses the edit.
+ */
+function mergePatches(patches: readonly EditPatch[]): { find: string; replace: string }[] {
+  return patches.flatMap((p) =>
+    Array.isArray(p)
+      ? p
+      : Object.values(p).flatMap((instruction) => {
+          const m = REPLACE_INSTRUCTION.exec(instruction);
+          return m === null ? [] : [{ find: m[1]!, replace: m[2]! }];
+        }),
+  );
+}
+
 function singleEdit(p: FixProposal): (BundleItem & { op: "edit" }) | undefined {
   const [item, ...rest] = p.bundle;
   return rest.length === 0 && item?.op === "edit" ? item : undefined;
@@ -122,11 +142,10 @@ export async function applyFixes(
       r.error.code === "undefined-reference" && edit !== undefined
         ? proposals.slice(1).filter((p) => singleEdit(p)?.qname === edit.qname)
         : [];
+    const together = [proposal, ...siblings];
     if (siblings.length > 0) {
-      const together = [proposal, ...siblings];
-      const bundle: BundleItem[] = [
-        { op: "edit", qname: edit!.qname, patch: together.flatMap((p) => singleEdit(p)!.patch) },
-      ];
+      const patch = mergePatches(together.map((p) => singleEdit(p)!.patch));
+      const bundle: BundleItem[] = [{ op: "edit", qname: edit!.qname, patch }];
       if (regression(store, bundle, options) === undefined) {
         const rr = await store.apply(withTask(bundle, options.task));
         if (rr.ok) {

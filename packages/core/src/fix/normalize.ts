@@ -1,9 +1,6 @@
+import { LINE_KEY, REPLACE_INSTRUCTION } from "../store/line-patch.js";
 import { ok, reject, type StoreResult } from "../store/result.js";
 import { type BundleItem, BundleItemSchema } from "../store/store.js";
-
-/** `replace 'A' -> 'B'`: the one instruction an auto-patch's `body:N` entry holds (ai-edit.md §9.6). */
-const REPLACE = /^replace '([^']*)' -> '([^']*)'$/;
-const BODY_KEY = /^body:[1-9][0-9]*$/;
 
 type Out = StoreResult<BundleItem[]>;
 
@@ -17,7 +14,10 @@ function bad(where: string, message: string): Out {
   });
 }
 
-/** An auto-patch edit (§9.6) as the store's bundle item: its lines' anchors, in order. */
+/**
+ * An auto-patch edit (§9.6) as the store's bundle item: its `body:N` lines kept as they are, for
+ * the store's one interpreter of them (store/line-patch.ts) to anchor against the text as shown.
+ */
 function autoPatchEdit(op: Record<string, unknown>, where: string): Out {
   const { layer, name } = op;
   if (typeof layer !== "string" || typeof name !== "string")
@@ -26,20 +26,19 @@ function autoPatchEdit(op: Record<string, unknown>, where: string): Out {
   if (extra.length > 0) return bad(where, `unknown field ${JSON.stringify(extra[0])} in an auto-patch edit`);
   if (!isObject(op.patch))
     return bad(where, `an auto-patch edit needs a patch object ({"body:2": "replace 'a' -> 'b'"})`);
-  const anchors: { find: string; replace: string }[] = [];
+  const lines: Record<string, string> = {};
   for (const [key, instruction] of Object.entries(op.patch)) {
-    if (!BODY_KEY.test(key))
+    if (!LINE_KEY.test(key))
       return bad(`${where}.patch`, `${JSON.stringify(key)} is not a line key (body:N, N from 1)`);
-    const m = typeof instruction === "string" ? REPLACE.exec(instruction) : null;
-    if (m === null)
+    if (typeof instruction !== "string" || !REPLACE_INSTRUCTION.test(instruction))
       return bad(
         `${where}.patch.${key}`,
         `${JSON.stringify(instruction)} is not an instruction of the form replace 'A' -> 'B'`,
       );
-    anchors.push({ find: m[1]!, replace: m[2]! });
+    lines[key] = instruction;
   }
-  if (anchors.length === 0) return bad(`${where}.patch`, "the patch holds no line");
-  return ok([{ op: "edit", qname: `${layer}.${name}`, patch: anchors }]);
+  if (Object.keys(lines).length === 0) return bad(`${where}.patch`, "the patch holds no line");
+  return ok([{ op: "edit", qname: `${layer}.${name}`, patch: lines }]);
 }
 
 function normalizeAt(input: unknown, where: string, depth: number): Out {

@@ -27,7 +27,13 @@ export interface FixOptions {
 function describeItem(item: BundleItem): string {
   switch (item.op) {
     case "edit":
-      return `edit ${item.qname}: ${item.patch.map((a) => `'${a.find}' → '${a.replace}'`).join(", ")}`;
+      return `edit ${item.qname}: ${
+        Array.isArray(item.patch)
+          ? item.patch.map((a) => `'${a.find}' → '${a.replace}'`).join(", ")
+          : Object.entries(item.patch)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join(", ")
+      }`;
     case "add":
       return `add ${item.layer !== undefined && item.name !== undefined ? `${item.layer}.${item.name}` : "a definition"}`;
     default:

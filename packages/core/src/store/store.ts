@@ -45,6 +45,7 @@ import { composeSource, decomposeSource } from "../ops/source.js";
 import { definitionDiff } from "./diff.js";
 import { fatesOf, type OpFate, type OpStatus, statusOf } from "./fate.js";
 import { fingerprintOps } from "./fingerprint.js";
+import { LINE_KEY, type LinePatch, lineAnchors } from "./line-patch.js";
 import { compareDefinitions, parseText, qualified, siteTarget } from "./materialize.js";
 import type { OpLog } from "./op-log.js";
 import { ok, type Rejection, reject, type StoreResult } from "./result.js";
@@ -213,13 +214,24 @@ export const AddInputSchema = z
 export const ReplaceInputSchema = z
   .strictObject({ qname: z.string(), body: Text.optional(), source: Text.optional(), task: Task })
   .refine((i) => (i.source !== undefined) !== (i.body !== undefined), "give either body or source, not both");
-/** `edit`: the target and its anchors (each `find` must match exactly once). */
-export const EditInputSchema = z.strictObject({
-  qname: z.string(),
-  patch: z
+/**
+ * An edit's patch: anchors (each `find` must match exactly once in the text as shown), or the
+ * `body:N` form of ai-edit.md §9.6 (`{"body:2": "replace 'a' -> 'b'"}`, see line-patch.ts).
+ */
+const EditPatchSchema = z.union([
+  z
     .array(z.strictObject({ find: z.string(), replace: z.string() }))
     .min(1)
     .max(256),
+  z
+    .record(z.string().regex(LINE_KEY, "a line key is body:N, N from 1"), z.string().max(1_000_000))
+    .refine((r) => Object.keys(r).length > 0, "the patch holds no line")
+    .refine((r) => Object.keys(r).length <= 256, "at most 256 lines"),
+]);
+/** `edit`: the target and its patch (anchors, or `body:N` lines). */
+export const EditInputSchema = z.strictObject({
+  qname: z.string(),
+  patch: EditPatchSchema,
   task: Task,
 });
 /** `rename`: the target and its new name. */
@@ -1705,13 +1717,24 @@ class Draft {
     });
   }
 
-  edit(input: { qname: string; patch: readonly Anchor[]; task?: string | undefined }): Rejection | undefined {
+  edit(input: {
+    qname: string;
+    patch: readonly Anchor[] | LinePatch;
+    task?: string | undefined;
+  }): Rejection | undefined {
     const t = this.target(input.qname);
     if (!t.ok) return t.error;
     const s = t.value;
     const shown = this.reader.materializer.render(s);
-    const r = applyPatch(shown, input.patch);
     const q = qualified(s.layer, s.name);
+    let patch: readonly Anchor[];
+    if (Array.isArray(input.patch)) patch = input.patch as readonly Anchor[];
+    else {
+      const lines = lineAnchors(shown, q, input.patch as LinePatch);
+      if (!lines.ok) return { ...lines.failure, details: { definition: q, ...lines.failure.details } };
+      patch = lines.anchors;
+    }
+    const r = applyPatch(shown, patch);
     if (!r.ok) {
       return {
         code: r.failure.code,
@@ -1725,7 +1748,7 @@ class Draft {
     return this.place({
       ...this.meta("edit", s.layer, s.name, s.id, input.task),
       op: "edit",
-      patch: input.patch.map((a) => ({ find: a.find, replace: a.replace })),
+      patch: patch.map((a) => ({ find: a.find, replace: a.replace })),
       base: s.body.version,
       body: parts.body,
       ...(parts.head === undefined ? {} : { head: parts.head }),

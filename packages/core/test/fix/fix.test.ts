@@ -40,7 +40,7 @@ describe("proposeFixes", () => {
     expect(p?.diagnostic.code).toBe("E0103");
     expect(p?.id).toBe("E0103@reducer.inc.body:2:18");
     expect(p?.bundle).toEqual([
-      { op: "edit", qname: "reducer.inc", patch: [{ find: "cuont", replace: "count" }] },
+      { op: "edit", qname: "reducer.inc", patch: { "body:2": "replace 'cuont' -> 'count'" } },
     ]);
     expect(p?.summary).toContain("did you mean count?");
     expect(proposeFixes(store, { code: "E0201" })).toEqual([]);

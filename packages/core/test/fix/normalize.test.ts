@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { normalizePatch } from "../../src/fix/normalize.js";
 
 describe("normalizePatch", () => {
-  it("turns a §9.6 auto-patch edit into an edit item", () => {
+  it("turns a §9.6 auto-patch edit into an edit item, its body:N lines kept for the store to anchor", () => {
     const r = normalizePatch({
       op: "edit",
       layer: "tile",
@@ -12,7 +12,7 @@ describe("normalizePatch", () => {
     });
     expect(r).toEqual({
       ok: true,
-      value: [{ op: "edit", qname: "tile.TodoRow", patch: [{ find: "usres", replace: "users" }] }],
+      value: [{ op: "edit", qname: "tile.TodoRow", patch: { "body:2": "replace 'usres' -> 'users'" } }],
     });
   });
 
@@ -31,7 +31,7 @@ describe("normalizePatch", () => {
     };
     const expected = [
       { op: "add", layer: "tile", name: "NotFound", body: 'page(text("404"))' },
-      { op: "edit", qname: "app.A", patch: [{ find: "Home}", replace: 'Home, "/404" -> NotFound}' }] },
+      { op: "edit", qname: "app.A", patch: { "body:3": "replace 'Home}' -> 'Home, \"/404\" -> NotFound}'" } },
     ];
     expect(normalizePatch(patch)).toEqual({ ok: true, value: expected });
     const diagnostic = { code: "E0001", kind: "missing-404", location: "app.A.body:1", "auto-patch": patch };

@@ -99,20 +99,29 @@ export const edit = defineTool({
   name: "kumiki_edit",
   title: "Edit part of a definition",
   description:
-    "Edits a definition's text as kumiki_view shows it: each find must occur exactly once (trailing whitespace tolerated), and all anchors apply or none do. Refused, changing nothing, otherwise.",
+    "Edits a definition's text as kumiki_view shows it: each find must occur exactly once (trailing whitespace tolerated), and all anchors apply or none do. The patch of a kumiki_check auto-patch ({\"body:N\": \"replace 'A' -> 'B'\"}, line N counted from the line of the layer keyword, A exactly once on it) is taken as it is. Refused, changing nothing, otherwise.",
   input: z.strictObject({
     qname: z.string().describe("layer.name or def_…"),
     patch: z
-      .array(z.strictObject({ find: z.string(), replace: z.string() }))
-      .min(1)
-      .describe("anchors: each find is replaced by its replace"),
+      .union([
+        z
+          .array(z.strictObject({ find: z.string(), replace: z.string() }))
+          .min(1)
+          .describe("anchors: each find is replaced by its replace"),
+        z
+          .record(z.string().regex(/^body:[1-9][0-9]*$/), z.string())
+          .describe("an auto-patch's lines: body:N → replace 'A' -> 'B'"),
+      ])
+      .describe("anchors, or the body:N lines of an auto-patch"),
     task: Task,
   }),
   output: WriteOutput,
   annotations: { ...WRITE, destructiveHint: false, idempotentHint: false },
   async run({ qname, patch, task }, ctx) {
     const over = overBody(
-      patch.reduce((n, a) => n + bytes(a.find) + bytes(a.replace), 0),
+      Array.isArray(patch)
+        ? patch.reduce((n, a) => n + bytes(a.find) + bytes(a.replace), 0)
+        : Object.values(patch).reduce((n, v) => n + bytes(v), 0),
       ctx,
       "the patch's find and replace texts",
     );

@@ -1,0 +1,72 @@
+/**
+ * One `body:N` interpreter (ai-edit.md §9.6): the store's edit takes the line form, and a patch
+ * normalized from an auto-patch reaches it unchanged, so `kumiki edit`, `kumiki patch apply` and
+ * fixes apply the same patch alike — including when the text occurs on other lines too.
+ */
+import { describe, expect, it } from "vitest";
+import { normalizePatch } from "../../src/fix/normalize.js";
+import { must, newStore, okValue, refused, text } from "./support.js";
+
+const TILE = "column(\n    text(total.show),\n    text(total.show))";
+
+async function seeded() {
+  const { store, log } = newStore();
+  await must(store.add({ layer: "slot", name: "total", body: "Int = 0" }));
+  await must(store.add({ layer: "slot", name: "count", body: "Int = 0" }));
+  await must(store.add({ layer: "tile", name: "Sum", body: TILE }));
+  return { store, log };
+}
+
+describe("the body:N form of an edit", () => {
+  it("changes line N only, though the same text is on another line", async () => {
+    const { store } = await seeded();
+    await must(store.edit({ qname: "tile.Sum", patch: { "body:3": "replace 'total' -> 'count'" } }));
+    expect(text(store, "tile.Sum")).toBe(
+      "tile Sum = column(\n    text(total.show),\n    text(count.show))\n",
+    );
+  });
+
+  it("an auto-patch through normalizePatch and store.apply gives the same text as store.edit", async () => {
+    const a = await seeded();
+    const b = await seeded();
+    const autoPatch = {
+      op: "edit",
+      layer: "tile",
+      name: "Sum",
+      patch: { "body:2": "replace 'total' -> 'count'" },
+    };
+    await must(a.store.edit({ qname: "tile.Sum", patch: autoPatch.patch }));
+    await must(b.store.apply(okValue(normalizePatch(autoPatch))));
+    expect(text(b.store, "tile.Sum")).toBe(text(a.store, "tile.Sum"));
+    expect(text(a.store, "tile.Sum")).toContain("text(count.show),\n    text(total.show)");
+  });
+
+  it("refuses, changing nothing: no such line, text not once on the line, a bad key", async () => {
+    const { store, log } = await seeded();
+    await refused(
+      log,
+      store.edit({ qname: "tile.Sum", patch: { "body:9": "replace 'a' -> 'b'" } }),
+      "anchor-not-found",
+    );
+    await refused(
+      log,
+      store.edit({ qname: "tile.Sum", patch: { "body:2": "replace 'zzz' -> 'y'" } }),
+      "anchor-not-found",
+    );
+    await refused(
+      log,
+      store.edit({ qname: "tile.Sum", patch: { "body:2": "replace ' ' -> '_'" } }),
+      "anchor-ambiguous",
+    );
+    await refused(
+      log,
+      store.edit({ qname: "tile.Sum", patch: { "line:2": "replace 'a' -> 'b'" } }),
+      "invalid-input",
+    );
+    await refused(
+      log,
+      store.edit({ qname: "tile.Sum", patch: { "body:2": "swap 'a' 'b'" } }),
+      "invalid-input",
+    );
+  });
+});

@@ -1,0 +1,136 @@
+/**
+ * The CLI and the MCP server are two edges over one core: the same scenario — writes, a capability
+ * manifest, `body:N` patches, bad input, a check — run through `kumiki` (real bin) in one workspace
+ * and through `kumiki mcp serve` (a real SDK client over stdio) in another gives the same program
+ * and the same diagnostics, and refuses the same bad input with the same code.
+ */
+import { execFile } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { dispose, kumikiBin, serve, tempDir } from "../packages/mcp/test/support/session.js";
+
+const exec = promisify(execFile);
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await dispose(d);
+});
+
+interface Outcome {
+  readonly ok: boolean;
+  readonly code?: string;
+}
+
+async function cli(dir: string, ...args: string[]): Promise<{ code: number; out: string }> {
+  try {
+    const r = await exec(process.execPath, [kumikiBin, "--store", dir, ...args], {
+      env: { ...process.env, KUMIKI_AUTHOR: "agent:edge", KUMIKI_CACHE_DIR: path.join(dir, ".cache") },
+    });
+    return { code: 0, out: r.stdout };
+  } catch (e) {
+    const x = e as { code: number; stdout: string };
+    return { code: x.code, out: x.stdout };
+  }
+}
+
+/** One step of the scenario, in each edge's own terms. */
+interface Step {
+  readonly cli: string[];
+  readonly mcp: [string, Record<string, unknown>];
+}
+
+const MANIFEST = JSON.stringify({ capabilities: [{ name: "telemetry.track" }] });
+const APP = '\n    caps   = [telemetry.track]\n    routes = {"/" -> Sum, "/404" -> Sum}\n    init   = []';
+const SCENARIO: Step[] = [
+  {
+    cli: ["add", "slot", "count", "Int = 0"],
+    mcp: ["kumiki_add", { layer: "slot", name: "count", body: "Int = 0" }],
+  },
+  {
+    cli: ["add", "slot", "total", "Int = 0"],
+    mcp: ["kumiki_add", { layer: "slot", name: "total", body: "Int = 0" }],
+  },
+  {
+    cli: ["add", "tile", "Sum", "column(\n    text(total.show),\n    text(total.show))"],
+    mcp: [
+      "kumiki_add",
+      { layer: "tile", name: "Sum", body: "column(\n    text(total.show),\n    text(total.show))" },
+    ],
+  },
+  // The body:N form: line 3 only, though line 2 holds the same text.
+  {
+    cli: ["edit", "tile.Sum", JSON.stringify({ "body:3": "replace 'total' -> 'count'" })],
+    mcp: ["kumiki_edit", { qname: "tile.Sum", patch: { "body:3": "replace 'total' -> 'count'" } }],
+  },
+  // Bad input, refused alike: a name taken, a reference to nothing, an anchor that is not there.
+  {
+    cli: ["add", "slot", "count", "Int = 1"],
+    mcp: ["kumiki_add", { layer: "slot", name: "count", body: "Int = 1" }],
+  },
+  {
+    cli: ["add", "tile", "Bad", "text(nothing.show)"],
+    mcp: ["kumiki_add", { layer: "tile", name: "Bad", body: "text(nothing.show)" }],
+  },
+  {
+    cli: ["edit", "tile.Sum", JSON.stringify({ "body:2": "replace 'zzz' -> 'y'" })],
+    mcp: ["kumiki_edit", { qname: "tile.Sum", patch: { "body:2": "replace 'zzz' -> 'y'" } }],
+  },
+  // An app that declares the manifest's custom capability: accepted by both gates.
+  {
+    cli: ["add", "app", "Main", APP],
+    mcp: ["kumiki_add", { layer: "app", name: "Main", body: APP }],
+  },
+  { cli: ["rename", "slot.total", "sum"], mcp: ["kumiki_rename", { qname: "slot.total", new_name: "sum" }] },
+];
+
+describe("one scenario through the CLI and through MCP", () => {
+  it("gives the same program, the same refusals and the same diagnostics", { timeout: 120_000 }, async () => {
+    const viaCli = await tempDir("diff-cli");
+    const viaMcp = await tempDir("diff-mcp");
+    dirs.push(viaCli, viaMcp);
+    for (const d of [viaCli, viaMcp]) {
+      expect((await cli(d, "init")).code).toBe(0);
+      writeFileSync(path.join(d, "kumiki.caps.json"), MANIFEST);
+    }
+    const fromCli: Outcome[] = [];
+    for (const step of SCENARIO) {
+      const r = await cli(viaCli, ...step.cli, "--json");
+      const json = JSON.parse(r.out) as { error?: { code: string } };
+      fromCli.push(r.code === 0 ? { ok: true } : { ok: false, code: json.error?.code ?? "?" });
+    }
+    const s = await serve(viaMcp);
+    const fromMcp: Outcome[] = [];
+    let checked: Record<string, unknown>;
+    try {
+      for (const step of SCENARIO) {
+        const r = await s.call(step.mcp[0], step.mcp[1]);
+        const e = r.value.error as { code?: string } | undefined;
+        fromMcp.push(r.isError ? { ok: false, code: e?.code ?? "?" } : { ok: true });
+      }
+      checked = (await s.call("kumiki_check", {})).value;
+    } finally {
+      await s.close();
+    }
+    expect(fromMcp).toEqual(fromCli);
+    expect(fromCli.map((o) => o.code ?? "ok")).toEqual([
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      "duplicate-name",
+      "undefined-reference",
+      "anchor-not-found",
+      "ok",
+      "ok",
+    ]);
+    const exported = await cli(viaCli, "export");
+    expect((await cli(viaMcp, "export")).out).toBe(exported.out);
+    expect(exported.out).toContain("text(sum.show),\n    text(count.show)");
+    const cliCheck = JSON.parse((await cli(viaCli, "check", "--json")).out) as Record<string, unknown>;
+    const codes = (r: Record<string, unknown>) =>
+      (r.diagnostics as { code: string; location: string }[]).map((d) => `${d.code}@${d.location}`);
+    expect(codes(checked)).toEqual(codes(cliCheck));
+    expect({ ok: checked.ok, errors: checked.errors }).toEqual({ ok: cliCheck.ok, errors: cliCheck.errors });
+  });
+});
