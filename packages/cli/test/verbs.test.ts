@@ -210,7 +210,9 @@ const TABLE: readonly Row[] = [
   { argv: ["replace", "slot.count", "N = 1"], exit: 1, err: /lock/ },
   { argv: ["lock", "not an agent", "slot.count"], exit: 2 },
   { argv: ["lock", "agent:other"], exit: 2 },
-  { argv: ["unlock", "agent:other"], exit: 0 },
+  { argv: ["unlock", "agent:other"], exit: 1, err: /agent:other's locks are agent:other's to lift/ },
+  { argv: ["replace", "slot.count", "N = 1"], exit: 1, err: /lock/ },
+  { argv: ["unlock", "agent:other", "--force"], exit: 0, err: /lifted agent:other's locks as/ },
   { argv: ["replace", "slot.count", "N = 1"], exit: 0 },
   { argv: ["unlock"], exit: 2 },
   // config conflict-policy

@@ -1,3 +1,4 @@
+import { flag } from "../args.js";
 import type { Command, CommandContext } from "../command.js";
 import { loadReadCore } from "../core.js";
 import { unwrap, usageError } from "../errors.js";
@@ -43,10 +44,19 @@ export const lock: Command = {
 /** `kumiki unlock <agent> [pattern…]`: releases an agent's locks (all of them, or those patterns). */
 export const unlock: Command = {
   name: "unlock",
-  summary: "release an agent's locks: all of them, or the patterns given",
-  usage: ["unlock <agent> [pattern…]"],
-  examples: ["kumiki unlock agent:claude-1", "kumiki unlock agent:claude-1 'reducer.*'"],
-  options: {},
+  summary: "release an agent's locks: all of them, or the patterns given (another agent's only with --force)",
+  usage: ["unlock <agent> [pattern…] [--force]"],
+  examples: [
+    "kumiki unlock agent:claude-1",
+    "kumiki unlock agent:claude-1 'reducer.*'",
+    "kumiki unlock agent:gone --force   # another agent's lock: refused (exit 1) without --force",
+  ],
+  options: {
+    force: {
+      type: "boolean",
+      description: "lift another agent's locks (the op log records that you did)",
+    },
+  },
   positionals: { min: 1, max: Number.POSITIVE_INFINITY, names: "agent pattern…" },
   async run(ctx) {
     const [agent, ...patterns] = ctx.positionals as [string, ...string[]];
@@ -57,6 +67,7 @@ export const unlock: Command = {
         agent,
         ...(patterns.length > 0 ? { patterns } : {}),
         ...(ctx.task === undefined ? {} : { task: ctx.task }),
+        ...(flag(ctx.options, "force") ? { force: true } : {}),
       }),
     );
     return {

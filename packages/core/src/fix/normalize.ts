@@ -1,3 +1,4 @@
+import { canonicalItem } from "../store/bundle-form.js";
 import { LINE_KEY, REPLACE_INSTRUCTION } from "../store/line-patch.js";
 import { ok, reject, type StoreResult } from "../store/result.js";
 import { type BundleItem, BundleItemSchema } from "../store/store.js";
@@ -75,8 +76,9 @@ function normalizeAt(input: unknown, where: string, depth: number): Out {
   }
   // An auto-patch edit names its target by layer and name and keys its anchors by line; a bundle
   // item's edit names it by qname. (An auto-patch add is a bundle item as it is.)
-  if (input.op === "edit" && input.qname === undefined) return autoPatchEdit(input, where);
-  const r = BundleItemSchema.safeParse(input);
+  if (input.op === "edit" && input.qname === undefined && isObject(input.patch))
+    return autoPatchEdit(input, where);
+  const r = BundleItemSchema.safeParse(canonicalItem(input));
   if (!r.success) {
     const issue = r.error.issues[0];
     const path = issue === undefined ? "" : issue.path.map(String).join(".");

@@ -49,7 +49,8 @@ export type ConflictKind =
   | "orphaned"
   | "locked"
   | "dangling"
-  | "lock-contested";
+  | "lock-contested"
+  | "lock-concurrent";
 
 /**
  * A merge decision in which some op's intent did not (fully) take effect: which ops, why, what was
@@ -469,6 +470,49 @@ export class Graph {
     return [...live.values()].sort(
       (a, b) => compareIds(a.pattern, b.pattern) || compareIds(a.agent, b.agent),
     );
+  }
+
+  /**
+   * Ops by another agent written concurrently with a live lock on a name they touch: the lock did
+   * not bind them (their writer could not have seen it), so they stand, and each is recorded
+   * (`lock-concurrent`) so that neither agent is left believing the other respected it.
+   */
+  private lockConcurrentConflicts(only?: ReadonlySet<DefId>): Conflict[] {
+    if (!this.control.has("locks")) return [];
+    const out: Conflict[] = [];
+    const locks = this.locks();
+    if (locks.length === 0) return out;
+    const states = only === undefined ? this.defs.values() : [...only].flatMap((d) => this.defs.get(d) ?? []);
+    for (const s of states) {
+      const covering = locks.filter((l) => {
+        const dot = l.pattern.indexOf(".");
+        const layer = l.pattern.slice(0, dot);
+        return layer === "*" || layer === s.layer;
+      });
+      if (covering.length === 0) continue;
+      for (const opId of this.opsOf(s.id)) {
+        const op = this.defOp(opId);
+        if (op === undefined || this.isRolledBack(opId)) continue;
+        const names = op.op === "rename" ? [op.name, op["new-name"]] : [op.name];
+        for (const l of covering) {
+          if (l.agent === op.author || !names.some((n) => matchesLockPattern(l.pattern, op.layer, n)))
+            continue;
+          if (!this.causality.concurrent(l.opId, opId)) continue;
+          const here = this.label(s.id);
+          out.push({
+            id: `lock-concurrent:${opId}`,
+            kind: "lock-concurrent",
+            ops: [opId, l.opId],
+            definitions: [s.id],
+            reason: `${op.op} ${opId} of ${here} by ${op.author} was written concurrently with ${l.agent}'s lock on ${l.pattern} (${l.opId}), which it had not seen`,
+            decision: `the ${op.op} stands (a lock binds only ops written after it); ${l.pattern} stays locked by ${l.agent}`,
+            retry: `${op.author}: check with ${l.agent}, and revert the ${op.op} (kumiki patch revert ${opId}) if it should not stand`,
+          });
+          break;
+        }
+      }
+    }
+    return out;
   }
 
   /** The live locks that cover `layer.name`. */
@@ -1056,6 +1100,7 @@ export class Graph {
         retry: `one of them unlocks (kumiki unlock <agent> '${pattern}')`,
       });
     }
+    out.push(...this.lockConcurrentConflicts(only));
     for (const [opId, o] of this.orphans.entries()) {
       const op = this.defOp(opId);
       out.push({

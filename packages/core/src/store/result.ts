@@ -39,6 +39,8 @@ export const REJECTION_CODES = [
   "locked",
   "undo-diverged",
   "fingerprint-mismatch",
+  // A bundle item's depends-on (§9.3.2) no longer holds: what it references changed since.
+  "dependency-changed",
   // Ops from elsewhere.
   "unknown-op-kind",
   "invalid-op-id",

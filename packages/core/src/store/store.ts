@@ -42,6 +42,7 @@ import {
 } from "../ops/op.js";
 import { applyPatch, describePatchFailure } from "../ops/patch.js";
 import { composeSource, decomposeSource } from "../ops/source.js";
+import { canonicalItem } from "./bundle-form.js";
 import { definitionDiff } from "./diff.js";
 import { fatesOf, type OpFate, type OpStatus, statusOf } from "./fate.js";
 import { fingerprintOps } from "./fingerprint.js";
@@ -50,6 +51,7 @@ import { compareDefinitions, parseText, qualified, siteTarget } from "./material
 import type { OpLog } from "./op-log.js";
 import { ok, type Rejection, reject, type StoreResult } from "./result.js";
 import { matchesPattern, parseSelector } from "./selector.js";
+import { completeSpecOps } from "./spec-op.js";
 import { suggest } from "./suggest.js";
 import { planTaskUndo, type TaskUndoPlan } from "./task-undo.js";
 import { builtinGate, DEFAULT_VALIDATORS, type ValidationProblem, type WriteValidator } from "./validate.js";
@@ -259,7 +261,32 @@ export const LinkInputSchema = z.strictObject({
 /** `unlink`: drop the binding of the reference `ref` (`layer:name` as shown) in the target's text. */
 export const UnlinkInputSchema = z.strictObject({ qname: z.string(), ref: z.string(), task: Task });
 
-/** One item of a bundle: an input of one write kind, tagged with `op`. */
+/**
+ * The §9.3.2 fields a bundle item may carry (bundle-form.ts): `author` must be the store's,
+ * `ts` is informative (the store stamps the time it stores the op), and each `depends-on` entry
+ * (`layer:name@h:<hash>`) must still hold: that definition's hash now, or the item is refused.
+ */
+const specFields = {
+  author: z.string().max(128).optional(),
+  ts: z.number().int().nonnegative().optional(),
+  "depends-on": z
+    .array(
+      z
+        .string()
+        .regex(
+          /^[a-z]+:[A-Za-z][A-Za-z0-9_-]*@h:[0-9a-f]{64}$/,
+          "a depends-on entry is layer:name@h:<64 hex digits>",
+        ),
+    )
+    .max(1_000)
+    .optional(),
+};
+
+/**
+ * One item of a bundle: an input of one write kind, tagged with `op`. Items in the words of
+ * §9.3.2 (`layer` and `name` for any kind, `new-name`) are brought to this form first (see
+ * `canonicalItem`).
+ */
 export const BundleItemSchema = z.discriminatedUnion("op", [
   z.strictObject({
     op: z.literal("add"),
@@ -268,6 +295,7 @@ export const BundleItemSchema = z.discriminatedUnion("op", [
     body: Text.optional(),
     source: Text.optional(),
     task: Task,
+    ...specFields,
   }),
   z.strictObject({
     op: z.literal("replace"),
@@ -275,17 +303,32 @@ export const BundleItemSchema = z.discriminatedUnion("op", [
     body: Text.optional(),
     source: Text.optional(),
     task: Task,
+    ...specFields,
   }),
   z.strictObject({
     op: z.literal("edit"),
     qname: z.string(),
     patch: EditInputSchema.shape.patch,
     task: Task,
+    ...specFields,
   }),
-  z.strictObject({ op: z.literal("rename"), qname: z.string(), newName: z.string(), task: Task }),
-  z.strictObject({ op: z.literal("remove"), ...removeFields }).refine(notBoth, notBothMessage),
-  z.strictObject({ op: z.literal("link"), qname: z.string(), ref: z.string(), to: z.string(), task: Task }),
-  z.strictObject({ op: z.literal("unlink"), qname: z.string(), ref: z.string(), task: Task }),
+  z.strictObject({
+    op: z.literal("rename"),
+    qname: z.string(),
+    newName: z.string(),
+    task: Task,
+    ...specFields,
+  }),
+  z.strictObject({ op: z.literal("remove"), ...removeFields, ...specFields }).refine(notBoth, notBothMessage),
+  z.strictObject({
+    op: z.literal("link"),
+    qname: z.string(),
+    ref: z.string(),
+    to: z.string(),
+    task: Task,
+    ...specFields,
+  }),
+  z.strictObject({ op: z.literal("unlink"), qname: z.string(), ref: z.string(), task: Task, ...specFields }),
 ]);
 /** A bundle: items applied all or nothing, in order (`{ops: [...]}` or the array itself). */
 export const BundleSchema = z.union([
@@ -788,7 +831,13 @@ export class Store {
   }
 
   private bundleBuild(bundle: unknown): ((d: Draft) => Rejection | undefined) | Rejection {
-    const r = BundleSchema.safeParse(bundle);
+    const r = BundleSchema.safeParse(
+      Array.isArray(bundle)
+        ? bundle.map(canonicalItem)
+        : typeof bundle === "object" && bundle !== null && Array.isArray((bundle as { ops?: unknown }).ops)
+          ? { ...bundle, ops: (bundle as { ops: unknown[] }).ops.map(canonicalItem) }
+          : bundle,
+    );
     if (!r.success) return invalidInput("bundle", r.error);
     const items = Array.isArray(r.data) ? r.data : r.data.ops;
     if (items.length === 0) return { code: "bundle-empty", message: "the bundle holds no ops" };
@@ -864,14 +913,20 @@ export class Store {
 
   /**
    * Takes ops written elsewhere, in the wire format (an exported op file, a peer's ops), all or
-   * nothing: each must pass the wire schema, have its parents held or in the batch, target a
-   * definition that exists, and carry a text that parses and references definitions the graph holds.
+   * nothing, validated as a set: each must pass the wire schema, have its parents held or in the
+   * batch, target a definition that exists, and carry a text that parses and whose references the
+   * graph or the batch binds (a link of the batch included). An op as ai-edit.md §9.3.2 writes it,
+   * without `def` and `refs`, is completed first by name (see spec-op.ts). Ops of the batch that
+   * lose the merge are listed in the receipt's `lost`.
    */
   ingest(input: unknown): Promise<StoreResult<WriteReceipt>> {
     if (this.closed) return Promise.resolve(reject<WriteReceipt>("store-closed", "the store is closed"));
     return this.exclusively(async () => {
       if (this.closed) return reject<WriteReceipt>("store-closed", "the store is closed");
-      const checked = checkIncoming(this.graph, Array.isArray(input) ? input : [input]);
+      const raw = Array.isArray(input) ? input : [input];
+      const completed = completeSpecOps(this.graph, raw);
+      if (!completed.ok) return completed;
+      const checked = checkIncoming(this.graph, completed.value);
       if (!checked.ok) return checked;
       const fresh = checked.value;
       if (fresh.length > 0) {
@@ -985,18 +1040,35 @@ export class Store {
   }
 
   /**
-   * Ends `agent`'s locks on `patterns`, or all of them. Anyone may unlock (a lock coordinates; it
-   * is not a permission), and the unlock is in the op log with its author.
+   * Ends `agent`'s locks on `patterns`, or all of them. Only the agent holding a lock lifts it: an
+   * unlock of another agent's lock is refused (`locked`) unless `force` (a stale lock whose agent is
+   * gone), and then the receipt warns that it lifted another agent's lock; the op log records the
+   * unlock with its author either way.
    */
   unlock(input: {
     agent: string;
     patterns?: readonly string[];
     task?: string;
+    force?: boolean;
   }): Promise<StoreResult<WriteReceipt>> {
     const parsed = lockInput(input, false);
     if (!parsed.ok) return Promise.resolve(parsed);
     const { agent, patterns } = parsed.value;
+    const others = agent !== this.author;
+    if (others && input.force !== true) {
+      return Promise.resolve(
+        reject(
+          "locked",
+          `${agent}'s locks are ${agent}'s to lift; ${this.author} may not unlock them. Ask ${agent} to unlock, or force it if ${agent} is gone (the op log records that ${this.author} lifted them)`,
+          { agent, author: this.author, ...(patterns === undefined ? {} : { patterns }) },
+        ),
+      );
+    }
     return this.write((d) => {
+      if (others)
+        d.warnings.push(
+          `lifted ${agent}'s lock${patterns === undefined ? "s" : ` on ${patterns.join(", ")}`} as ${this.author} (forced)`,
+        );
       const held = d.fork.locks().filter((l) => l.agent === agent);
       const lifted = patterns === undefined ? held : held.filter((l) => patterns.includes(l.pattern));
       if (lifted.length === 0) {
@@ -1414,6 +1486,8 @@ class Draft {
 
   item(item: BundleItem): Rejection | undefined {
     this.itemTask = item.task;
+    const spec = this.specFieldsHold(item);
+    if (spec !== undefined) return spec;
     switch (item.op) {
       case "add":
         return this.add(item);
@@ -1430,6 +1504,33 @@ class Draft {
       case "unlink":
         return this.unlink(item);
     }
+  }
+
+  /** An item's §9.3.2 fields: `author` is this store's, every `depends-on` entry still holds. */
+  private specFieldsHold(item: BundleItem): Rejection | undefined {
+    if (item.author !== undefined && item.author !== this.author)
+      return {
+        code: "invalid-input",
+        message: `the item says author ${item.author}, but this store writes as ${this.author}: open the store as ${item.author}, or leave author out`,
+        details: { author: item.author, storeAuthor: this.author },
+      };
+    for (const entry of item["depends-on"] ?? []) {
+      const at = entry.indexOf("@");
+      const [layer, name] = entry.slice(0, at).split(":") as [string, string];
+      const want = entry.slice(at + 1);
+      const id = isLayer(layer) ? this.fork.lookup(layer, name) : undefined;
+      const now = id === undefined ? undefined : this.reader.hash(id);
+      if (now === want) continue;
+      return {
+        code: "dependency-changed",
+        message:
+          now === undefined
+            ? `the item depends on ${layer}.${name}, which the graph no longer shows: view the program and write again`
+            : `the item depends on ${layer}.${name} at ${want.slice(0, 14)}…, which is now ${now.slice(0, 14)}…: it changed since the item was written; view it and write again`,
+        details: { dependency: entry, ...(now === undefined ? {} : { now }) },
+      };
+    }
+    return undefined;
   }
 
   private meta(

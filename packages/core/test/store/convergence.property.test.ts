@@ -147,11 +147,12 @@ async function act(r: Replica, kind: number, n: number): Promise<void> {
       return;
     }
     case 11: {
-      // Locks held by agents that never write here: they gate nothing, but are replicated state.
+      // Locks held by agents that never write here: they gate nothing, but are replicated state
+      // (lifted by force: they are not the writer's own).
       const agent = `agent:x${(n >> 3) % 2}`;
       const pattern = pick(["fn.*", "slot.Mode", "tile.C*"], n >> 2)!;
       if ((n & 1) === 0) await count(s.lock({ agent, patterns: [pattern] }));
-      else await count(s.unlock({ agent, ...((n & 2) === 0 ? {} : { patterns: [pattern] }) }));
+      else await count(s.unlock({ agent, force: true, ...((n & 2) === 0 ? {} : { patterns: [pattern] }) }));
       return;
     }
   }

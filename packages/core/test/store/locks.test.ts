@@ -75,14 +75,19 @@ describe("ownership locks (ai-edit.md §9.8.3)", () => {
     await must(a.replace({ qname: "slot.todos", body: 'List(Text) = ["a"]' }));
   });
 
-  it("once unlocked, the other author writes again; a concurrent unlock does not lift a lock it had not seen", async () => {
+  it("only the holder unlocks (others with force); once unlocked, others write again; a concurrent unlock does not lift a lock it had not seen", async () => {
     const { a, b, logB, exchange } = await replicas(draftProgram);
     await must(a.lock({ agent: "agent:a", patterns: ["slot.draft"] }));
     await exchange();
     await refused(logB, b.replace({ qname: "slot.draft", body: 'Text = "b"' }), "locked");
-    // B unlocks all of agent:a's locks (anyone may) while A concurrently locks one more: the
-    // unlock lifts the lock it had seen, not the new one.
-    await must(b.unlock({ agent: "agent:a" }));
+    // Another agent's lock is not B's to lift: refused, nothing written.
+    const e = await refused(logB, b.unlock({ agent: "agent:a" }), "locked");
+    expect(e.message).toMatch(/agent:a's locks are agent:a's to lift/);
+    // Forced (agent:a gone, say), B lifts all of agent:a's locks while A concurrently locks one
+    // more: the unlock lifts the lock it had seen, not the new one; the receipt says whose it lifted.
+    const forced = await must(b.unlock({ agent: "agent:a", force: true }));
+    expect(forced.warnings).toEqual(["lifted agent:a's locks as agent:b (forced)"]);
+    expect(forced.ops).toMatchObject([{ op: "unlock", agent: "agent:a", author: "agent:b" }]);
     await must(a.lock({ agent: "agent:a", patterns: ["slot.todos"] }));
     await exchange();
     expect(a.locks().map((l) => l.pattern)).toEqual(["slot.todos"]);
@@ -103,15 +108,19 @@ describe("ownership locks (ai-edit.md §9.8.3)", () => {
     await must(b.lock({ agent: "agent:b", patterns: ["slot.other"] }));
   });
 
-  it("a lock concurrent with an op: the op stands on every replica; later ops are refused", async () => {
+  it("a lock concurrent with an op: the op stands on every replica, recorded as lock-concurrent; later ops are refused", async () => {
     const { a, b, logB, exchange } = await replicas(draftProgram);
-    await must(a.lock({ agent: "agent:a", patterns: ["slot.draft"] }));
-    await must(b.replace({ qname: "slot.draft", body: 'Text = "hi"' }));
+    const lock = await must(a.lock({ agent: "agent:a", patterns: ["slot.draft"] }));
+    const w = await must(b.replace({ qname: "slot.draft", body: 'Text = "hi"' }));
     await exchange();
     for (const s of [a, b]) {
       expect(text(s, "slot.draft")).toBe('slot draft : Text = "hi"\n');
-      expect(s.conflicts()).toEqual([]);
+      // Not accepted silently: both replicas record that B wrote under a lock it had not seen.
+      expect(s.conflicts().map((c) => [c.id, c.ops])).toEqual([
+        [`lock-concurrent:${w.opIds[0]}`, [w.opIds[0], lock.opIds[0]]],
+      ]);
     }
+    expect(a.conflicts()).toEqual(b.conflicts());
     await refused(logB, b.replace({ qname: "slot.draft", body: 'Text = "again"' }), "locked");
   });
 
