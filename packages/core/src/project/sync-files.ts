@@ -1,7 +1,7 @@
 import { Graph } from "../ops/graph.js";
 import type { DefId } from "../ops/ids.js";
 import { decomposeSource } from "../ops/source.js";
-import { ok, reject, type StoreResult } from "../store/result.js";
+import { ok, type Rejection, reject, type StoreResult } from "../store/result.js";
 import type { BundleItem, Store, WriteReceipt } from "../store/store.js";
 import { GraphReader } from "../store/view.js";
 import { checkFile, type FileProblem, moveKey } from "./file-check.js";
@@ -135,16 +135,16 @@ export async function syncFiles(
       break;
     }
     if (r.error.code === "storage-failed" || r.error.code === "store-closed") return r;
-    // Drop the files of the refused item and try the rest: a file the store refuses must not
-    // hold back the others. Without an item to blame, no file edit is taken.
-    const index = r.error.details?.item;
-    const culprit = typeof index === "number" ? items[index] : undefined;
-    const paths = new Set(culprit === undefined ? items.flatMap((i) => i.paths) : culprit.paths);
-    for (const p of paths) {
-      plan.errors.push({ path: p, code: r.error.code, message: `${p}: ${r.error.message}` });
-      plan.blocked.add(p);
-      plan.consumed.delete(p);
-    }
+    // Drop the files of the refused items and try the rest: a file the store refuses must not
+    // hold back the others, each file's edit is taken on its own merits.
+    const culprits = blame(store, items, r.error, options.task);
+    const paths = new Set(culprits.flatMap((c) => c.item.paths));
+    for (const { item, error } of culprits)
+      for (const p of item.paths) {
+        plan.errors.push({ path: p, code: error.code, message: `${p}: ${error.message}` });
+        plan.blocked.add(p);
+        plan.consumed.delete(p);
+      }
     items = items.filter((i) => !i.paths.some((p) => paths.has(p)));
   }
 
@@ -187,6 +187,41 @@ export async function syncFiles(
     errors: plan.errors,
     files: next.size,
   });
+}
+
+/**
+ * The items a refused bundle is to be blamed on, each with its own refusal: the item the store
+ * named; else those whose definitions the write gate's new diagnostics are in (a type error in
+ * a new file); else, trying the bundle one item longer at a time, the first item that makes it
+ * fail. Never an item the refusal is not about: the other files' edits are retried.
+ */
+function blame(
+  store: Store,
+  items: readonly FileSyncItem[],
+  error: Rejection,
+  task: string | undefined,
+): { item: FileSyncItem; error: Rejection }[] {
+  const index = error.details?.item;
+  if (typeof index === "number" && items[index] !== undefined) return [{ item: items[index], error }];
+  const diagnostics = error.details?.diagnostics;
+  if (Array.isArray(diagnostics)) {
+    const where = new Set<string>();
+    for (const d of diagnostics as { location?: unknown }[])
+      if (typeof d.location === "string") where.add(d.location.split(".").slice(0, 2).join("."));
+    const named = items.filter((i) =>
+      i.paths.some((p) => {
+        const at = parseDefinitionPath(p);
+        return at !== undefined && where.has(`${at.layer}.${at.name}`);
+      }),
+    );
+    if (named.length > 0) return named.map((item) => ({ item, error }));
+  }
+  for (let k = 1; k <= items.length; k++) {
+    const r = store.preview({ ops: items.slice(0, k).map((i) => withTask(i.item, task)) });
+    if (!r.ok) return [{ item: items[k - 1]!, error: r.error }];
+  }
+  // The bundle fails but no prefix does (it cannot: the whole bundle is the last prefix).
+  return items.map((item) => ({ item, error }));
 }
 
 function withTask(item: BundleItem, task: string | undefined): BundleItem {

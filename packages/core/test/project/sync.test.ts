@@ -326,3 +326,28 @@ describe("syncFiles: an interrupted write", () => {
     expect(get(root, "types/Todo.kumiki")).toBe("type Todo = {id: ItemId, text: Text, done: Bool}\n");
   });
 });
+
+describe("syncFiles: each file's edit on its own merits", () => {
+  it("a new file with an error the checker gate refuses blocks no other file, and only it is reported", async () => {
+    const store = memoryStore("agent:test", true);
+    must(await importProgram(store, PROGRAM));
+    const root = dirs.make();
+    must(await syncFiles(store, root));
+    // A fn that reads a slot (E0305): the write gate refuses it, naming no bundle item.
+    put(root, "fns/bad.kumiki", "fn bad() -> Text = draft\n");
+    put(root, "slots/draft.kumiki", 'slot draft : Text = "hello"\n');
+    put(root, "slots/extra.kumiki", "slot extra : Int = 0\n");
+    const r = must(await syncFiles(store, root));
+    expect(r.errors.map((e) => [e.path, e.code])).toEqual([["fns/bad.kumiki", "validation-failed"]]);
+    expect(r.errors[0]!.message).toMatch(/^fns\/bad\.kumiki: .*E0305/);
+    expect(text(store, "slot.draft")).toContain('"hello"');
+    expect(text(store, "slot.extra")).toBe("slot extra : Int = 0\n");
+    expect(store.view("fn.bad").ok).toBe(false);
+    // The bad file is left as it is, and reported again until fixed; then it goes in.
+    expect(get(root, "fns/bad.kumiki")).toBe("fn bad() -> Text = draft\n");
+    expect(must(await syncFiles(store, root)).errors.map((e) => e.path)).toEqual(["fns/bad.kumiki"]);
+    put(root, "fns/bad.kumiki", 'fn bad() -> Text = "fine"\n');
+    expect(must(await syncFiles(store, root)).errors).toEqual([]);
+    expect(text(store, "fn.bad")).toContain('"fine"');
+  });
+});
