@@ -474,8 +474,9 @@ class DefinitionChecker {
     }
     this.typeExpr(def.type);
     if (def.init === undefined) return;
-    this.expr(def.init, { scope: null, where: "slot" });
-    this.value(def.init, this.resolveType(def.type), "E0201");
+    const env: Env = { scope: null, where: "slot" };
+    this.expr(def.init, env);
+    this.value(def.init, this.resolveType(def.type), "E0201", env);
   }
 
   private effectDef(def: EffectDef): void {
@@ -595,8 +596,9 @@ class DefinitionChecker {
       scope = bind(bind(scope, p.name.name, ty), `$${i + 1}`, ty);
     });
     if (def.returnType !== undefined) this.typeExpr(def.returnType);
-    this.expr(def.body, { scope, where: "fn" });
-    if (def.returnType !== undefined) this.value(def.body, this.resolveType(def.returnType), "E0201");
+    const env: Env = { scope, where: "fn" };
+    this.expr(def.body, env);
+    if (def.returnType !== undefined) this.value(def.body, this.resolveType(def.returnType), "E0201", env);
   }
 
   private appDef(def: AppDef): void {
@@ -825,6 +827,7 @@ class DefinitionChecker {
           break;
         case "IfStmt": {
           this.expr(s.cond, env);
+          this.condition(s.cond, "if", env);
           const a = new Map(written);
           this.statements(s.then, env, a);
           const b = new Map(written);
@@ -900,7 +903,7 @@ class DefinitionChecker {
       this.expr(root, env);
     }
     this.expr(s.value, env);
-    if (isLiteral(s.value)) this.value(s.value, this.pathType(slotTy, s.target), "E0201");
+    this.value(s.value, this.pathType(slotTy, s.target), "E0201", env);
   }
 
   /** The declared type at an assignment path (`todos[id].done`), or unknown. */
@@ -1060,17 +1063,30 @@ class DefinitionChecker {
       case "Unary":
         this.expr(e.operand, env);
         if (e.op === "-" && this.isEffectId(e.operand, env)) this.effectIdMisuse(e.span, "-");
+        else this.unaryTypes(e, env);
         return;
       case "Binary":
         this.expr(e.left, env);
         this.expr(e.right, env);
         if (e.op !== "==" && e.op !== "!=" && (this.isEffectId(e.left, env) || this.isEffectId(e.right, env)))
           this.effectIdMisuse(e.span, e.op);
+        else this.operandTypes(e, env);
         return;
       case "If":
         this.expr(e.cond, env);
+        this.condition(e.cond, "if", env);
         this.expr(e.then, env);
         this.expr(e.else, env);
+        return;
+      case "Null":
+        // language.md §1: null is reserved and prohibited in programs (the public toolchain
+        // refuses it while parsing; here it is the type error the spec names).
+        this.ctx.report(
+          "E0201",
+          e.span,
+          "null is not a value in Kumiki: use an Option (None, or Some(x)) where a value may be absent",
+          { kind: "type-mismatch" },
+        );
         return;
       case "Match": {
         this.expr(e.subject, env);
@@ -1126,11 +1142,84 @@ class DefinitionChecker {
       }
       case "When":
         this.expr(e.cond, env);
+        this.condition(e.cond, "when", env);
         this.expr(e.body, env);
         return;
       default:
         return;
     }
+  }
+
+  // ───────────── operators and conditions (errors.md E0201) ─────────────
+  // One-sided, as every E0201 check: judged only when both operand types are known primitives.
+
+  /**
+   * The primitive an expression is known to have, if it is one whose operators the check knows
+   * (`Int`, `Float`, `Text`, `Bool`); times, durations and the rest are left alone.
+   */
+  private primOf(e: Expr, env: Env): string | undefined {
+    const t = structural(this.typeOf(e, env));
+    return t.k === "prim" && t.name in PRIM ? t.name : undefined;
+  }
+
+  private typeError(span: Span, message: string): void {
+    this.ctx.report("E0201", span, message, { kind: "type-mismatch" });
+  }
+
+  private operandTypes(e: Extract<Expr, { kind: "Binary" }>, env: Env): void {
+    const l = this.primOf(e.left, env);
+    const r = this.primOf(e.right, env);
+    if (l === undefined || r === undefined) return;
+    const numeric = (p: string) => p === "Int" || p === "Float" || p === "Number";
+    switch (e.op) {
+      case "+":
+        // With Text on either side, + joins texts (the other side shown: "Count: " + count), and
+        // the result is Text; otherwise it adds numbers.
+        if (l === "Text" || r === "Text" || (numeric(l) && numeric(r))) return;
+        this.typeError(e.span, `Operator "+" expects a number but got ${numeric(l) ? r : l}`);
+        return;
+      case "-":
+      case "*":
+      case "/":
+      case "%":
+        if (!numeric(l) || !numeric(r))
+          this.typeError(e.span, `Operator "${e.op}" expects a number but got ${numeric(l) ? r : l}`);
+        return;
+      case "<":
+      case ">":
+      case "<=":
+      case ">=":
+        if ((numeric(l) && numeric(r)) || (l === "Text" && r === "Text")) return;
+        this.typeError(e.span, `Operator "${e.op}" cannot compare ${l} with ${r}`);
+        return;
+      case "==":
+      case "!=":
+        if (numeric(l) === numeric(r) && (numeric(l) || l === r)) return;
+        this.typeError(e.span, `Operator "${e.op}" cannot compare ${l} with ${r}`);
+        return;
+      case "&&":
+      case "||":
+        if (l !== "Bool" || r !== "Bool")
+          this.typeError(e.span, `Operator "${e.op}" expects Bool but got ${l !== "Bool" ? l : r}`);
+        return;
+    }
+  }
+
+  private unaryTypes(e: Extract<Expr, { kind: "Unary" }>, env: Env): void {
+    const t = this.primOf(e.operand, env);
+    if (t === undefined) return;
+    if (e.op === "-" && t !== "Int" && t !== "Float" && t !== "Number")
+      this.typeError(e.span, `Operator "-" expects a number but got ${t}`);
+    if (e.op === "!" && t !== "Bool") this.typeError(e.span, `Operator "!" expects Bool but got ${t}`);
+  }
+
+  private condition(cond: Expr, form: string, env: Env): void {
+    const t = this.primOf(cond, env);
+    if (t !== undefined && t !== "Bool")
+      this.typeError(
+        cond.span,
+        `Condition of "${form}" must be Bool but got ${t}: compare it (x > 0, s != "")`,
+      );
   }
 
   /** Whether `e`'s type is known to be the opaque `EffectId`. */
@@ -1436,6 +1525,32 @@ class DefinitionChecker {
         return lookupLocal(env.scope, e.name)?.ty ?? UNKNOWN;
       case "Emit":
         return EFFECT_ID;
+      case "Number":
+        return Number.isInteger(e.value) ? PRIM.Int : PRIM.Float;
+      case "String":
+        return PRIM.Text;
+      case "Bool":
+        return PRIM.Bool;
+      case "Unary": {
+        if (e.op === "!") return PRIM.Bool;
+        const t = structural(this.typeOf(e.operand, env));
+        return t.k === "prim" && (t.name === "Int" || t.name === "Float" || t.name === "Number")
+          ? t
+          : UNKNOWN;
+      }
+      case "Binary": {
+        if (["==", "!=", "<", ">", "<=", ">=", "&&", "||"].includes(e.op)) return PRIM.Bool;
+        const l = structural(this.typeOf(e.left, env));
+        const r = structural(this.typeOf(e.right, env));
+        if (l.k !== "prim" || r.k !== "prim") return UNKNOWN;
+        if (e.op === "+" && (l.name === "Text" || r.name === "Text")) return PRIM.Text;
+        const num = (n: string) => n === "Int" || n === "Float" || n === "Number";
+        if (!num(l.name) || !num(r.name)) return UNKNOWN;
+        if (l.name === "Float" || r.name === "Float") return PRIM.Float;
+        // Int / Int is a number; whether Int or Float is not this check's to guess.
+        if (e.op === "/" || l.name === "Number" || r.name === "Number") return PRIM.Number;
+        return PRIM.Int;
+      }
       case "Member": {
         const base = structural(this.typeOf(e.object, env));
         if (base.k === "record") return base.fields.get(e.property.name) ?? UNKNOWN;
@@ -1522,8 +1637,11 @@ class DefinitionChecker {
    * Checks a value written against the type its position declares, at the innermost literal that
    * is wrong. Only literal shapes are judged; every other expression is left alone.
    */
-  private value(e: Expr, declared: Ty, code: "E0201" | "E0202"): void {
-    if (!isLiteral(e)) return;
+  private value(e: Expr, declared: Ty, code: "E0201" | "E0202", env?: Env): void {
+    if (!isLiteral(e)) {
+      if (env !== undefined) this.typedValue(e, declared, code, env);
+      return;
+    }
     const d = structural(declared);
     if (d.k === "unknown") return;
     const mismatch = (actual: string): void => {
@@ -1617,6 +1735,34 @@ class DefinitionChecker {
       default:
         return;
     }
+  }
+
+  /**
+   * A value that is not a literal but whose primitive type is known (an operator's result: `count
+   * + "x"` is Text) against a declared primitive: Int flows into Float (a number of either kind
+   * into both), nothing else converts.
+   */
+  private typedValue(e: Expr, declared: Ty, code: "E0201" | "E0202", env: Env): void {
+    if (e.kind === "If") {
+      this.value(e.then, declared, code, env);
+      this.value(e.else, declared, code, env);
+      return;
+    }
+    if (e.kind !== "Binary" && e.kind !== "Unary") return;
+    const d = structural(declared);
+    if (d.k !== "prim" || !(d.name in PRIM)) return;
+    const got = this.primOf(e, env);
+    if (got === undefined || got === d.name) return;
+    if ((d.name === "Float" || d.name === "Int") && (got === "Int" || got === "Number")) return;
+    if (d.name === "Float" && got === "Float") return;
+    this.ctx.report(
+      code,
+      e.span,
+      `Expected ${tyText(declared)} but got ${PRIM[got as keyof typeof PRIM].text}`,
+      {
+        kind: code === "E0201" ? "type-mismatch" : "emit-arg-type-mismatch",
+      },
+    );
   }
 
   /** Whether a capitalized name is a variant tag (it resolves to no definition). */
@@ -1714,6 +1860,16 @@ class DefinitionChecker {
 }
 
 const EFFECT_ID: Ty = { k: "prim", name: "EffectId", text: "EffectId" };
+
+/** The primitive types an expression's type is read off from (literals, operators). */
+const PRIM = {
+  Int: { k: "prim", name: "Int", text: "Int" },
+  Float: { k: "prim", name: "Float", text: "Float" },
+  Text: { k: "prim", name: "Text", text: "Text" },
+  Bool: { k: "prim", name: "Bool", text: "Bool" },
+  /** A number not known to be Int or Float (`a / b` of two Ints): only operators read it. */
+  Number: { k: "prim", name: "Number", text: "a number" },
+} as const satisfies Record<string, Ty>;
 
 const MOTION_PROPERTIES: ReadonlySet<string> = new Set([
   "opacity",

@@ -1,0 +1,49 @@
+/**
+ * The E0201 checks of operators, conditions, typed results and null (errors.md E0201; language.md:
+ * null is prohibited). One-sided: only what is certainly wrong is reported.
+ */
+import { describe, expect, it } from "vitest";
+import { brief, check, errorsOf } from "./helpers.js";
+
+const BASE = [
+  "type N = nominal Int where between(0, 999)",
+  "slot count : N = 0",
+  'slot label : Text = ""',
+  "slot lit : Bool = false",
+  "slot ratio : Float = 1.5",
+].join("\n");
+
+function errors(extra: string): string[] {
+  return brief(errorsOf(check(`${BASE}\n${extra}\n`, { requireApp: false })));
+}
+
+describe("E0201 on operators, conditions and typed results", () => {
+  it("accepts what the examples write: Text + anything shows it, numbers mix, comparisons of like kinds", () => {
+    expect(errors('tile T = heading("Count: " + count)')).toEqual([]);
+    expect(errors("fn half(c: Int) -> Float = c * 9 / 5 + 32")).toEqual([]);
+    expect(errors("fn big(c: Int) -> Bool = c > 10 && c != 99")).toEqual([]);
+    expect(errors('reducer r on=ui.click(T) do= label := label + "!"\ntile T = button("x")')).toEqual([]);
+    expect(errors('reducer r on=ui.click(T) do= ratio := ratio + count\ntile T = button("x")')).toEqual([]);
+  });
+
+  it("reports a Text result where a number is declared, a mixed comparison, a non-Bool condition", () => {
+    expect(errors('reducer r on=ui.click(T) do= count := count + "x"\ntile T = button("x")')).toEqual([
+      "E0201@reducer.r.body:1",
+    ]);
+    expect(errors('fn f(c: Int) -> Float = c * 9 / 5 + "x"')).toEqual(["E0201@fn.f.body:1"]);
+    expect(errors('fn f(c: Int) -> Bool = c > "x"')).toEqual(["E0201@fn.f.body:1"]);
+    expect(errors('reducer r on=ui.click(T) do= if 1 then count := 1\ntile T = button("x")')).toEqual([
+      "E0201@reducer.r.body:1",
+    ]);
+    expect(errors('tile T = text(if label then "a" else "b")')).toEqual(["E0201@tile.T.body:1"]);
+    expect(errors('slot n : Int = -"x"')).toEqual(["E0201@slot.n.body:1"]);
+    expect(errors("fn f(c: Int) -> Bool = !c")).toEqual(["E0201@fn.f.body:1"]);
+    expect(errors("fn f(b: Bool) -> Bool = b && 1")).toEqual(["E0201@fn.f.body:1"]);
+  });
+
+  it("reports null wherever it is written", () => {
+    expect(errors("tile T = text(null)")).toEqual(["E0201@tile.T.body:1"]);
+    const [d] = errorsOf(check(`${BASE}\ntile T = text(null)\n`, { requireApp: false }));
+    expect(d?.message).toMatch(/null is not a value in Kumiki: use an Option/);
+  });
+});
