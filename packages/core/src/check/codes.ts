@@ -189,6 +189,7 @@ const ENTRIES: readonly Entry[] = [
     kinds: ["undef-member"],
     severity: "error",
     meaning: "A member access names neither a field nor a stdlib member of the receiver's known type.",
+    checked: true,
   },
   {
     code: "E0109",
@@ -305,6 +306,7 @@ const ENTRIES: readonly Entry[] = [
     kinds: ["pat-type-mismatch"],
     severity: "error",
     meaning: "A match pattern's shape cannot match the scrutinee's type.",
+    checked: true,
   },
   {
     code: "E0209",

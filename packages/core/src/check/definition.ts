@@ -317,6 +317,20 @@ class DefinitionChecker {
       case "tile": {
         if (BUILTIN_TILES.has(name)) return;
         const s = this.ctx.suggest(name, site.layers);
+        // A lower-case name where a tile or a value may stand reads as a value (a slot or fn),
+        // as the public compiler reads it: an undefined name, not an undefined tile.
+        if (!isCapitalized(name) && site.layers.some((l) => l === "slot" || l === "fn")) {
+          this.nameError(
+            "E0103",
+            "undef-ref",
+            span,
+            name,
+            s,
+            `Reference to undefined name "${name}" in ${where}`,
+            `declare a ${describe(site.layers)} of that name`,
+          );
+          return;
+        }
         this.nameError(
           "E0105",
           "undef-tile",
@@ -1050,8 +1064,10 @@ class DefinitionChecker {
         }
         return;
       case "Member":
-        if (!(e.object.kind === "Ident" && isCapitalized(e.object.name))) this.expr(e.object, env);
-        else this.ref(e.object, env);
+        if (!(e.object.kind === "Ident" && isCapitalized(e.object.name))) {
+          this.expr(e.object, env);
+          this.member(e, env);
+        } else this.ref(e.object, env);
         return;
       case "Index":
         this.expr(e.object, env);
@@ -1148,6 +1164,25 @@ class DefinitionChecker {
       default:
         return;
     }
+  }
+
+  /**
+   * E0108: `recv.m` where `recv` is known to be a record and `m` is neither one of its fields nor
+   * a member every record has (stdlib.md §2.2.3's dispatch rule). Other receivers are left to the
+   * name-based dispatch, as the rule says for what cannot be inferred.
+   */
+  private member(e: Extract<Expr, { kind: "Member" }>, env: Env): void {
+    const base = structural(this.typeOf(e.object, env));
+    if (base.k !== "record") return;
+    const name = e.property.name;
+    if (base.fields.has(name) || RECORD_MEMBERS.has(name)) return;
+    const s = this.ctx.suggestFrom(name, base.fields.keys());
+    this.ctx.report(
+      "E0108",
+      e.property.span,
+      `Record type ${tyText(base)} has no field or method ".${name}"${s === undefined ? "" : `: did you mean ".${s.name}"?`}`,
+      { kind: "undef-member", ...(s === undefined ? {} : { suggestion: s }) },
+    );
   }
 
   // ───────────── operators and conditions (errors.md E0201) ─────────────
@@ -1587,7 +1622,17 @@ class DefinitionChecker {
       case "TuplePattern": {
         const t = structural(subject);
         const items = t.k === "app" && t.name === "Tuple" ? t.args : undefined;
-        if (items !== undefined && items.length !== p.items.length) {
+        if (items === undefined && (t.k === "prim" || t.k === "record" || t.k === "union" || t.k === "app")) {
+          // errors.md E0208: the scrutinee's type is known and is no tuple; the arm can never match.
+          this.ctx.report(
+            "E0208",
+            p.span,
+            `Tuple pattern cannot match scrutinee of type "${tyText(subject)}"`,
+            {
+              kind: "pat-type-mismatch",
+            },
+          );
+        } else if (items !== undefined && items.length !== p.items.length) {
           this.ctx.report(
             "E0207",
             p.span,
@@ -1604,7 +1649,20 @@ class DefinitionChecker {
         const variants = variantsOf(subject);
         const tag = p.variant.name;
         const payloads = variants?.get(tag);
-        if (variants !== undefined && payloads === undefined) {
+        const t = structural(subject);
+        if (
+          variants === undefined &&
+          (t.k === "prim" || t.k === "record" || (t.k === "app" && t.name === "Tuple"))
+        ) {
+          this.ctx.report(
+            "E0208",
+            p.span,
+            `Variant pattern "${tag}" cannot match scrutinee of type "${tyText(subject)}"`,
+            {
+              kind: "pat-type-mismatch",
+            },
+          );
+        } else if (variants !== undefined && payloads === undefined) {
           const s = this.ctx.suggestFrom(tag, variants.keys());
           this.nameError(
             "E0209",
@@ -1860,6 +1918,9 @@ class DefinitionChecker {
 }
 
 const EFFECT_ID: Ty = { k: "prim", name: "EffectId", text: "EffectId" };
+
+/** What every record answers besides its fields: an updated copy, and its text. */
+const RECORD_MEMBERS: ReadonlySet<string> = new Set(["copy", "show"]);
 
 /** The primitive types an expression's type is read off from (literals, operators). */
 const PRIM = {

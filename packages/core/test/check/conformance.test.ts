@@ -48,30 +48,9 @@ const DELIBERATE: Readonly<Record<string, string>> = {
 
 /** Gaps still open (issue 19), by case: what we get wrong and what closing it needs. */
 const OPEN: Readonly<Record<string, { verdict: Verdict; why: string }>> = {
-  "apps-05-project-management--unknown-field.kumiki": {
-    verdict: "miss",
-    why: "E0108 on a match-bound record",
-  },
-  "apps-08-http-retry--unknown-field.kumiki": { verdict: "miss", why: "E0108 on a match-bound record" },
-  "features-33-field-vs-method--unknown-field.kumiki": {
-    verdict: "miss",
-    why: "E0108 on a slot's record field",
-  },
-  "features-50-match-pattern-integrity--unknown-field.kumiki": {
-    verdict: "miss",
-    why: "E0108 on a match-bound record",
-  },
-  "features-38-confirm-leave-guard--misspell-ref.kumiki": {
-    verdict: "different",
-    why: "we say E0105 (undefined effect) where upstream says E0103 (undefined name)",
-  },
-  "features-50-match-pattern-integrity--fn-reads-slot.kumiki": {
-    verdict: "different",
-    why: "E0208 (a fn reading a slot inside a match arm) not reported beside E0305",
-  },
   "features-38-confirm-leave-guard--undeclared-cap.kumiki": {
     verdict: "extra",
-    why: "E0301: we require a capability upstream does not for this effect",
+    why: "deliberate: lifecycle.md declares effect confirm cap=notification.show, so E0301 when app.caps lacks it; upstream does not enforce it",
   },
 };
 

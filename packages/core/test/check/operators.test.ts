@@ -47,3 +47,25 @@ describe("E0201 on operators, conditions and typed results", () => {
     expect(d?.message).toMatch(/null is not a value in Kumiki: use an Option/);
   });
 });
+
+describe("E0108 on a record's members, E0208 on a pattern of the wrong shape", () => {
+  const REC =
+    'type Post = {id: Text, body: Text}\nslot post : Post = {id: "1", body: "b"}\nslot picked : Option(Int) = None';
+
+  it("a record read by a field it does not have, with the near field; fields, copy and show are fine", () => {
+    const src = (e: string) => `${REC}\ntile T = text(${e})\n`;
+    expect(brief(errorsOf(check(src("post.bodyx"), { requireApp: false })))).toEqual(["E0108@tile.T.body:1"]);
+    const [d] = errorsOf(check(src("post.bodyx"), { requireApp: false }));
+    expect(d?.message).toMatch(/has no field or method "\.bodyx": did you mean "\.body"\?/);
+    expect(errorsOf(check(src("post.body"), { requireApp: false }))).toEqual([]);
+    expect(errorsOf(check(src("post.show"), { requireApp: false }))).toEqual([]);
+    expect(errorsOf(check(src('post.copy(body="x").body'), { requireApp: false }))).toEqual([]);
+  });
+
+  it("a tuple pattern against an Option, a variant pattern against a record", () => {
+    const tuple = `${REC}\nfn f(p: Option(Int)) -> Text = match p with\n  | (a, b) -> "x"\n`;
+    expect(brief(errorsOf(check(tuple, { requireApp: false })))).toEqual(["E0208@fn.f.body:2"]);
+    const variant = `${REC}\nfn g(p: Post) -> Text = match p with\n  | Some(x) -> "x"\n  | _ -> "y"\n`;
+    expect(brief(errorsOf(check(variant, { requireApp: false })))).toEqual(["E0208@fn.g.body:2"]);
+  });
+});
