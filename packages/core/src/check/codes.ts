@@ -555,6 +555,34 @@ function table(head: readonly string[], rows: readonly (readonly string[])[]): s
   return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)];
 }
 
+/** A deliberate difference from the public Kumiki compiler's `check`, with the cases it shows in. */
+export interface CompilerDifference {
+  /** The code we report where upstream reports none (or another). */
+  readonly code: string;
+  /** Every conformance case of this mutation kind, or… */
+  readonly mutation?: string;
+  /** …these cases (conformance file names). */
+  readonly cases?: readonly string[];
+  readonly why: string;
+}
+
+/**
+ * Where `check` differs from the public compiler on purpose: rendered in docs/errors.md, and the
+ * only disagreements the conformance test allows.
+ */
+export const COMPILER_DIFFERENCES: readonly CompilerDifference[] = [
+  {
+    code: "E0007",
+    mutation: "duplicate-def",
+    why: "A second definition of a name: upstream's check reports nothing and the later definition silently replaces the earlier (BRIEF.md's first complaint about the public toolchain). In a graph two definitions of one name are a conflict an agent must see, so we report E0007 (on top of whatever else upstream reports).",
+  },
+  {
+    code: "E0301",
+    cases: ["features-38-confirm-leave-guard--undeclared-cap.kumiki"],
+    why: "lifecycle.md declares `effect confirm cap=notification.show`; upstream does not enforce that capability, we do (an app that emits confirm must declare notification.show).",
+  },
+];
+
 /**
  * docs/errors.md, generated from {@link CODES}: the bands, every code with its kinds, severity,
  * opt-in, auto-patch coverage and whether this checker reports it. A test asserts the committed
@@ -611,9 +639,34 @@ export function renderErrorsDoc(): string {
   );
   lines.push("");
   lines.push(
-    "(+) not in errors.md: a code this project adds. `E0007 duplicate-definition` follows the public Kumiki",
+    "(+) not in errors.md: a code this project adds. `E0007 duplicate-definition` is the code the public Kumiki",
   );
-  lines.push("compiler, which reports the same mistake under the same code.");
+  lines.push(
+    "compiler's registry gives the mistake, though its `check` does not report it (see the next section).",
+  );
+  lines.push("");
+  lines.push("## Where `check` differs from the public compiler on purpose");
+  lines.push("");
+  lines.push(
+    "`packages/core/test/check/conformance.test.ts` checks every case of `../shared/kumiki/conformance` (mutated",
+  );
+  lines.push(
+    "example programs with the codes kumikijs/Kumiki@69e43e9's `kumiki check` reports) and requires the same",
+  );
+  lines.push("error codes on every case but these:");
+  lines.push("");
+  lines.push(
+    ...table(
+      ["Code", "Cases", "Why"],
+      COMPILER_DIFFERENCES.map((d) => [
+        `\`${d.code}\``,
+        d.mutation !== undefined
+          ? `every \`${d.mutation}\` case`
+          : d.cases!.map((c) => `\`${c}\``).join(", "),
+        cell(d.why),
+      ]),
+    ),
+  );
   lines.push("");
   lines.push("## Auto-patch strategies");
   lines.push("");

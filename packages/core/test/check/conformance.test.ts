@@ -7,14 +7,16 @@
  *
  * Verdicts: agree (the same set of error codes; for a case upstream could not parse, any error),
  * miss (upstream reports an error, we none), extra (we report an error, upstream none), different
- * (both report, other codes). Every case must agree, except those listed below with the reason:
- * deliberate differences, and the gaps still open. The list is a ratchet: a listed case that
- * starts to agree fails the test until it is taken off.
+ * (both report, other codes). Every case must agree, except the deliberate differences that
+ * docs/errors.md lists (COMPILER_DIFFERENCES: exactly upstream's codes plus the documented one)
+ * and the gaps still open listed below (a ratchet: a listed case that starts to agree fails the
+ * test until it is taken off).
  */
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check/check.js";
+import { COMPILER_DIFFERENCES, type CompilerDifference } from "../../src/check/codes.js";
 import type { CapabilityManifest } from "../../src/check/stdlib.js";
 import { parseProgram } from "../../src/lang/parser.js";
 import { resolveProgram } from "../../src/lang/resolve.js";
@@ -37,22 +39,13 @@ interface Case {
 
 type Verdict = "agree" | "miss" | "extra" | "different";
 
-/**
- * Where we differ on purpose: upstream accepts a second definition of a name (the later one
- * silently replaces the earlier, BRIEF.md's first complaint about the public toolchain); we
- * report E0007, because in a graph two definitions of one name are a conflict an agent must see.
- */
-const DELIBERATE: Readonly<Record<string, string>> = {
-  "duplicate-def": "E0007 duplicate definition: upstream silently keeps the later one",
-};
+/** Gaps still open (issue 19), by case, with what we get wrong; none today. */
+const OPEN: Readonly<Record<string, { verdict: Verdict; why: string }>> = {};
 
-/** Gaps still open (issue 19), by case: what we get wrong and what closing it needs. */
-const OPEN: Readonly<Record<string, { verdict: Verdict; why: string }>> = {
-  "features-38-confirm-leave-guard--undeclared-cap.kumiki": {
-    verdict: "extra",
-    why: "deliberate: lifecycle.md declares effect confirm cap=notification.show, so E0301 when app.caps lacks it; upstream does not enforce it",
-  },
-};
+/** The deliberate difference (docs/errors.md, COMPILER_DIFFERENCES) a case falls under, if any. */
+function deliberate(c: Case): CompilerDifference | undefined {
+  return COMPILER_DIFFERENCES.find((d) => d.mutation === c.kind || d.cases?.includes(c.file) === true);
+}
 
 function ourErrors(c: Case): { parsed: boolean; errors: string[] } {
   const file = c.kind === "none" ? path.join(examples, c.file) : path.join(root, c.file);
@@ -87,6 +80,8 @@ const cases: Case[] = present
   ? (JSON.parse(fs.readFileSync(path.join(root, "expected.json"), "utf8")) as { cases: Case[] }).cases
   : [];
 const table = new Map<string, Record<Verdict, number>>();
+let agreed = 0;
+let deliberateCount = 0;
 
 describe.skipIf(!present)(
   "check conforms to the public Kumiki compiler (../shared/kumiki/conformance)",
@@ -99,34 +94,32 @@ describe.skipIf(!present)(
             .map(([k, n]) => `${k} ${n}`)
             .join("  ")}`,
       );
-      console.info(`conformance by mutation kind (${cases.length} cases):\n${rows.join("\n")}`);
+      const compared = cases.length - deliberateCount;
+      const pct = ((100 * agreed) / Math.max(1, compared)).toFixed(1);
+      console.info(
+        `conformance by mutation kind (${cases.length} cases):\n${rows.join("\n")}\n` +
+          `summary: the same error codes as the public compiler on ${agreed} of ${compared} cases (${pct} %); ${deliberateCount} differ on purpose (docs/errors.md)`,
+      );
     });
     it.each(cases.map((c) => [c.file, c] as const))("%s", (_file, c) => {
       const { verdict, ours } = verdictOf(c);
       const row = table.get(c.kind) ?? { agree: 0, miss: 0, extra: 0, different: 0 };
       row[verdict]++;
       table.set(c.kind, row);
-      const expected: Verdict =
-        OPEN[c.file]?.verdict ?? (DELIBERATE[c.kind] !== undefined && c.kind !== "none" ? verdict : "agree");
-      if (DELIBERATE[c.kind] !== undefined) {
-        // A deliberate difference is exactly the one said: our codes are upstream's plus E0007.
-        expect(
-          ours
-            .split(",")
-            .filter((x) => x !== "E0007")
-            .join(","),
-          c.file,
-        ).toBe([...c.upstream.errors].sort().join(","));
-        expect(ours, c.file).toContain("E0007");
+      const d = deliberate(c);
+      if (d !== undefined) {
+        // A deliberate difference is exactly the one documented: upstream's codes plus ours.
+        const without = ours.split(",").filter((x) => x !== d.code);
+        expect(without.join(","), c.file).toBe([...c.upstream.errors].sort().join(","));
+        expect(ours.split(","), c.file).toContain(d.code);
+        deliberateCount++;
         return;
       }
+      if (verdict === "agree") agreed++;
       expect(
         { verdict, ours },
         `${c.file} (${c.kind}): upstream ${c.upstream.errors.join(",") || "clean"}`,
-      ).toEqual({
-        verdict: expected,
-        ours,
-      });
+      ).toEqual({ verdict: OPEN[c.file]?.verdict ?? "agree", ours });
     });
   },
 );

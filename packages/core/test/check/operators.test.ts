@@ -69,3 +69,28 @@ describe("E0108 on a record's members, E0208 on a pattern of the wrong shape", (
     expect(brief(errorsOf(check(variant, { requireApp: false })))).toEqual(["E0208@fn.g.body:2"]);
   });
 });
+
+describe("the write gate inherits these checks", () => {
+  it("refuses a write that adds one of them, with its code, and takes the write that does not", async () => {
+    const { memoryStore, must } = await import("../project/helpers.js");
+    const store = memoryStore("agent:test", true);
+    must(await store.add({ layer: "slot", name: "count", body: "Int = 0" }));
+    must(await store.add({ layer: "tile", name: "Btn", body: 'button("+")' }));
+    const bad = await store.add({
+      layer: "reducer",
+      name: "inc",
+      body: 'on=ui.click(Btn) do= count := count + "x"',
+    });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) {
+      expect(bad.error.code).toBe("validation-failed");
+      expect(bad.error.message).toMatch(/E0201 at reducer\.inc\.body:1: Expected Int but got Text/);
+    }
+    must(await store.add({ layer: "reducer", name: "inc", body: "on=ui.click(Btn) do= count := count + 1" }));
+    const cond = await store.replace({
+      qname: "reducer.inc",
+      body: "on=ui.click(Btn) do= if 1 then count := 0",
+    });
+    expect(!cond.ok && cond.error.message).toMatch(/E0201 .*Condition of "if" must be Bool but got Int/);
+  });
+});
