@@ -31,13 +31,19 @@ describe.skipIf(!hasCorpus)("a workspace's kumiki.caps.json", () => {
     expect(JSON.parse(checked.out)).toMatchObject({ ok: true, errors: 0 });
   });
 
-  it("without it, the import is refused with E0302 and nothing is written", async () => {
+  it("without it, the program imports with its E0302 reported; --strict refuses it and writes nothing", async () => {
     const { dir, env } = await workspace();
-    const imported = await run(["import", program], { cwd: dir, env });
-    expect(imported.code).toBe(1);
-    expect(imported.err).toMatch(/E0302/);
+    const strict = await run(["import", program, "--strict"], { cwd: dir, env });
+    expect(strict.code).toBe(1);
+    expect(strict.err).toMatch(/E0302/);
     const status = await run(["status", "--json"], { cwd: dir, env });
     expect(JSON.parse(status.out)).toMatchObject({ ops: 0, definitions: 0 });
+    const imported = await run(["import", program, "--json"], { cwd: dir, env });
+    expect(imported.code).toBe(0);
+    expect(JSON.parse(imported.out).diagnostics).toEqual({ errors: 1, warnings: 0 });
+    const checked = await run(["check", "--json"], { cwd: dir, env });
+    expect(checked.code).toBe(1);
+    expect(JSON.parse(checked.out).diagnostics.map((d: { code: string }) => d.code)).toEqual(["E0302"]);
   });
 
   it("a manifest that is not JSON is reported by path, exit 1", async () => {

@@ -268,6 +268,7 @@ export { SnapshotOpLog } from "./store/snapshot-op-log.js";
 export {
   type AddInput,
   AddInputSchema,
+  type ApplyOptions,
   type BundleItem,
   BundleItemSchema,
   BundleSchema,

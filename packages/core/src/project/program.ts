@@ -10,16 +10,25 @@ export interface ImportOptions {
   readonly task?: string;
   /** Told `(0, n)` once the text is split into its `n` definitions and `(n, n)` once they are stored. */
   readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * Refuse a program with errors (the store's write gate judges it like any write). By default
+   * the import is faithful: a program imports with its errors (references to names nothing
+   * defines stored unbound, type errors as written), for `check` and `fix` to repair.
+   */
+  readonly strict?: boolean;
 }
 
 /**
  * Imports a whole .kumiki program as one atomic bundle: every definition is added with its exact
  * text, and the text between definitions (blank lines, section banners) goes with the definition
  * that follows it, the text after the last definition with the last one. So
- * {@link exportProgram} gives an unedited imported program back byte for byte. Refused, with
- * nothing written, when the text does not parse (`parse-error`, with line and column), holds no
- * definition (`program-empty`), or the store refuses a definition (a name already taken, a
- * reference to nothing: the store's code, with the definition's line).
+ * {@link exportProgram} gives an unedited imported program back byte for byte. Faithful by
+ * default: a program with errors imports as written (a reference to a name nothing defines is
+ * stored unbound; `check` reports it with its did-you-mean and auto-patch), so the repair loop of
+ * §9.6.2 can start from it; `strict` refuses such a program instead. Refused, with nothing
+ * written, when the text does not parse (`parse-error`, with line and column), holds no
+ * definition (`program-empty`), or the store refuses a definition (a name already taken: the
+ * store's code, with the definition's line).
  */
 export async function importProgram(
   store: Store,
@@ -59,7 +68,7 @@ export async function importProgram(
     return reject("program-empty", "the program holds no definition; nothing was imported");
   last.source += pending;
   options.onProgress?.(0, items.length);
-  const r = await store.apply({ ops: items satisfies BundleItem[] });
+  const r = await store.apply({ ops: items satisfies BundleItem[] }, { keepErrors: options.strict !== true });
   if (!r.ok) {
     const index = r.error.details?.item;
     const at =

@@ -71,6 +71,18 @@ export interface StoreOptions {
   readonly random?: (bytes: Uint8Array) => void;
 }
 
+/** How {@link Store.apply} writes a bundle. */
+export interface ApplyOptions {
+  /** The fingerprint of a preview: the write must be exactly those ops (`fingerprint-mismatch`). */
+  readonly expect?: string;
+  /**
+   * Take the texts as written, errors included (a faithful import, §9.6.2's repair loop starts
+   * from it): references to names nothing defines are stored unbound, and the checker's gate does
+   * not judge the bundle. Texts must still parse; names must still be free.
+   */
+  readonly keepErrors?: boolean;
+}
+
 /** What a successful write did. */
 export interface WriteReceipt {
   readonly opIds: readonly OpId[];
@@ -811,8 +823,8 @@ export class Store {
    * any item (mutually recursive definitions go in one bundle). With `expect` (a {@link preview}'s
    * fingerprint), writes exactly the previewed ops or refuses with `fingerprint-mismatch`.
    */
-  apply(bundle: unknown, options: { expect?: string } = {}): Promise<StoreResult<WriteReceipt>> {
-    const build = this.bundleBuild(bundle);
+  apply(bundle: unknown, options: ApplyOptions = {}): Promise<StoreResult<WriteReceipt>> {
+    const build = this.bundleBuild(bundle, options.keepErrors === true);
     if (typeof build !== "function") return Promise.resolve({ ok: false, error: build });
     return this.write(build, options.expect);
   }
@@ -822,15 +834,18 @@ export class Store {
    * definition and the ops' fingerprint (pass it to `apply` as `expect`). Refused exactly as `apply`
    * would refuse, nothing written.
    */
-  preview(bundle: unknown): StoreResult<Preview> {
-    const build = this.bundleBuild(bundle);
+  preview(bundle: unknown, options: Pick<ApplyOptions, "keepErrors"> = {}): StoreResult<Preview> {
+    const build = this.bundleBuild(bundle, options.keepErrors === true);
     if (typeof build !== "function") return { ok: false, error: build };
     if (this.closed) return reject("store-closed", "the store is closed");
     this.catchUp();
     return this.draftWrite(build, (d, ops) => ok(this.previewOf(d, ops)));
   }
 
-  private bundleBuild(bundle: unknown): ((d: Draft) => Rejection | undefined) | Rejection {
+  private bundleBuild(
+    bundle: unknown,
+    keepErrors = false,
+  ): ((d: Draft) => Rejection | undefined) | Rejection {
     const r = BundleSchema.safeParse(
       Array.isArray(bundle)
         ? bundle.map(canonicalItem)
@@ -842,6 +857,7 @@ export class Store {
     const items = Array.isArray(r.data) ? r.data : r.data.ops;
     if (items.length === 0) return { code: "bundle-empty", message: "the bundle holds no ops" };
     return (d) => {
+      if (keepErrors) d.keepErrors = true;
       d.reserve(items);
       for (let i = 0; i < items.length; i++) {
         const item = items[i]!;
@@ -1275,6 +1291,11 @@ export class Store {
     const write = { ops, before, after, touched: [...touched] };
     // With --force the dangling references are the point: only the built-in gate runs (`kumiki
     // check` lists them). A remove cannot add any other error.
+    if (draft.keepErrors) {
+      // A faithful import: the text's own errors are the user's to repair (the loop of §9.6.2),
+      // not the write's; what would break the graph (a hidden name, a conflict) still refuses.
+      return builtinGate.validate(write).filter((p) => p.code !== "undefined-reference");
+    }
     const validators = draft.forced ? [builtinGate] : this.validators;
     for (const v of validators) {
       const problems = v.validate(write);
@@ -1388,6 +1409,12 @@ class Draft {
   readonly warnings: string[] = [];
   /** True when a remove of the write was forced (`force`, not a cascade). */
   forced = false;
+  /**
+   * Set for a write that takes text as written (a faithful import): a reference to a name nothing
+   * defines is stored unbound (an error `check` reports, with its did-you-mean) instead of
+   * refusing, and the gate does not judge the errors the text brings.
+   */
+  keepErrors = false;
   /** Definitions removed as part of a cascade or an undo (their referrers go too). */
   readonly cascaded = new Set<DefId>();
   /** The task of the bundle item being written (the links a bundle writes for it carry it too). */
@@ -1680,7 +1707,7 @@ class Draft {
         });
       }
     }
-    if (missing.length > 0) {
+    if (missing.length > 0 && !this.keepErrors) {
       const list = missing.map((m) => {
         const near = suggest(
           m.name,

@@ -86,6 +86,10 @@ describe("syncFiles, any interleaving of file edits, store edits and syncs", () 
         const root = dirs.make();
         must(await syncFiles(store, root));
         let lastDisk = diskTree(root);
+        // What each path held when both sides last agreed on it (a sync that left it in step). A
+        // file rewritten with exactly that content is unchanged to a three-way merge: the store's
+        // side is taken (deleting a file and writing its agreed text back is no edit).
+        const agreedText = new Map(lastDisk);
 
         const sync = async (): Promise<FileSyncReport> => {
           const before = shown(store);
@@ -107,7 +111,7 @@ describe("syncFiles, any interleaving of file edits, store edits and syncs", () 
             const content = now.get(p);
             if (!touched.has(p) || taken.has(p)) continue;
             if (content === undefined) expect(shownAt.get(p)?.def).not.toBe(agreedAt.get(p) ?? "none");
-            else expect(moved).toContain(content);
+            else if (content !== agreedText.get(p)) expect(moved).toContain(content);
           }
           // A definition the store changed since both sides last agreed on it gets no op from a file.
           for (const op of r.applied) {
@@ -121,6 +125,12 @@ describe("syncFiles, any interleaving of file edits, store edits and syncs", () 
           for (const p of new Set([...disk.keys(), ...want.keys()]))
             if (!left.has(p)) expect([p, disk.get(p)]).toEqual([p, want.get(p)]);
           lastDisk = diskTree(root);
+          for (const p of new Set([...disk.keys(), ...want.keys()])) {
+            if (left.has(p)) continue;
+            const text = lastDisk.get(p);
+            if (text === undefined) agreedText.delete(p);
+            else agreedText.set(p, text);
+          }
           return r;
         };
 
@@ -179,7 +189,9 @@ describe("syncFiles, any interleaving of file edits, store edits and syncs", () 
         expect(store.status().ops).toBe(ops);
         dirs.cleanup();
       }),
-      { numRuns: 60 },
+      // A fixed seed by default, so CI is stable; KUMIKI_PROPERTY_SEED explores others (seed
+      // -1514878029 found the three-way case above).
+      { numRuns: 60, seed: Number(process.env.KUMIKI_PROPERTY_SEED ?? -1514878029) },
     );
   });
 });
