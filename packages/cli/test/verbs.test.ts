@@ -248,8 +248,10 @@ const TABLE: readonly Row[] = [
   {
     argv: ["fix", "--auto-patch", "E0103", "--json"],
     exit: 0,
-    json: (v) => expect(v).toEqual({ proposals: [] }),
+    json: (v) => expect(v).toEqual({ proposals: [], errors: 0 }),
   },
+  // §9.2.5: while the program has errors, fix exits 1, a dry run too.
+  { argv: ["fix"], exit: 1, cwd: "partial", reported: true },
   { argv: ["fix", "--apply"], exit: 0, out: /0 fixes applied/ },
   { argv: ["fix", "--interactive"], exit: 0, stdin: "n\n" },
   { argv: ["fix", "--auto-patch", "bogus"], exit: 2, err: /not an error code/ },

@@ -38,6 +38,7 @@ export { nearestName } from "./check/similarity.js";
 export { type CapabilityManifest, manifestCapabilities, STANDARD_CAPABILITIES } from "./check/stdlib.js";
 export { type CheckReport, checkStore } from "./check/store-check.js";
 export { type ApplyFixesOptions, applyFixes, type FixReport } from "./fix/apply.js";
+export { type RepairContext, repairContext } from "./fix/context.js";
 export { normalizePatch } from "./fix/normalize.js";
 export { type FixOptions, type FixProposal, proposeFixes } from "./fix/propose.js";
 export type {

@@ -104,6 +104,7 @@ const EXPECTED = [
   "openWorkspaceReader",
   "openWorkspaceStore",
   "readCapabilityManifest",
+  "repairContext",
   "defaultAuthor",
   "parseDefinition",
   "parseDefinitionPath",

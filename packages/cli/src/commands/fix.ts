@@ -53,11 +53,13 @@ export const fix: Command = {
     if (mode === undefined) {
       const store = await ctx.openReadStore();
       const proposals = core.proposeFixes(store, code === undefined ? check : { code, ...check });
+      const errors = core.checkStore(store, check.check ?? {}).errors;
       const text =
         proposals.length === 0
-          ? `nothing to fix structurally${code === undefined ? "" : ` for ${code}`}`
+          ? `nothing to fix structurally${code === undefined ? "" : ` for ${code}`}; ${plural(errors, "error")}`
           : `${proposals.map(proposalText).join("\n")}\n${plural(proposals.length, "proposal")}: apply with kumiki fix${code === undefined ? "" : ` --auto-patch ${code}`} --apply`;
-      return { json: { proposals }, text };
+      // §9.2.5: fix exits 1 while the program has errors, a dry run too (`fix && build` stops).
+      return { json: { proposals, errors }, text, exit: errors > 0 ? 1 : 0 };
     }
     const store = await ctx.openStore();
     const confirm = flag(ctx.options, "interactive")
@@ -83,8 +85,20 @@ export const fix: Command = {
     ];
     const errors = report.remaining.filter((d) => d.severity === "error").length;
     lines.push(
-      `${plural(report.applied.length, "fix", "fixes")} applied, ${report.declined.length} declined, ${report.refused.length} refused; ${plural(errors, "error")} remain`,
+      `${plural(report.applied.length, "fix", "fixes")} applied, ${report.declined.length} declined, ${report.refused.length} refused; ${plural(report.before.errors, "error")} before, ${plural(errors, "error")} remain`,
     );
-    return { json: report, text: lines.join("\n"), exit: report.refused.length > 0 ? 1 : 0 };
+    // What is left for a model: each remaining error with its definition's text and the names
+    // it can use (core's repairContext), not the whole program.
+    const json = {
+      ...report,
+      after: { errors, warnings: report.remaining.length - errors },
+      remaining: report.remaining.map((d) => {
+        const context = d.severity === "error" ? core.repairContext(store, d) : undefined;
+        return context === undefined ? d : { ...d, context };
+      }),
+    };
+    // §9.2.5: exit 1 while errors remain (`kumiki fix --apply && kumiki build` must stop), or a
+    // fix was refused.
+    return { json, text: lines.join("\n"), exit: errors > 0 || report.refused.length > 0 ? 1 : 0 };
   },
 };

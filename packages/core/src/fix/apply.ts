@@ -10,6 +10,8 @@ import { foreseeBundle } from "./simulate.js";
 
 /** What `applyFixes` did. */
 export interface FixReport {
+  /** The error and warning counts before the first fix. */
+  readonly before: { readonly errors: number; readonly warnings: number };
   /** Fixes written, in order, with the ops each wrote. */
   readonly applied: readonly { readonly proposal: FixProposal; readonly opIds: readonly OpId[] }[];
   /** Fixes `confirm` said no to. */
@@ -111,6 +113,12 @@ export async function applyFixes(
       "invalid-input",
       `unknown diagnostic code ${JSON.stringify(options.code)} (see docs/errors.md)`,
     );
+  const counts = (ds: readonly Diagnostic[]) => {
+    let errors = 0;
+    for (const d of ds) if (d.severity === "error") errors++;
+    return { errors, warnings: ds.length - errors };
+  };
+  const before = counts(liveCheckOf(store, options.check ?? {}).diagnostics());
   const applied: { proposal: FixProposal; opIds: readonly OpId[] }[] = [];
   const declined: FixProposal[] = [];
   const refused: { proposal: FixProposal; error: Rejection }[] = [];
@@ -159,5 +167,11 @@ export async function applyFixes(
     }
     refused.push({ proposal, error: r.error });
   }
-  return ok({ applied, declined, refused, remaining: liveCheckOf(store, options.check ?? {}).diagnostics() });
+  return ok({
+    before,
+    applied,
+    declined,
+    refused,
+    remaining: liveCheckOf(store, options.check ?? {}).diagnostics(),
+  });
 }
