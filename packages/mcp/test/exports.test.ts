@@ -32,7 +32,7 @@ describe("@kumiki-graph/mcp exports", () => {
     expect(Object.keys(mcp).sort()).toEqual([...EXPECTED].sort());
   });
 
-  it("hold the twelve tools of ai-edit.md §9.7, in its order, then kumiki_conflicts", () => {
+  it("hold the twelve tools of ai-edit.md §9.7, in its order, then kumiki_conflicts, kumiki_apply and kumiki_revert", () => {
     expect(mcp.TOOLS.map((t) => t.name)).toEqual([
       "kumiki_view",
       "kumiki_list",
@@ -47,6 +47,8 @@ describe("@kumiki-graph/mcp exports", () => {
       "kumiki_history",
       "kumiki_episode",
       "kumiki_conflicts",
+      "kumiki_apply",
+      "kumiki_revert",
     ]);
   });
 });

@@ -129,7 +129,7 @@ describe("the packed packages, installed", () => {
   it("answers every tool", async () => {
     const session = s!;
     const { tools } = await session.client.listTools();
-    expect(tools).toHaveLength(13);
+    expect(tools).toHaveLength(15);
     const called = new Set<string>();
     const call = async (name: string, args: Record<string, unknown>): Promise<Called> => {
       called.add(name);
@@ -163,6 +163,18 @@ describe("the packed packages, installed", () => {
     expect(Array.isArray(check.diagnostics)).toBe(true);
     expect(ok(await call("kumiki_fix", { error_code: "E0103" })).proposals).toEqual([]);
     expect(ok(await call("kumiki_conflicts", {}))).toEqual({ policy: "strict", conflicts: [] });
+    const bundled = ok(
+      await call("kumiki_apply", {
+        ops: [
+          { op: "add", layer: "slot", name: "extra", body: "Int = 0" },
+          { op: "replace", layer: "slot", name: "extra", body: "Int = 1" },
+        ],
+      }),
+    );
+    expect((bundled.opIds as string[]).length).toBe(2);
+    expect(
+      (ok(await call("kumiki_revert", { op_id: (bundled.opIds as string[])[1]! })).opIds as string[]).length,
+    ).toBe(1);
     expect(errorOf(await call("kumiki_remove", { qname: "slot.step" })).code).toBe("referenced");
     ok(await call("kumiki_remove", { qname: "tile.Counter" }));
     expect(ok(await call("kumiki_remove", { qname: "slot.step" })).removed).toEqual(["slot.step"]);

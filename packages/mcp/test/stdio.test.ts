@@ -35,6 +35,8 @@ const TOOL_NAMES = [
   "kumiki_history",
   "kumiki_episode",
   "kumiki_conflicts",
+  "kumiki_apply",
+  "kumiki_revert",
 ];
 const READ_ONLY = [
   "kumiki_view",
@@ -67,7 +69,7 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
     await dispose(dir);
   });
 
-  it("lists the twelve tools of §9.7 and kumiki_conflicts with strict inputs, output schemas and annotations", async () => {
+  it("lists the twelve tools of §9.7 and ours (conflicts, apply, revert) with strict inputs, output schemas and annotations", async () => {
     const { tools } = await s.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(TOOL_NAMES);
     for (const t of tools) {
@@ -76,7 +78,7 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
       expect(t.outputSchema?.type).toBe("object");
       expect(JSON.stringify(t.outputSchema)).toContain('"error"');
       expect(t.annotations?.readOnlyHint).toBe(READ_ONLY.includes(t.name));
-      expect(t.annotations?.destructiveHint).toBe(t.name === "kumiki_remove");
+      expect(t.annotations?.destructiveHint).toBe(t.name === "kumiki_remove" || t.name === "kumiki_apply");
       expect(typeof t.annotations?.idempotentHint).toBe("boolean");
     }
     const byName = new Map(tools.map((t) => [t.name, t]));

@@ -33,7 +33,7 @@ function answerOf(receipt: WriteReceipt): WriteAnswer {
 }
 
 /** Refuses texts over bodyBytes, naming the limit. */
-function overBody(bytes: number, ctx: ToolContext, what: string): Outcome<never> | undefined {
+export function overBody(bytes: number, ctx: ToolContext, what: string): Outcome<never> | undefined {
   const max = ctx.limits.bodyBytes;
   if (bytes <= max) return undefined;
   return fail(
@@ -49,7 +49,7 @@ function overBody(bytes: number, ctx: ToolContext, what: string): Outcome<never>
 
 const bytes = (s: string): number => Buffer.byteLength(s, "utf8");
 
-const WRITE = { readOnlyHint: false, openWorldHint: false } as const;
+export const WRITE = { readOnlyHint: false, openWorldHint: false } as const;
 
 export const add = defineTool({
   name: "kumiki_add",

@@ -48,7 +48,8 @@ export async function workspaceFrom(
     const items = pieces.value.flatMap((p) =>
       p.kind === "definition" ? [{ op: "add" as const, source: p.text }] : [],
     );
-    const r = await store.value.apply(items);
+    // With errors: as a faithful import takes a program (references to nothing stored unbound).
+    const r = await store.value.apply(items, options.withErrors === true ? { keepErrors: true } : {});
     if (!r.ok) throw new Error(`fixture import refused: ${r.error.code}: ${r.error.message}`);
   } finally {
     await store.value.close();

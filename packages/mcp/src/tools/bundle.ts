@@ -1,0 +1,100 @@
+/**
+ * kumiki_apply (several ops in one all-or-nothing write, with a dry run that returns the diff and
+ * a fingerprint, and `expect` to apply exactly what was previewed) and kumiki_revert (revert one op,
+ * or undo a whole task). Each is one core call: `normalizePatch` + `store.preview` / `store.apply`,
+ * `store.revert`, `store.undoTask`.
+ */
+import { normalizePatch } from "@kumiki-graph/core";
+import { z } from "zod";
+import { defineTool, fromCore } from "../tool.js";
+import { overBody, WRITE } from "./write.js";
+
+const Task = z
+  .string()
+  .optional()
+  .describe("a task id the ops belong to (kumiki_episode reads a task's ops back)");
+
+export const apply = defineTool({
+  name: "kumiki_apply",
+  title: "Apply several ops at once",
+  description:
+    "Applies several ops as one atomic write: all or nothing. Items are {op: add|replace|edit|rename|remove|link|unlink, …} naming their target by qname or by layer and name; an auto-patch or a whole diagnostic from kumiki_check is taken as it is. Items see the items before them, so a tile and the reducer its onClick names can be added together. With dry_run the answer is the diff and a fingerprint, nothing written; pass that fingerprint as expect to apply exactly those ops.",
+  input: z.strictObject({
+    ops: z
+      .array(z.record(z.string(), z.unknown()))
+      .min(1)
+      .describe("the items, in order (or auto-patches / diagnostics carrying one)"),
+    dry_run: z.boolean().optional().describe("preview only: the diff and the fingerprint, nothing written"),
+    expect: z.string().optional().describe("the fingerprint of a dry run: apply exactly those ops, or fail"),
+    task: Task,
+  }),
+  output: z.object({
+    opIds: z.array(z.string()).describe("the ops written, in order (none for a dry run)"),
+    dryRun: z.boolean(),
+    diff: z.string().optional().describe("dry run: per definition, its text now → after the write"),
+    fingerprint: z.string().optional().describe("dry run: pass as expect to apply exactly these ops"),
+    warnings: z.array(z.string()).optional(),
+  }),
+  annotations: { ...WRITE, destructiveHint: true, idempotentHint: false },
+  async run({ ops, dry_run, expect, task }, ctx) {
+    const over = overBody(Buffer.byteLength(JSON.stringify(ops), "utf8"), ctx, "the ops");
+    if (over !== undefined) return over;
+    const normalized = normalizePatch(ops);
+    if (!normalized.ok) return fromCore(normalized, ctx, () => ({ opIds: [], dryRun: dry_run === true }));
+    const bundle = task === undefined ? normalized.value : normalized.value.map((i) => ({ ...i, task }));
+    if (dry_run === true) {
+      return fromCore(ctx.store.preview(bundle), ctx, (p) => ({
+        opIds: [],
+        dryRun: true,
+        diff: p.diff,
+        fingerprint: p.fingerprint,
+        ...(p.warnings === undefined || p.warnings.length === 0 ? {} : { warnings: [...p.warnings] }),
+      }));
+    }
+    const r = await ctx.store.apply(bundle, expect === undefined ? {} : { expect });
+    return fromCore(r, ctx, (receipt) => ({
+      opIds: [...receipt.opIds],
+      dryRun: false,
+      ...(receipt.warnings === undefined || receipt.warnings.length === 0
+        ? {}
+        : { warnings: [...receipt.warnings] }),
+    }));
+  },
+});
+
+export const revert = defineTool({
+  name: "kumiki_revert",
+  title: "Revert an op, or undo a task",
+  description:
+    "Reverts one op (op_id: an add is removed, a remove brought back, a replace/edit/rename undone) with a new op, itself revertable; or undoes every op of a task (task_id) with new ops, refused when others changed those definitions since unless confirm. Nothing is ever lost: the history keeps every op.",
+  input: z.strictObject({
+    op_id: z.string().optional().describe("the op to revert (op_…), from a write's opIds or kumiki_history"),
+    task_id: z.string().optional().describe("undo every op written under this task id instead"),
+    confirm: z
+      .boolean()
+      .optional()
+      .describe("task undo: discard what others changed since (see the refusal)"),
+    task: Task,
+  }),
+  output: z.object({ opIds: z.array(z.string()).describe("the new ops written") }),
+  annotations: { ...WRITE, destructiveHint: false, idempotentHint: false },
+  async run({ op_id, task_id, confirm, task }, ctx) {
+    if ((op_id === undefined) === (task_id === undefined)) {
+      return {
+        ok: false,
+        error: {
+          kind: "invalid-argument",
+          argument: op_id === undefined ? "op_id" : "task_id",
+          message:
+            "kumiki_revert: give op_id (revert one op) or task_id (undo a task), not both; nothing was done",
+        },
+      };
+    }
+    const opts = task === undefined ? {} : { task };
+    const r =
+      op_id !== undefined
+        ? await ctx.store.revert(op_id, opts)
+        : await ctx.store.undoTask(task_id!, { ...opts, ...(confirm === true ? { confirm: true } : {}) });
+    return fromCore(r, ctx, (receipt) => ({ opIds: [...receipt.opIds] }));
+  },
+});

@@ -1,0 +1,102 @@
+/**
+ * kumiki_apply and kumiki_revert through a real SDK client over stdio: the button pattern (a tile
+ * whose onClick names the reducer triggered by a click on that tile) in one call, a dry run then
+ * exactly what it showed, an auto-patch from kumiki_check taken as it is, and revert / task undo.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Called,
+  dispose,
+  errorOf,
+  type Session,
+  serve,
+  tempDir,
+  workspaceFrom,
+} from "./support/session.js";
+
+function ok(c: Called): Record<string, unknown> {
+  expect(c.isError, JSON.stringify(c.value)).toBe(false);
+  return c.value;
+}
+
+describe("kumiki_apply and kumiki_revert", () => {
+  let dir: string | undefined;
+  let s: Session;
+  beforeAll(async () => {
+    dir = await tempDir("bundle");
+    await workspaceFrom(dir, "slot count : Int = 0\n");
+    s = await serve(dir);
+  }, 60_000);
+  afterAll(async () => {
+    await s?.close();
+    await dispose(dir);
+  });
+
+  it("adds the button pattern (tile ↔ reducer) in one call; each alone is refused", async () => {
+    const alone = await s.call("kumiki_add", {
+      layer: "tile",
+      name: "IncBtn",
+      body: 'button("+", onClick=inc)',
+    });
+    expect(errorOf(alone).code).toBe("undefined-reference");
+    const r = ok(
+      await s.call("kumiki_apply", {
+        ops: [
+          { op: "add", layer: "tile", name: "IncBtn", body: 'button("+", onClick=inc)' },
+          { op: "add", layer: "reducer", name: "inc", body: "on=ui.click(IncBtn) do= count := count + 1" },
+        ],
+        task: "button",
+      }),
+    );
+    expect(r.dryRun).toBe(false);
+    expect((r.opIds as string[]).length).toBeGreaterThanOrEqual(2);
+    expect(ok(await s.call("kumiki_view", { selector: "reducer.inc" })).text).toContain("count := count + 1");
+  });
+
+  it("a dry run writes nothing; expect applies exactly it, or fails once the graph moved", async () => {
+    const ops = [{ op: "replace", layer: "slot", name: "count", body: "Int = 5" }];
+    const preview = ok(await s.call("kumiki_apply", { ops, dry_run: true }));
+    expect(preview.opIds).toEqual([]);
+    expect(preview.diff).toContain("Int = 5");
+    expect(ok(await s.call("kumiki_view", { selector: "slot.count" })).text).toContain("Int = 0");
+    ok(await s.call("kumiki_apply", { ops, expect: preview.fingerprint }));
+    expect(ok(await s.call("kumiki_view", { selector: "slot.count" })).text).toContain("Int = 5");
+    const stale = await s.call("kumiki_apply", { ops, expect: preview.fingerprint });
+    expect(errorOf(stale).code).toMatch(/fingerprint-mismatch|no-change/);
+  });
+
+  it("takes an auto-patch from kumiki_check as it is", async () => {
+    // A second workspace that starts broken (as a faithful import leaves it).
+    const broken = await tempDir("bundle-broken");
+    await workspaceFrom(
+      broken,
+      'slot count : Int = 0\ntile Btn = button("+")\nreducer inc on=ui.click(Btn) do= conut := count + 1\n',
+      { withErrors: true },
+    );
+    const b = await serve(broken);
+    try {
+      const checked = ok(await b.call("kumiki_check", {}));
+      const fixable = (checked.diagnostics as { code: string; "auto-patch"?: unknown }[]).filter(
+        (d) => d["auto-patch"] !== undefined,
+      );
+      expect(fixable.map((d) => d.code)).toEqual(["E0103"]);
+      ok(await b.call("kumiki_apply", { ops: [fixable[0]!] }));
+      const after = ok(await b.call("kumiki_check", {})).diagnostics as { code: string }[];
+      expect(after.filter((d) => d.code !== "E0003")).toEqual([]);
+    } finally {
+      await b.close();
+      await dispose(broken);
+    }
+  }, 60_000);
+
+  it("reverts one op, and undoes a task", async () => {
+    const w = ok(await s.call("kumiki_replace", { qname: "slot.count", body: "Int = 7" }));
+    const [op] = w.opIds as string[];
+    ok(await s.call("kumiki_revert", { op_id: op }));
+    expect(ok(await s.call("kumiki_view", { selector: "slot.count" })).text).toContain("Int = 5");
+    ok(await s.call("kumiki_revert", { task_id: "button" }));
+    expect((await s.call("kumiki_view", { selector: "tile.IncBtn" })).isError).toBe(true);
+    const both = await s.call("kumiki_revert", { op_id: op, task_id: "button" });
+    expect(errorOf(both).kind).toBe("invalid-argument");
+  });
+});
