@@ -3,10 +3,11 @@
  * --apply` repairs what an auto-patch can (to a fixed point, never adding an error), exits 1 while
  * errors remain, and hands each remaining error to a model with compact context.
  */
+import { execFileSync, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, run, tempDir, testEnv } from "./support.js";
+import { BIN, cleanup, run, tempDir, testEnv } from "./support.js";
 
 const dirs: string[] = [];
 afterEach(() => cleanup(...dirs.splice(0)));
@@ -77,4 +78,40 @@ describe("the repair loop from a broken program", () => {
     expect((await run(["check"], { cwd: dir, env })).code).toBe(0);
     expect((await run(["fix"], { cwd: dir, env })).code).toBe(0);
   });
+});
+
+describe("the patch apply --help example, as printed", () => {
+  const hasJq = (() => {
+    try {
+      execFileSync("jq", ["--version"], { stdio: "ignore" });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  it.skipIf(!hasJq)(
+    "check --json | jq … | patch apply - repairs the first auto-patchable error",
+    async () => {
+      const dir = tempDir("jq");
+      const cache = tempDir("jq-cache");
+      dirs.push(dir, cache);
+      const env = testEnv(cache);
+      expect((await run(["init"], { cwd: dir, env })).code).toBe(0);
+      writeFileSync(path.join(dir, "broken.kumiki"), BROKEN);
+      expect((await run(["import", "broken.kumiki"], { cwd: dir, env })).code).toBe(0);
+      const help = (await run(["patch", "apply", "--help"], { cwd: dir, env })).out;
+      const line = help.split("\n").find((l) => l.includes("| jq "));
+      expect(line).toBeDefined();
+      const k = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)}`;
+      const pipeline = line!.trim().replaceAll("kumiki ", `${k} `);
+      const r = spawnSync("bash", ["-c", pipeline], {
+        cwd: dir,
+        env: { ...process.env, ...env },
+        encoding: "utf8",
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const after = await run(["check", "--json"], { cwd: dir, env });
+      expect(JSON.parse(after.out).diagnostics.map((d: { code: string }) => d.code)).toEqual(["E0201"]);
+    },
+  );
 });

@@ -70,7 +70,7 @@ describe("kumiki_apply and kumiki_revert", () => {
     const broken = await tempDir("bundle-broken");
     await workspaceFrom(
       broken,
-      'slot count : Int = 0\ntile Btn = button("+")\nreducer inc on=ui.click(Btn) do= conut := count + 1\n',
+      'slot count : Int = 0\ntile Btn = button("+")\nreducer inc on=ui.click(Btn) do= conut := count + 1\nreducer dec on=ui.click(Btn) do= count := cuont - 1\n',
       { withErrors: true },
     );
     const b = await serve(broken);
@@ -79,8 +79,25 @@ describe("kumiki_apply and kumiki_revert", () => {
       const fixable = (checked.diagnostics as { code: string; "auto-patch"?: unknown }[]).filter(
         (d) => d["auto-patch"] !== undefined,
       );
-      expect(fixable.map((d) => d.code)).toEqual(["E0103"]);
-      ok(await b.call("kumiki_apply", { ops: [fixable[0]!] }));
+      expect(fixable.map((d) => d.code)).toEqual(["E0103", "E0103"]);
+      // kumiki_fix with a proposal id: only that one; an id that is not there is named as such.
+      const listed = ok(await b.call("kumiki_fix", { error_code: "E0103" })).proposals as { id: string }[];
+      const missing = await b.call("kumiki_fix", {
+        error_code: "E0103",
+        apply: true,
+        proposal_id: "E0103@nowhere",
+      });
+      expect(errorOf(missing).message).toContain(listed[0]!.id);
+      const one = ok(
+        await b.call("kumiki_fix", { error_code: "E0103", apply: true, proposal_id: listed[1]!.id }),
+      );
+      expect((one.applied as { id: string }[]).map((a) => a.id)).toEqual([listed[1]!.id]);
+      expect(one.remaining).toMatchObject({ errors: 2 }); // the other typo, and E0003 (no app)
+      const left = (ok(await b.call("kumiki_check", {})).diagnostics as { "auto-patch"?: unknown }[]).filter(
+        (d) => d["auto-patch"] !== undefined,
+      );
+      expect(left).toHaveLength(1);
+      ok(await b.call("kumiki_apply", { ops: [left[0]!] }));
       const after = ok(await b.call("kumiki_check", {})).diagnostics as { code: string }[];
       expect(after.filter((d) => d.code !== "E0003")).toEqual([]);
     } finally {

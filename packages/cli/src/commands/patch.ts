@@ -42,8 +42,8 @@ export const patchApply: Command = {
   examples: [
     `echo '{"ops":[{"op":"add","layer":"slot","name":"draft","body":"String = \\"\\""}]}' | kumiki patch apply -`,
     "kumiki patch apply fix.json --dry-run            # prints the diff and its fingerprint, writes nothing",
-    "kumiki patch apply fix.json --expect fp_…        # applies only what the dry run showed",
-    "kumiki check --json | jq '.[0][\"auto-patch\"]' | kumiki patch apply -",
+    "kumiki patch apply fix.json --expect 9217841a…   # the fingerprint the dry run printed: applies exactly that",
+    "kumiki check --json | jq '[.diagnostics[] | select(.\"auto-patch\")][0]' | kumiki patch apply -",
     "kumiki --store ../b patch export | kumiki patch apply -   # ops from another workspace",
   ],
   options: {

@@ -93,6 +93,12 @@ export const fix = defineTool({
   input: z.strictObject({
     error_code: z.string().describe("a diagnostic code, e.g. E0103"),
     apply: z.boolean().optional().describe("write the fixes (default: only propose them)"),
+    proposal_id: z
+      .string()
+      .optional()
+      .describe(
+        "with apply: write only this proposal (an id the proposals list, e.g. E0103@reducer.inc.body:1:46)",
+      ),
     task: z.string().optional().describe("the task id the fixes' ops are written under"),
   }),
   output: z.object({
@@ -118,7 +124,7 @@ export const fix = defineTool({
       .describe("apply true: what the graph still has (kumiki_check lists it)"),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  async run({ error_code, apply, task }, ctx) {
+  async run({ error_code, apply, proposal_id, task }, ctx) {
     if (codeInfo(error_code) === undefined) {
       return fail({
         kind: "invalid-request",
@@ -132,10 +138,22 @@ export const fix = defineTool({
         apply: false,
         proposals: proposeFixes(ctx.store, { code: error_code, ...checkOf(ctx) }).map(proposalOf),
       });
+    if (proposal_id !== undefined) {
+      const ids = proposeFixes(ctx.store, { code: error_code, ...checkOf(ctx) }).map((p) => p.id);
+      if (!ids.includes(proposal_id))
+        return fail({
+          kind: "not-found",
+          code: "not-found",
+          argument: "proposal_id",
+          message: `no proposal ${JSON.stringify(proposal_id)} for ${error_code} now; the proposals are ${ids.length === 0 ? "none" : ids.join(", ")} (kumiki_fix without apply lists them)`,
+        });
+    }
     const r = await applyFixes(ctx.store, {
       code: error_code,
       ...checkOf(ctx),
       ...(task === undefined ? {} : { task }),
+      // One proposal by its id: every other one is declined, and nothing of it written.
+      ...(proposal_id === undefined ? {} : { confirm: async (p) => p.id === proposal_id }),
     });
     return fromCore(r, ctx, (report) => {
       let errors = 0;
