@@ -104,8 +104,12 @@ export class Materializer {
   linesReferencing(s: DefinitionState, target: DefId): number[] {
     const p = parseText(s.body.text);
     if (!p.ok) return [];
+    // One numbering everywhere an agent reads or writes a line (check's body:N, edit's body:N):
+    // line 1 is the line of the layer keyword; comment lines above it are not counted.
+    const first = p.def.span.line;
     const lines = new Set<number>();
-    for (const site of p.sites) if (siteTarget(site, s.body.refs) === target) lines.add(site.span.line);
+    for (const site of p.sites)
+      if (siteTarget(site, s.body.refs) === target) lines.add(site.span.line - first + 1);
     return [...lines].sort((a, b) => a - b);
   }
 

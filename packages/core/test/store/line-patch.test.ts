@@ -70,3 +70,23 @@ describe("the body:N form of an edit", () => {
     );
   });
 });
+
+describe("one line numbering: refs, remove's referrers, check and edit's body:N", () => {
+  it("counts from the layer keyword's line, comment lines above it not counted", async () => {
+    const { store } = newStore();
+    await must(store.add({ layer: "slot", name: "count", body: "Int = 0" }));
+    await must(
+      store.add({
+        source: '# about Show\n# more\ntile Show = column(\n    text("x"),\n    text(count.show))',
+      }),
+    );
+    expect(okValue(store.refs("slot.count")).referrers.map((r) => r.lines)).toEqual([[3]]);
+    const refused = await store.remove({ qname: "slot.count" });
+    expect(!refused.ok && refused.error.message).toContain("tile.Show:3");
+    // The same line 3 is what body:3 edits.
+    await must(
+      store.edit({ qname: "tile.Show", patch: { "body:3": "replace 'count.show' -> 'count.show.upper'" } }),
+    );
+    expect(text(store, "tile.Show")).toContain("text(count.show.upper))");
+  });
+});
