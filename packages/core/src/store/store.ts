@@ -1319,6 +1319,21 @@ function lostWrite(receipt: WriteReceipt, lost: readonly OpFate[]): StoreResult<
   );
 }
 
+/**
+ * The text a replace writes: `given`, with the lines that stood above the old text's keyword line
+ * (its comments, and the blank lines an import kept there) unless `given` brings lines of its own
+ * above its keyword. A replace changes a definition, not the comment that documents it.
+ */
+function keepLeadingComments(old: string, given: string): string {
+  const oldHead = decomposeSource(old)?.head;
+  if (oldHead === undefined) return given;
+  const above = oldHead.slice(0, oldHead.lastIndexOf("\n") + 1);
+  if (above === "") return given;
+  const newHead = decomposeSource(given)?.head;
+  if (newHead?.includes("\n") === true) return given;
+  return above + given;
+}
+
 /** A task id as the wire format takes it, or why not. */
 function checkTask(task: string | undefined): Rejection | undefined {
   if (task === undefined) return undefined;
@@ -1821,8 +1836,8 @@ class Draft {
     const t = this.target(input.qname);
     if (!t.ok) return t.error;
     const s = t.value;
-    const text = input.source ?? composeSource({ layer: s.layer, name: s.name, body: input.body! });
-    return this.writeText("replace", s, text, input.task);
+    const given = input.source ?? composeSource({ layer: s.layer, name: s.name, body: input.body! });
+    return this.writeText("replace", s, keepLeadingComments(s.body.text, given), input.task);
   }
 
   private writeText(

@@ -20,24 +20,28 @@ describe("ByteWriter", () => {
         fc.integer({ min: 0, max: 5000 }),
         (writes, padding) => {
           const w = new ByteWriter();
-          let expected = "x".repeat(padding);
-          w.text(expected);
+          // Each call is encoded on its own, as TextEncoder encodes that call's string: a high
+          // surrogate ending one call and a low one starting the next are two lone surrogates
+          // (U+FFFD each), not one pair (seed 732382657 found the difference).
+          const pad = "x".repeat(padding);
+          const expected: Uint8Array[] = [encoder.encode(pad)];
+          w.text(pad);
           for (const [how, s] of writes) {
             if (how === "text") {
               w.text(s);
-              expected += s;
+              expected.push(encoder.encode(s));
             } else if (how === "json") {
               w.jsonString(s);
-              expected += JSON.stringify(s);
+              expected.push(encoder.encode(JSON.stringify(s)));
             } else {
               w.byte(0x2c);
-              expected += ",";
+              expected.push(encoder.encode(","));
             }
           }
-          expect(Buffer.from(w.view()).equals(Buffer.from(encoder.encode(expected)))).toBe(true);
+          expect(Buffer.from(w.view()).equals(Buffer.concat(expected))).toBe(true);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 300, seed: Number(process.env.KUMIKI_PROPERTY_SEED ?? 732382657) },
     );
   });
 

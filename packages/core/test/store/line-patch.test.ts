@@ -90,3 +90,14 @@ describe("one line numbering: refs, remove's referrers, check and edit's body:N"
     expect(text(store, "tile.Show")).toContain("text(count.show.upper))");
   });
 });
+
+describe("replace keeps the comment lines above a definition", () => {
+  it("unless the new text brings its own", async () => {
+    const { store } = newStore();
+    await must(store.add({ source: '\n# The label\n# shown on top\nslot label : Text = ""' }));
+    await must(store.replace({ qname: "slot.label", body: 'Text = "hi"' }));
+    expect(text(store, "slot.label")).toBe('\n# The label\n# shown on top\nslot label : Text = "hi"\n');
+    await must(store.replace({ qname: "slot.label", source: '# new doc\nslot label : Text = "yo"' }));
+    expect(text(store, "slot.label")).toBe('# new doc\nslot label : Text = "yo"\n');
+  });
+});
