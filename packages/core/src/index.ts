@@ -263,7 +263,13 @@ export { fingerprintOps } from "./store/fingerprint.js";
 export { DurableFSStorageAdapter, type DurableStorageOptions } from "./store/fs-storage.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
 export type { OpLog, StoredOp } from "./store/op-log.js";
-export { REJECTION_CODES, type Rejection, type RejectionCode, type StoreResult } from "./store/result.js";
+export {
+  REJECTION_CODES,
+  type Rejection,
+  type RejectionCode,
+  type StoreResult,
+  withRemedy,
+} from "./store/result.js";
 export { parseSelector, type Selector as DefinitionSelector } from "./store/selector.js";
 export { SnapshotOpLog } from "./store/snapshot-op-log.js";
 export {

@@ -105,6 +105,7 @@ const EXPECTED = [
   "openWorkspaceStore",
   "readCapabilityManifest",
   "repairContext",
+  "withRemedy",
   "defaultAuthor",
   "parseDefinition",
   "parseDefinitionPath",

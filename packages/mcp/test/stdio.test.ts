@@ -317,6 +317,9 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
       const referenced = errorOf(await s.call("kumiki_remove", { qname: "type.Todo" }));
       expect(referenced).toMatchObject({ kind: "rejected", code: "referenced" });
       expect(referenced.message).toContain("slot.todos");
+      // Said in MCP's terms: its cascade argument, and no CLI flag.
+      expect(referenced.message).toMatch(/give cascade: true to remove every dependent too$/);
+      expect(referenced.message).not.toContain("--");
       expect(ok(await s.call("kumiki_list", {})).definitions).toEqual(before);
     });
 

@@ -1,8 +1,12 @@
 import { flag } from "../args.js";
 import type { Command } from "../command.js";
+import { loadCore } from "../core.js";
 import { unwrap } from "../errors.js";
 import { receiptJson, receiptText, receiptWarnings } from "../format.js";
 import { checkQname, oneOf } from "../shape.js";
+
+/** ai-edit.md §9.4.1's words for a refused remove, in place of core's neutral remedy. */
+const CLI_REMEDY = "Use --cascade to remove all dependents, or --force to leave dangling";
 
 /** `kumiki remove <layer.name>`: removes; refused while referenced, unless --cascade or --force (§9.4.1). */
 export const remove: Command = {
@@ -31,14 +35,14 @@ export const remove: Command = {
     const mode = oneOf(ctx.verb, ctx.options, ["cascade", "force"]);
     await checkQname(ctx.verb, qname);
     const store = await ctx.openStore();
-    const receipt = unwrap(
-      await store.remove({
-        qname,
-        ...(mode === "cascade" ? { cascade: flag(ctx.options, "cascade") } : {}),
-        ...(mode === "force" ? { force: flag(ctx.options, "force") } : {}),
-        ...(ctx.task === undefined ? {} : { task: ctx.task }),
-      }),
-    );
+    const r = await store.remove({
+      qname,
+      ...(mode === "cascade" ? { cascade: flag(ctx.options, "cascade") } : {}),
+      ...(mode === "force" ? { force: flag(ctx.options, "force") } : {}),
+      ...(ctx.task === undefined ? {} : { task: ctx.task }),
+    });
+    const core = await loadCore();
+    const receipt = unwrap(r.ok ? r : { ok: false, error: core.withRemedy(r.error, CLI_REMEDY) });
     return {
       json: receiptJson(receipt),
       text: receiptText(`removed ${qname}`, receipt),

@@ -88,3 +88,18 @@ export function reject<T = never>(
 ): StoreResult<T> {
   return { ok: false, error: details === undefined ? { code, message } : { code, message, details } };
 }
+
+/**
+ * A rejection whose remedy (its message's last line, given in `details.remedy` by the store) is
+ * said in `words` instead: how an edge names its own arguments (`--cascade` on the CLI, `cascade`
+ * over MCP) without core knowing them. Any other rejection is returned as it is.
+ */
+export function withRemedy(error: Rejection, words: string): Rejection {
+  const remedy = error.details?.remedy;
+  if (typeof remedy !== "string" || !error.message.endsWith(remedy)) return error;
+  return {
+    ...error,
+    message: `${error.message.slice(0, -remedy.length)}${words}`,
+    details: { ...error.details, remedy: words },
+  };
+}

@@ -1963,10 +1963,15 @@ class Draft {
       const lines = referrers.flatMap((r) =>
         r.lines.map((line) => `${r.view.visible ? r.view.qname : r.view.id}:${line}`),
       );
+      // The remedy is the message's last line, also in details, so that an edge can say it in its
+      // own terms (the CLI's --cascade / --force, MCP's cascade argument).
+      const remedy =
+        "remove it with cascade to remove all dependents too, or with force to leave their references dangling";
       return {
         code: "referenced",
-        message: `cannot remove ${q} (referenced by ${counts})\n${lines.map((l) => `  ${l}`).join("\n")}\nUse --cascade to remove all dependents, or --force to leave dangling`,
+        message: `cannot remove ${q} (referenced by ${counts})\n${lines.map((l) => `  ${l}`).join("\n")}\n${remedy}`,
         details: {
+          remedy,
           definition: q,
           referrers: referrers.map((r) => ({ qname: r.view.qname, def: r.view.id, lines: r.lines })),
           byLayer: Object.fromEntries(byLayer),

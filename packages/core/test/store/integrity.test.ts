@@ -10,7 +10,9 @@ describe("remove: pre-check at issue time (ai-edit.md §9.4.1)", () => {
     const e = await refused(log, store.remove({ qname: "slot.draft" }), "referenced");
     expect(e.message).toContain("cannot remove slot.draft (referenced by 1 tile)");
     expect(e.message).toContain("  tile.Compose:1");
-    expect(e.message).toContain("Use --cascade to remove all dependents, or --force to leave dangling");
+    expect(e.message).toContain(
+      "remove it with cascade to remove all dependents too, or with force to leave their references dangling",
+    );
     await refused(log, store.remove({ qname: "slot.draft", cascade: true, force: true }), "invalid-input");
   });
 

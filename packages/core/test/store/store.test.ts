@@ -351,7 +351,7 @@ describe("remove", () => {
     );
     const m = await refused(log, store.remove({ qname: "slot.draft" }), "referenced");
     expect(m).toBe(
-      "cannot remove slot.draft (referenced by 1 reducer, 1 tile)\n  reducer.submitNew:2\n  tile.Input:1\nUse --cascade to remove all dependents, or --force to leave dangling",
+      "cannot remove slot.draft (referenced by 1 reducer, 1 tile)\n  reducer.submitNew:2\n  tile.Input:1\nremove it with cascade to remove all dependents too, or with force to leave their references dangling",
     );
     const r = await store.remove({ qname: "slot.draft" });
     expect(!r.ok && r.error.details?.byLayer).toEqual({ tile: 1, reducer: 1 });

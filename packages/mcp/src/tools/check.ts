@@ -43,7 +43,7 @@ export const check = defineTool({
   name: "kumiki_check",
   title: "Check the program",
   description:
-    "Checks the store's graph and lists its diagnostics (ai-edit.md §9.6: code, kind, severity, location, message, suggestion, auto-patch). scope narrows to types, refs or effects, or adds the accessibility checks (a11y). Finding errors is an answer, not a failure: ok says whether there are any.",
+    "Checks the store's graph and lists its diagnostics (code, kind, severity, location, message, suggestion, auto-patch). scope narrows to types, refs or effects, or adds the accessibility checks (a11y). Finding errors is an answer, not a failure: ok says whether there are any.",
   input: z.strictObject({
     scope: z
       .enum(CHECK_SCOPES)

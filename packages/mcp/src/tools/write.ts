@@ -3,7 +3,7 @@
  * one core store call; a write is reported only once core has stored it durably, and every answer
  * carries the op-ids it wrote.
  */
-import { qualifiedName, type WriteReceipt } from "@kumiki-graph/core";
+import { qualifiedName, type WriteReceipt, withRemedy } from "@kumiki-graph/core";
 import { z } from "zod";
 import { defineTool, fail, fromCore, type Outcome, type ToolContext } from "../tool.js";
 import { limitExceeded } from "../wire-error.js";
@@ -153,7 +153,7 @@ export const remove = defineTool({
   name: "kumiki_remove",
   title: "Remove a definition",
   description:
-    "Removes a definition. Refused while live definitions reference it (they are listed); with cascade, it and every definition that references it, transitively, go in one atomic write. Answers the names removed. A removal can be reverted: nothing is lost.",
+    "Removes a definition. Refused while live definitions reference it (they are listed); with cascade, it and every definition that references it, transitively, go in one atomic write. Answers the names removed. A removal can be reverted (kumiki_revert): nothing is lost.",
   input: z.strictObject({
     qname: z.string().describe("layer.name or def_…"),
     cascade: z.boolean().optional().describe("also remove every definition that references it, transitively"),
@@ -162,11 +162,18 @@ export const remove = defineTool({
   output: WriteOutput,
   annotations: { ...WRITE, destructiveHint: true, idempotentHint: true },
   async run({ qname, cascade, task }, ctx) {
-    const r = await ctx.store.remove({
+    const removed = await ctx.store.remove({
       qname,
       ...(cascade === undefined ? {} : { cascade }),
       ...(task === undefined ? {} : { task }),
     });
+    // Said in this tool's arguments: there is cascade, and no force (MCP leaves nothing dangling).
+    const r = removed.ok
+      ? removed
+      : {
+          ok: false as const,
+          error: withRemedy(removed.error, "give cascade: true to remove every dependent too"),
+        };
     return fromCore(r, ctx, (receipt) => ({
       ...answerOf(receipt),
       removed: [
