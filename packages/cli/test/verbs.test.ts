@@ -145,7 +145,7 @@ const TABLE: readonly Row[] = [
   {
     argv: ["remove", "slot.draft"],
     exit: 1,
-    err: /cannot remove slot\.draft \(referenced by 1 reducer, 1 tile\)[^]*\nUse --cascade to remove all dependents, or --force to leave dangling\n/,
+    err: /cannot remove slot\.draft \(referenced by 1 reducer, 1 tile\)[\s\S]*\nUse --cascade to remove all dependents, or --force to leave dangling\n/,
   },
   { argv: ["remove", "slot.draft", "--cascade", "--force"], exit: 2, err: /cannot be given together/ },
   {

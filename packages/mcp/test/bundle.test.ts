@@ -4,20 +4,7 @@
  * exactly what it showed, an auto-patch from kumiki_check taken as it is, and revert / task undo.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type Called,
-  dispose,
-  errorOf,
-  type Session,
-  serve,
-  tempDir,
-  workspaceFrom,
-} from "./support/session.js";
-
-function ok(c: Called): Record<string, unknown> {
-  expect(c.isError, JSON.stringify(c.value)).toBe(false);
-  return c.value;
-}
+import { dispose, errorOf, ok, type Session, serve, tempDir, workspaceFrom } from "./support/session.js";
 
 describe("kumiki_apply and kumiki_revert", () => {
   let dir: string | undefined;

@@ -6,15 +6,7 @@ import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type Called,
-  dispose,
-  kumikiBin,
-  type Session,
-  serve,
-  tempDir,
-  workspaceFrom,
-} from "./support/session.js";
+import { dispose, kumikiBin, ok, type Session, serve, tempDir, workspaceFrom } from "./support/session.js";
 
 const exec = promisify(execFile);
 
@@ -22,11 +14,6 @@ function cli(dir: string, ...args: string[]) {
   return exec(process.execPath, [kumikiBin, "--store", dir, ...args], {
     env: { ...process.env, KUMIKI_AUTHOR: "user:cli", KUMIKI_CACHE_DIR: `${dir}/.cache` },
   });
-}
-
-function value(c: Called): Record<string, unknown> {
-  expect(c.isError, JSON.stringify(c.value)).toBe(false);
-  return c.value;
 }
 
 describe("kumiki mcp serve beside the CLI on one workspace", () => {
@@ -46,9 +33,9 @@ describe("kumiki mcp serve beside the CLI on one workspace", () => {
   it("sees a definition the CLI added after the server started, in view and list, and judges writes against it", async () => {
     expect((await s.call("kumiki_view", { selector: "slot.viaCli" })).isError).toBe(true);
     await cli(dir!, "add", "slot", "viaCli", "Int = 0");
-    const viewed = value(await s.call("kumiki_view", { selector: "slot.viaCli" }));
+    const viewed = ok(await s.call("kumiki_view", { selector: "slot.viaCli" }));
     expect(JSON.stringify(viewed)).toContain("slot viaCli");
-    const listed = value(await s.call("kumiki_list", {}));
+    const listed = ok(await s.call("kumiki_list", {}));
     expect(JSON.stringify(listed)).toContain("slot.viaCli");
     // A write over MCP is judged against it: the same name is refused, not stored and then lost.
     const again = await s.call("kumiki_add", { layer: "slot", name: "viaCli", body: "Int = 1" });
@@ -56,7 +43,7 @@ describe("kumiki mcp serve beside the CLI on one workspace", () => {
   }, 60_000);
 
   it("what MCP wrote, the CLI reads at once", async () => {
-    value(await s.call("kumiki_add", { layer: "slot", name: "viaMcp", body: "Int = 2" }));
+    ok(await s.call("kumiki_add", { layer: "slot", name: "viaMcp", body: "Int = 2" }));
     const { stdout } = await cli(dir!, "view", "slot.viaMcp");
     expect(stdout).toContain("slot viaMcp");
   }, 60_000);
@@ -66,12 +53,12 @@ describe("kumiki mcp serve beside the CLI on one workspace", () => {
     try {
       await cli(other, "init");
       await cli(other, "add", "slot", "shared", "Int = 1");
-      value(await s.call("kumiki_add", { layer: "slot", name: "shared", body: "Int = 2" }));
+      ok(await s.call("kumiki_add", { layer: "slot", name: "shared", body: "Int = 2" }));
       const ops = await cli(other, "patch", "export");
       const file = `${other}/ops.jsonl`;
       writeFileSync(file, ops.stdout);
       await cli(dir!, "patch", "apply", file);
-      const viaMcp = value(await s.call("kumiki_conflicts", {}));
+      const viaMcp = ok(await s.call("kumiki_conflicts", {}));
       const viaCli = JSON.parse((await cli(dir!, "conflicts", "--json")).stdout) as {
         conflicts: { id: string }[];
       };

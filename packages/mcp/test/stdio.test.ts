@@ -5,15 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { corpusMissingMessage, corpusProgram } from "../../core/test/support/corpus.js";
-import {
-  type Called,
-  dispose,
-  errorOf,
-  type Session,
-  serve,
-  tempDir,
-  workspaceFrom,
-} from "./support/session.js";
+import { dispose, errorOf, ok, type Session, serve, tempDir, workspaceFrom } from "./support/session.js";
 
 const todo = corpusProgram("apps/02-todomvc/app.kumiki");
 if (todo === undefined) console.warn(corpusMissingMessage);
@@ -47,11 +39,6 @@ const READ_ONLY = [
   "kumiki_episode",
   "kumiki_conflicts",
 ];
-
-function ok(c: Called): Record<string, unknown> {
-  expect(c.isError, JSON.stringify(c.value)).toBe(false);
-  return c.value;
-}
 
 describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () => {
   let dir: string | undefined;

@@ -319,25 +319,14 @@ class DefinitionChecker {
         const s = this.ctx.suggest(name, site.layers);
         // A lower-case name where a tile or a value may stand reads as a value (a slot or fn),
         // as the public compiler reads it: an undefined name, not an undefined tile.
-        if (!isCapitalized(name) && site.layers.some((l) => l === "slot" || l === "fn")) {
-          this.nameError(
-            "E0103",
-            "undef-ref",
-            span,
-            name,
-            s,
-            `Reference to undefined name "${name}" in ${where}`,
-            `declare a ${describe(site.layers)} of that name`,
-          );
-          return;
-        }
+        const value = !isCapitalized(name) && site.layers.some((l) => l === "slot" || l === "fn");
         this.nameError(
-          "E0105",
-          "undef-tile",
+          value ? "E0103" : "E0105",
+          value ? "undef-ref" : "undef-tile",
           span,
           name,
           s,
-          `Reference to undefined tile "${name}" in ${where}`,
+          `Reference to undefined ${value ? "name" : "tile"} "${name}" in ${where}`,
           `declare a ${describe(site.layers)} of that name`,
         );
         return;

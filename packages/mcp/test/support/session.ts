@@ -72,6 +72,12 @@ export interface Session {
   close(): Promise<void>;
 }
 
+/** The structured result of a call, asserted to be a success. */
+export function ok(c: Called): Record<string, unknown> {
+  expect(c.isError, JSON.stringify(c.value)).toBe(false);
+  return c.value;
+}
+
 /** The error envelope of a failed call, asserted to be one. */
 export function errorOf(c: Called): {
   kind: string;
