@@ -47,6 +47,12 @@ export interface KumikiMcpServer {
   readonly limits: Limits;
   readonly tools: readonly Tool[];
   connect(transport: Transport): Promise<void>;
+  /**
+   * Stops taking tool calls (a call from now on is answered `unavailable`, retryable, nothing
+   * done) and resolves once every call in flight has its answer: what a shutdown waits for, so
+   * that no write is stored and left unanswered (a client that retried it would write it twice).
+   */
+  drain(): Promise<void>;
   /** Closes the connection, then the store (after the writes in flight). */
   close(): Promise<void>;
 }
@@ -226,9 +232,24 @@ export async function createMcpServer(
   };
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, (request) =>
-    call(request.params.name, request.params.arguments),
-  );
+  let draining = false;
+  let inflight = 0;
+  let idle: (() => void) | undefined;
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    if (draining)
+      return failure({
+        kind: "unavailable",
+        retryable: true,
+        message: `${request.params.name}: the server is shutting down; nothing was done — call it again on a new session`,
+      });
+    inflight++;
+    try {
+      return await call(request.params.name, request.params.arguments);
+    } finally {
+      inflight--;
+      if (inflight === 0) idle?.();
+    }
+  });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: [
       {
@@ -262,6 +283,13 @@ export async function createMcpServer(
       limits: limits.value,
       tools,
       connect: (transport) => server.connect(transport),
+      drain() {
+        draining = true;
+        if (inflight === 0) return Promise.resolve();
+        return new Promise<void>((resolve) => {
+          idle = resolve;
+        });
+      },
       close() {
         closing ??= (async () => {
           await server.close().catch((e: unknown) => log(`closing the connection: ${String(e)}`));

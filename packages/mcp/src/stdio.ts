@@ -7,6 +7,9 @@ import type { Readable, Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createMcpServer, type McpServerOptions, type StartupError } from "./server.js";
 
+/** How long a shutdown waits for the calls in flight to answer. */
+const DRAIN_MS = 10_000;
+
 /** Options of {@link serveStdio}: the server's, and the streams (default: the process's). */
 export interface StdioOptions extends McpServerOptions {
   readonly stdin?: Readable;
@@ -33,14 +36,31 @@ export async function serveStdio(options: StdioOptions): Promise<StartupError | 
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
   mcp.server.onclose = stop;
+  const transport = new StdioServerTransport(stdin, stdout);
+  // Answers being written: a shutdown waits for them, after the calls in flight have answered.
+  const sending = new Set<Promise<void>>();
+  const send = transport.send.bind(transport);
+  transport.send = (message) => {
+    const p = send(message);
+    sending.add(p);
+    void p.finally(() => sending.delete(p)).catch(() => undefined);
+    return p;
+  };
   try {
-    await mcp.connect(new StdioServerTransport(stdin, stdout));
+    await mcp.connect(transport);
     await ended;
   } finally {
     stdin.off("end", stop);
     stdin.off("close", stop);
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);
+    // A signal ends the session gracefully: every call in flight is answered before the
+    // connection closes (bounded: a call is a store write, which takes milliseconds).
+    await Promise.race([mcp.drain(), new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
+    // The SDK sends an answer in a continuation of the call's handler: let those run, then wait
+    // for the answers they started writing.
+    await new Promise((r) => setImmediate(r));
+    await Promise.allSettled([...sending]);
     await mcp.close();
   }
   return undefined;

@@ -65,6 +65,8 @@ export interface Called {
 /** An MCP session with a server process. */
 export interface Session {
   readonly client: Client;
+  /** The server process's pid (to signal it). */
+  readonly pid: number | null;
   /** What the server wrote to stderr so far. */
   stderr(): string;
   /** Calls a tool; asserts the result's shape (structured, mirrored, isError set). */
@@ -123,6 +125,7 @@ export async function connect(
   }
   return {
     client,
+    pid: transport.pid,
     stderr: () => err,
     async call(name, a) {
       const r = (await client.callTool({ name, arguments: a })) as {
