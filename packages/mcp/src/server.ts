@@ -118,8 +118,35 @@ function result(value: object, isError: boolean): CallToolResult {
   };
 }
 
+/** How long a failure's message may be, and how large its details, on the wire. */
+const MESSAGE_CHARS = 2_000;
+const DETAILS_BYTES = 16_384;
+
+/**
+ * A failure, bounded: a message that quotes a huge input (a 1 MiB selector, name or anchor) is
+ * cut, saying how much was left out, and details over their bound are left out, saying so. An
+ * error never costs a client more context than the call that caused it is worth.
+ */
 function failure(error: WireError): CallToolResult {
-  return result({ error }, true);
+  let bounded: WireError = error;
+  if (error.message.length > MESSAGE_CHARS) {
+    const cut = error.message.length - MESSAGE_CHARS;
+    bounded = {
+      ...bounded,
+      message: `${error.message.slice(0, MESSAGE_CHARS)}… (${cut} more characters left out)`,
+    };
+  }
+  if (error.details !== undefined) {
+    const size = Buffer.byteLength(JSON.stringify(error.details), "utf8");
+    if (size > DETAILS_BYTES) {
+      const { details: _, ...rest } = bounded;
+      bounded = {
+        ...rest,
+        details: { omitted: `${size} bytes of details left out (over ${DETAILS_BYTES})` },
+      };
+    }
+  }
+  return result({ error: bounded }, true);
 }
 
 /** The wire error for arguments that fail a tool's input schema: the first issue, naming the argument. */

@@ -71,4 +71,17 @@ describe("kumiki mcp serve beside the CLI on one workspace", () => {
       await dispose(other);
     }
   }, 60_000);
+
+  it("bounds a failure: a 1 MiB selector or name gets a short answer, not its echo", async () => {
+    const huge = `slot.${"x".repeat(1 << 20)}`;
+    for (const [tool, args] of [
+      ["kumiki_view", { selector: huge }],
+      ["kumiki_add", { layer: "slot", name: "y".repeat(1 << 20), body: "Int = 0" }],
+    ] as const) {
+      const r = await s.call(tool, args as Record<string, unknown>);
+      expect(r.isError).toBe(true);
+      const bytes = JSON.stringify(r.value).length;
+      expect(bytes, `${tool}: ${bytes} bytes`).toBeLessThan(20_000);
+    }
+  }, 60_000);
 });
