@@ -281,9 +281,20 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
     });
 
     it("an invalid request", async () => {
-      expect(errorOf(await s.call("kumiki_list", { layer: "widget" }))).toMatchObject({
-        kind: "invalid-request",
-        code: "invalid-layer",
+      // Declared in the schema now (an enum of the ten layers): refused by argument, up front.
+      const layer = errorOf(await s.call("kumiki_list", { layer: "widget" }));
+      expect(layer).toMatchObject({ kind: "invalid-argument", argument: "layer" });
+      expect(
+        errorOf(await s.call("kumiki_add", { layer: "slot", name: "x", body: "Int = 0", task: "has space" })),
+      ).toMatchObject({
+        kind: "invalid-argument",
+        argument: "task",
+      });
+      expect(
+        errorOf(await s.call("kumiki_add", { layer: "slot", name: "n".repeat(33), body: "Int = 0" })),
+      ).toMatchObject({
+        kind: "invalid-argument",
+        argument: "name",
       });
       expect(errorOf(await s.call("kumiki_fix", { error_code: "E9999" }))).toMatchObject({
         kind: "invalid-request",

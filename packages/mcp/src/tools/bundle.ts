@@ -7,12 +7,7 @@
 import { normalizePatch } from "@kumiki-graph/core";
 import { z } from "zod";
 import { defineTool, fromCore } from "../tool.js";
-import { overBody, WRITE } from "./write.js";
-
-const Task = z
-  .string()
-  .optional()
-  .describe("a task id the ops belong to (kumiki_episode reads a task's ops back)");
+import { overBody, Task, WRITE } from "./write.js";
 
 export const apply = defineTool({
   name: "kumiki_apply",

@@ -1,5 +1,5 @@
 /** The read-only tools: kumiki_view, kumiki_list, kumiki_refs, kumiki_history, kumiki_conflicts. */
-import { parseSelector } from "@kumiki-graph/core";
+import { LAYERS, parseSelector } from "@kumiki-graph/core";
 import { z } from "zod";
 import { answer, defineTool, fail, fromCore } from "../tool.js";
 import { limitExceeded } from "../wire-error.js";
@@ -62,7 +62,7 @@ export const list = defineTool({
   description:
     "The names of the definitions that show under their names, in one layer (type, slot, effect, reducer, tile, fn, app, test, theme, motion) or all.",
   input: z.strictObject({
-    layer: z.string().optional().describe("one layer; all layers when omitted"),
+    layer: z.enum(LAYERS).optional().describe("one layer; all layers when omitted"),
   }),
   output: z.object({ definitions: z.array(DefinitionRef) }),
   annotations: READ_ONLY,

@@ -3,15 +3,38 @@
  * one core store call; a write is reported only once core has stored it durably, and every answer
  * carries the op-ids it wrote.
  */
-import { qualifiedName, type WriteReceipt, withRemedy } from "@kumiki-graph/core";
+import {
+  LAYERS,
+  MAX_IDENTIFIER_LENGTH,
+  qualifiedName,
+  type WriteReceipt,
+  withRemedy,
+} from "@kumiki-graph/core";
 import { z } from "zod";
 import { defineTool, fail, fromCore, type Outcome, type ToolContext } from "../tool.js";
 import { limitExceeded } from "../wire-error.js";
 
-const Task = z
+/** A task id, as core takes it (declared here so that a bad one is refused by name, up front). */
+export const Task = z
   .string()
+  .min(1)
+  .max(128)
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/,
+    "a task id is letters, digits and . _ : @ / + -, from a letter or digit",
+  )
   .optional()
   .describe("a task id the ops belong to (kumiki_episode reads a task's ops back)");
+
+/** A definition name, as the language takes it: a letter, then letters, digits, _ and -; at most 32. */
+export const DefinitionName = z
+  .string()
+  .max(MAX_IDENTIFIER_LENGTH)
+  .regex(/^[a-zA-Z][a-zA-Z0-9_-]*$/, "a name is a letter, then letters, digits, _ and -")
+  .describe(`a name: a letter, then letters, digits, _ and - (at most ${MAX_IDENTIFIER_LENGTH})`);
+
+/** One of the ten layers. */
+export const LayerArg = z.enum(LAYERS).describe(`the layer: ${LAYERS.join(", ")}`);
 
 /** What every write answers. */
 const WriteOutput = z.object({
@@ -57,8 +80,8 @@ export const add = defineTool({
   description:
     "Adds a definition: layer, name, and body (what follows the name, e.g. for a slot ': Int = 0', for a fn '(n: Int) -> Int = n + 1'). Refused, changing nothing, when the name is taken, the text does not parse, or it introduces an error.",
   input: z.strictObject({
-    layer: z.string().describe("type, slot, effect, reducer, tile, fn, app, test, theme or motion"),
-    name: z.string(),
+    layer: LayerArg,
+    name: DefinitionName,
     body: z.string().describe("the text after the name"),
     task: Task,
   }),
