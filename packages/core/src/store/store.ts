@@ -1837,7 +1837,19 @@ class Draft {
     if (!t.ok) return t.error;
     const s = t.value;
     const given = input.source ?? composeSource({ layer: s.layer, name: s.name, body: input.body! });
-    return this.writeText("replace", s, keepLeadingComments(s.body.text, given), input.task);
+    const text = keepLeadingComments(s.body.text, given);
+    // The same text with the same bindings changes nothing: no op (a repeated replace is
+    // idempotent). The same text that would bind differently (a name defined since) is a write.
+    if (this.reserved.size === 0 && text === this.reader.materializer.render(s)) {
+      const bound = this.bind(text, { layer: s.layer, name: s.name }, s.id);
+      if (bound.ok && sameRefs(bound.value.refs, s.body.refs))
+        return {
+          code: "no-change",
+          message: `${qualified(s.layer, s.name)} already has that text; nothing was written`,
+          details: { definition: qualified(s.layer, s.name) },
+        };
+    }
+    return this.writeText("replace", s, text, input.task);
   }
 
   private writeText(

@@ -101,3 +101,20 @@ describe("replace keeps the comment lines above a definition", () => {
     expect(text(store, "slot.label")).toBe('# new doc\nslot label : Text = "yo"\n');
   });
 });
+
+describe("a replace that changes nothing", () => {
+  it("writes no op (no-change); the same text that now binds differently is a write", async () => {
+    const { store, log } = newStore();
+    await must(store.add({ layer: "slot", name: "x", body: "Int = 0" }));
+    await refused(log, store.replace({ qname: "slot.x", body: "Int = 0" }), "no-change");
+    // A tile imported with a reference to nothing (stored unbound), then the slot is added: the
+    // same text again binds it, so it is a write.
+    await must(
+      store.apply([{ op: "add", layer: "tile", name: "T", body: "text(later.show)" }], { keepErrors: true }),
+    );
+    await must(store.add({ layer: "slot", name: "later", body: "Int = 1" }));
+    const r = await must(store.replace({ qname: "tile.T", body: "text(later.show)" }));
+    expect(r.opIds).toHaveLength(1);
+    expect(okValue(store.refs("slot.later")).referrers.map((x) => x.qname)).toEqual(["tile.T"]);
+  });
+});
