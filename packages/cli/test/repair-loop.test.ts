@@ -27,14 +27,20 @@ const BROKEN = [
   "",
 ].join("\n");
 
+/** An initialised workspace (with its own snapshot cache) holding broken.kumiki, not yet imported. */
+async function workspaceWithBroken(prefix: string): Promise<{ dir: string; env: Record<string, string> }> {
+  const dir = tempDir(prefix);
+  const cache = tempDir(`${prefix}-cache`);
+  dirs.push(dir, cache);
+  const env = testEnv(cache);
+  expect((await run(["init"], { cwd: dir, env })).code).toBe(0);
+  writeFileSync(path.join(dir, "broken.kumiki"), BROKEN);
+  return { dir, env };
+}
+
 describe("the repair loop from a broken program", () => {
   it("imports it with its errors, fixes the fixable, and leaves the rest with context, exit 1", async () => {
-    const dir = tempDir("loop");
-    const cache = tempDir("loop-cache");
-    dirs.push(dir, cache);
-    const env = testEnv(cache);
-    expect((await run(["init"], { cwd: dir, env })).code).toBe(0);
-    writeFileSync(path.join(dir, "broken.kumiki"), BROKEN);
+    const { dir, env } = await workspaceWithBroken("loop");
     const imported = await run(["import", "broken.kumiki", "--json"], { cwd: dir, env });
     expect(imported.code, imported.err).toBe(0);
     expect(JSON.parse(imported.out).diagnostics).toEqual({ errors: 2, warnings: 0 });
@@ -92,12 +98,7 @@ describe("the patch apply --help example, as printed", () => {
   it.skipIf(!hasJq)(
     "check --json | jq … | patch apply - repairs the first auto-patchable error",
     async () => {
-      const dir = tempDir("jq");
-      const cache = tempDir("jq-cache");
-      dirs.push(dir, cache);
-      const env = testEnv(cache);
-      expect((await run(["init"], { cwd: dir, env })).code).toBe(0);
-      writeFileSync(path.join(dir, "broken.kumiki"), BROKEN);
+      const { dir, env } = await workspaceWithBroken("jq");
       expect((await run(["import", "broken.kumiki"], { cwd: dir, env })).code).toBe(0);
       const help = (await run(["patch", "apply", "--help"], { cwd: dir, env })).out;
       const line = help.split("\n").find((l) => l.includes("| jq "));

@@ -83,7 +83,7 @@ export const fix: Command = {
       ...report.declined.map((p) => `declined ${p.id}`),
       ...report.refused.map((r) => `refused ${r.proposal.id}: ${r.error.message}`),
     ];
-    const errors = report.remaining.filter((d) => d.severity === "error").length;
+    const errors = report.after.errors;
     lines.push(
       `${plural(report.applied.length, "fix", "fixes")} applied, ${report.declined.length} declined, ${report.refused.length} refused; ${plural(report.before.errors, "error")} before, ${plural(errors, "error")} remain`,
     );
@@ -91,7 +91,6 @@ export const fix: Command = {
     // it can use (core's repairContext), not the whole program.
     const json = {
       ...report,
-      after: { errors, warnings: report.remaining.length - errors },
       remaining: report.remaining.map((d) => {
         const context = d.severity === "error" ? core.repairContext(store, d) : undefined;
         return context === undefined ? d : { ...d, context };

@@ -1086,11 +1086,9 @@ class DefinitionChecker {
       case "Null":
         // language.md §1: null is reserved and prohibited in programs (the public toolchain
         // refuses it while parsing; here it is the type error the spec names).
-        this.ctx.report(
-          "E0201",
+        this.typeError(
           e.span,
           "null is not a value in Kumiki: use an Option (None, or Some(x)) where a value may be absent",
-          { kind: "type-mismatch" },
         );
         return;
       case "Match": {
@@ -1194,31 +1192,30 @@ class DefinitionChecker {
     const l = this.primOf(e.left, env);
     const r = this.primOf(e.right, env);
     if (l === undefined || r === undefined) return;
-    const numeric = (p: string) => p === "Int" || p === "Float" || p === "Number";
     switch (e.op) {
       case "+":
         // With Text on either side, + joins texts (the other side shown: "Count: " + count), and
         // the result is Text; otherwise it adds numbers.
-        if (l === "Text" || r === "Text" || (numeric(l) && numeric(r))) return;
-        this.typeError(e.span, `Operator "+" expects a number but got ${numeric(l) ? r : l}`);
+        if (l === "Text" || r === "Text" || (isNumber(l) && isNumber(r))) return;
+        this.typeError(e.span, `Operator "+" expects a number but got ${isNumber(l) ? r : l}`);
         return;
       case "-":
       case "*":
       case "/":
       case "%":
-        if (!numeric(l) || !numeric(r))
-          this.typeError(e.span, `Operator "${e.op}" expects a number but got ${numeric(l) ? r : l}`);
+        if (!isNumber(l) || !isNumber(r))
+          this.typeError(e.span, `Operator "${e.op}" expects a number but got ${isNumber(l) ? r : l}`);
         return;
       case "<":
       case ">":
       case "<=":
       case ">=":
-        if ((numeric(l) && numeric(r)) || (l === "Text" && r === "Text")) return;
+        if ((isNumber(l) && isNumber(r)) || (l === "Text" && r === "Text")) return;
         this.typeError(e.span, `Operator "${e.op}" cannot compare ${l} with ${r}`);
         return;
       case "==":
       case "!=":
-        if (numeric(l) === numeric(r) && (numeric(l) || l === r)) return;
+        if (isNumber(l) === isNumber(r) && (isNumber(l) || l === r)) return;
         this.typeError(e.span, `Operator "${e.op}" cannot compare ${l} with ${r}`);
         return;
       case "&&":
@@ -1232,8 +1229,7 @@ class DefinitionChecker {
   private unaryTypes(e: Extract<Expr, { kind: "Unary" }>, env: Env): void {
     const t = this.primOf(e.operand, env);
     if (t === undefined) return;
-    if (e.op === "-" && t !== "Int" && t !== "Float" && t !== "Number")
-      this.typeError(e.span, `Operator "-" expects a number but got ${t}`);
+    if (e.op === "-" && !isNumber(t)) this.typeError(e.span, `Operator "-" expects a number but got ${t}`);
     if (e.op === "!" && t !== "Bool") this.typeError(e.span, `Operator "!" expects Bool but got ${t}`);
   }
 
@@ -1558,9 +1554,7 @@ class DefinitionChecker {
       case "Unary": {
         if (e.op === "!") return PRIM.Bool;
         const t = structural(this.typeOf(e.operand, env));
-        return t.k === "prim" && (t.name === "Int" || t.name === "Float" || t.name === "Number")
-          ? t
-          : UNKNOWN;
+        return t.k === "prim" && isNumber(t.name) ? t : UNKNOWN;
       }
       case "Binary": {
         if (["==", "!=", "<", ">", "<=", ">=", "&&", "||"].includes(e.op)) return PRIM.Bool;
@@ -1568,8 +1562,7 @@ class DefinitionChecker {
         const r = structural(this.typeOf(e.right, env));
         if (l.k !== "prim" || r.k !== "prim") return UNKNOWN;
         if (e.op === "+" && (l.name === "Text" || r.name === "Text")) return PRIM.Text;
-        const num = (n: string) => n === "Int" || n === "Float" || n === "Number";
-        if (!num(l.name) || !num(r.name)) return UNKNOWN;
+        if (!isNumber(l.name) || !isNumber(r.name)) return UNKNOWN;
         if (l.name === "Float" || r.name === "Float") return PRIM.Float;
         // Int / Int is a number; whether Int or Float is not this check's to guess.
         if (e.op === "/" || l.name === "Number" || r.name === "Number") return PRIM.Number;
@@ -1800,8 +1793,8 @@ class DefinitionChecker {
     if (d.k !== "prim" || !(d.name in PRIM)) return;
     const got = this.primOf(e, env);
     if (got === undefined || got === d.name) return;
-    if ((d.name === "Float" || d.name === "Int") && (got === "Int" || got === "Number")) return;
-    if (d.name === "Float" && got === "Float") return;
+    // Int flows into Float; a number not known to be Int or Float into either.
+    if (isNumber(got) && (d.name === "Float" || (d.name === "Int" && got === "Number"))) return;
     this.ctx.report(
       code,
       e.span,
@@ -1907,6 +1900,11 @@ class DefinitionChecker {
 }
 
 const EFFECT_ID: Ty = { k: "prim", name: "EffectId", text: "EffectId" };
+
+/** Whether a primitive's name is a number's (`Number`: an Int or a Float, which is not known). */
+function isNumber(name: string): boolean {
+  return name === "Int" || name === "Float" || name === "Number";
+}
 
 /** What every record answers besides its fields: an updated copy, and its text. */
 const RECORD_MEMBERS: ReadonlySet<string> = new Set(["copy", "show"]);

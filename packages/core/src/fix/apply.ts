@@ -20,6 +20,8 @@ export interface FixReport {
   readonly refused: readonly { readonly proposal: FixProposal; readonly error: Rejection }[];
   /** Every diagnostic the graph still has afterwards (errors and warnings). */
   readonly remaining: readonly Diagnostic[];
+  /** The error and warning counts of `remaining`. */
+  readonly after: { readonly errors: number; readonly warnings: number };
 }
 
 /** Options of {@link applyFixes}. */
@@ -167,11 +169,6 @@ export async function applyFixes(
     }
     refused.push({ proposal, error: r.error });
   }
-  return ok({
-    before,
-    applied,
-    declined,
-    refused,
-    remaining: liveCheckOf(store, options.check ?? {}).diagnostics(),
-  });
+  const remaining = liveCheckOf(store, options.check ?? {}).diagnostics();
+  return ok({ before, applied, declined, refused, remaining, after: counts(remaining) });
 }

@@ -1,9 +1,8 @@
 import type { CheckInput } from "../check/graph.js";
 import { isLayer, type Layer } from "../lang/layers.js";
-import type { Anchor } from "../ops/op.js";
 import { applyPatch, describePatchFailure } from "../ops/patch.js";
 import { composeSource, decomposeSource } from "../ops/source.js";
-import { type LinePatch, lineAnchors } from "../store/line-patch.js";
+import { patchAnchors } from "../store/line-patch.js";
 import { parseText } from "../store/materialize.js";
 import { ok, reject, type StoreResult } from "../store/result.js";
 import type { BundleItem } from "../store/store.js";
@@ -76,14 +75,9 @@ export function foreseeBundle(
           ? target.text
           : composeSource({ layer: target.layer, name: target.name, body: item.body }));
     } else {
-      let anchors: readonly Anchor[];
-      if (Array.isArray(item.patch)) anchors = item.patch;
-      else {
-        const lines = lineAnchors(target.text, item.qname, item.patch as LinePatch);
-        if (!lines.ok) return reject(lines.failure.code, `${where}: ${lines.failure.message}`);
-        anchors = lines.anchors;
-      }
-      const r = applyPatch(target.text, anchors);
+      const anchors = patchAnchors(target.text, item.qname, item.patch);
+      if (!anchors.ok) return reject(anchors.failure.code, `${where}: ${anchors.failure.message}`);
+      const r = applyPatch(target.text, anchors.anchors);
       if (!r.ok)
         return reject(
           r.failure.code,

@@ -76,3 +76,17 @@ export function lineAnchors(
   if (anchors.length === 0) return fail("invalid-input", "the patch holds no line", {});
   return { ok: true, anchors };
 }
+
+/**
+ * The anchors of an edit's patch against `text`: anchors as they are, `body:N` lines through
+ * {@link lineAnchors}. What the store's edit and a fix's simulation both apply.
+ */
+export function patchAnchors(
+  text: string,
+  qname: string,
+  patch: readonly Anchor[] | LinePatch,
+): { ok: true; anchors: readonly Anchor[] } | { ok: false; failure: LinePatchFailure } {
+  return Array.isArray(patch)
+    ? { ok: true, anchors: patch as readonly Anchor[] }
+    : lineAnchors(text, qname, patch as LinePatch);
+}

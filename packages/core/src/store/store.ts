@@ -46,7 +46,7 @@ import { canonicalItem } from "./bundle-form.js";
 import { definitionDiff } from "./diff.js";
 import { fatesOf, type OpFate, type OpStatus, statusOf } from "./fate.js";
 import { fingerprintOps } from "./fingerprint.js";
-import { LINE_KEY, type LinePatch, lineAnchors } from "./line-patch.js";
+import { LINE_KEY, type LinePatch, patchAnchors } from "./line-patch.js";
 import { compareDefinitions, parseText, qualified, siteTarget } from "./materialize.js";
 import type { OpLog } from "./op-log.js";
 import { ok, type Rejection, reject, type StoreResult } from "./result.js";
@@ -1882,13 +1882,9 @@ class Draft {
     const s = t.value;
     const shown = this.reader.materializer.render(s);
     const q = qualified(s.layer, s.name);
-    let patch: readonly Anchor[];
-    if (Array.isArray(input.patch)) patch = input.patch as readonly Anchor[];
-    else {
-      const lines = lineAnchors(shown, q, input.patch as LinePatch);
-      if (!lines.ok) return { ...lines.failure, details: { definition: q, ...lines.failure.details } };
-      patch = lines.anchors;
-    }
+    const anchors = patchAnchors(shown, q, input.patch);
+    if (!anchors.ok) return { ...anchors.failure, details: { definition: q, ...anchors.failure.details } };
+    const patch = anchors.anchors;
     const r = applyPatch(shown, patch);
     if (!r.ok) {
       return {

@@ -138,16 +138,6 @@ export const fix = defineTool({
         apply: false,
         proposals: proposeFixes(ctx.store, { code: error_code, ...checkOf(ctx) }).map(proposalOf),
       });
-    if (proposal_id !== undefined) {
-      const ids = proposeFixes(ctx.store, { code: error_code, ...checkOf(ctx) }).map((p) => p.id);
-      if (!ids.includes(proposal_id))
-        return fail({
-          kind: "not-found",
-          code: "not-found",
-          argument: "proposal_id",
-          message: `no proposal ${JSON.stringify(proposal_id)} for ${error_code} now; the proposals are ${ids.length === 0 ? "none" : ids.join(", ")} (kumiki_fix without apply lists them)`,
-        });
-    }
     const r = await applyFixes(ctx.store, {
       code: error_code,
       ...checkOf(ctx),
@@ -155,24 +145,37 @@ export const fix = defineTool({
       // One proposal by its id: every other one is declined, and nothing of it written.
       ...(proposal_id === undefined ? {} : { confirm: async (p) => p.id === proposal_id }),
     });
-    return fromCore(r, ctx, (report) => {
-      let errors = 0;
-      for (const d of report.remaining) if (d.severity === "error") errors++;
-      return {
-        apply: true,
-        applied: report.applied.map((a) => ({
-          id: a.proposal.id,
-          summary: a.proposal.summary,
-          opIds: [...a.opIds],
-        })),
-        refused: report.refused.map((x) => ({
-          id: x.proposal.id,
-          summary: x.proposal.summary,
-          error: { code: x.error.code, message: x.error.message },
-        })),
-        remaining: { errors, warnings: report.remaining.length - errors },
-      };
-    });
+    // One proposal by its id: when no fix took it up, every proposal there is was declined, and
+    // nothing was written.
+    if (r.ok && proposal_id !== undefined) {
+      const tried = [
+        ...r.value.applied.map((a) => a.proposal.id),
+        ...r.value.refused.map((x) => x.proposal.id),
+      ];
+      if (!tried.includes(proposal_id)) {
+        const ids = r.value.declined.map((p) => p.id);
+        return fail({
+          kind: "not-found",
+          code: "not-found",
+          argument: "proposal_id",
+          message: `no proposal ${JSON.stringify(proposal_id)} for ${error_code} now; the proposals are ${ids.length === 0 ? "none" : ids.join(", ")} (kumiki_fix without apply lists them)`,
+        });
+      }
+    }
+    return fromCore(r, ctx, (report) => ({
+      apply: true,
+      applied: report.applied.map((a) => ({
+        id: a.proposal.id,
+        summary: a.proposal.summary,
+        opIds: [...a.opIds],
+      })),
+      refused: report.refused.map((x) => ({
+        id: x.proposal.id,
+        summary: x.proposal.summary,
+        error: { code: x.error.code, message: x.error.message },
+      })),
+      remaining: report.after,
+    }));
   },
 });
 
