@@ -122,7 +122,7 @@ function programDiagnostics(graph: Graph, settings: CheckSettings): Diagnostic[]
           node,
           "E0007",
           node.def.name.span,
-          `${q} is declared more than once; references resolve to the first (${ids[0]}), this one (${id}) is unreachable: rename or remove one`,
+          `${q} is declared more than once; references resolve to ${ids[0]}${graph.nodes.get(ids[0]!)?.hidden === undefined && node.hidden === true ? " (it shows under the name)" : " (the first)"}, this one (${id}) is unreachable: rename or remove one`,
         ),
       );
     }

@@ -20,6 +20,12 @@ export interface CheckInput {
    * auto-patches that rewrite more than a name (E0001, E0301) can quote their anchor exactly.
    */
   readonly source?: string;
+  /**
+   * A store definition a same-name conflict hides (a program's second definition of a name, or the
+   * loser of a concurrent add): checked like any other, but ranked after the one that shows, so
+   * look-ups by name find the shown one and E0007 falls on the hidden.
+   */
+  readonly hidden?: boolean;
 }
 
 /** What one definition's check read, so that it is re-checked exactly when one of these changes. */
@@ -41,12 +47,12 @@ export function nameKey(layer: Layer, name: string): string {
   return `${layer}\u0000${name}`;
 }
 
-function insertSorted(list: string[], id: string): void {
+function insertSorted(list: string[], id: string, before: (a: string, b: string) => boolean): void {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (list[mid]! < id) lo = mid + 1;
+    if (before(list[mid]!, id)) lo = mid + 1;
     else hi = mid;
   }
   if (list[lo] !== id) list.splice(lo, 0, id);
@@ -66,7 +72,8 @@ export function declaredTimer(def: Definition): string | undefined {
 
 /**
  * The definitions being checked, with the indexes every check looks things up in. Ids within one
- * name (a same-name duplicate) are kept sorted, so "the first" is the same on every replica.
+ * name (a same-name duplicate) are kept sorted — shown before hidden, then by id — so "the first"
+ * is the same on every replica, and in a store it is the definition that shows under the name.
  */
 export class Graph {
   readonly nodes = new Map<string, CheckInput>();
@@ -92,7 +99,7 @@ export class Graph {
       ids = [];
       this.byKey.set(key, ids);
     }
-    insertSorted(ids, node.id);
+    insertSorted(ids, node.id, this.before);
     if (ids.length > 1) this.duplicateKeys.add(key);
     let names = this.layerNames.get(def.layer);
     if (names === undefined) {
@@ -111,7 +118,7 @@ export class Graph {
         rs = [];
         this.timers.set(timer, rs);
       }
-      insertSorted(rs, node.id);
+      insertSorted(rs, node.id, this.before);
       if (rs.length > 1) this.duplicateTimers.add(timer);
     }
   }
@@ -147,13 +154,20 @@ export class Graph {
     return node;
   }
 
+  /** True when `a` ranks before `b` within one name: shown before hidden, then by id. */
+  private readonly before = (a: string, b: string): boolean => {
+    const ha = this.nodes.get(a)?.hidden === true;
+    const hb = this.nodes.get(b)?.hidden === true;
+    return ha !== hb ? hb : a < b;
+  };
+
   private sortApps(): void {
     const nameOf = (id: string): string => this.nodes.get(id)?.def.name.name ?? "";
     this.apps.sort((a, b) => {
       const na = nameOf(a);
       const nb = nameOf(b);
       if (na !== nb) return na < nb ? -1 : 1;
-      return a < b ? -1 : a > b ? 1 : 0;
+      return this.before(a, b) ? -1 : this.before(b, a) ? 1 : 0;
     });
   }
 

@@ -8,16 +8,17 @@ import type { CheckInput } from "./graph.js";
 /**
  * What the checker reads of one store definition: its text with the current names (so locations
  * say `tile.TodoRow.body:2` with today's names and auto-patch anchors match what `view` shows), its
- * reference sites, and per site the identity it is bound to. Undefined for a definition the check
- * does not see: removed, hidden by a name conflict, or with a text that does not parse (a merge can
- * leave one; the store reports it).
+ * reference sites, and per site the identity it is bound to. A live definition a name conflict
+ * hides is checked too, marked `hidden` (E0007 reports it). Undefined for a definition the check
+ * does not see: removed, or with a text that does not parse (a merge can leave one; the store
+ * reports it).
  */
 export function storeInput(
   graph: OpGraph,
   materializer: Materializer,
   s: DefinitionState,
 ): CheckInput | undefined {
-  if (!s.alive || !graph.isVisible(s.id)) return undefined;
+  if (!s.alive) return undefined;
   const text = materializer.render(s);
   const shown = parseText(text);
   const bound = materializer.sites(s);
@@ -25,7 +26,15 @@ export function storeInput(
   // Rendering changes names only, so the sites line up one to one; the write gate refuses a text
   // for which they would not (projection-mismatch), and then the unmatched tail counts as unbound.
   const targets = shown.sites.map((_, i) => bound[i]?.target ?? null);
-  return { id: s.id, def: shown.def, sites: shown.sites, targets, source: text };
+  const hidden = !graph.isVisible(s.id);
+  return {
+    id: s.id,
+    def: shown.def,
+    sites: shown.sites,
+    targets,
+    source: text,
+    ...(hidden ? { hidden } : {}),
+  };
 }
 
 /** What a definition's check input is made of (its text and bindings are one immutable body). */

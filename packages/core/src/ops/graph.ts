@@ -1011,7 +1011,7 @@ export class Graph {
           kind: "name-taken",
           ops: [s.nameWinner["op-id"], hs.nameWinner["op-id"]],
           definitions: [d, holder],
-          reason: `${d} and ${holder} both want the name ${layer}.${name} (concurrent ${s.nameWinner.op} and ${hs.nameWinner.op})`,
+          reason: `${d} and ${holder} both want the name ${layer}.${name} (${this.causality.concurrent(s.nameWinner["op-id"], hs.nameWinner["op-id"]) ? "concurrent " : ""}${s.nameWinner.op} and ${hs.nameWinner.op})`,
           decision: `${layer}.${name} shows ${holder} (its name claim ${hs.nameWinner["op-id"]} has the greater op-id); ${d} is kept, reachable by its identity`,
           retry: `rename ${d} to a free name (kumiki rename ${d} <new-name>), or remove it`,
         });

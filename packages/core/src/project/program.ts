@@ -93,24 +93,28 @@ export async function importProgram(
  * its name, oldest identity first. An identity is the op-id of the add that created it, so this
  * is the order of import, and definitions added later follow in the order they were added (a
  * rename or an edit keeps a definition's place; a remove and a new add of the name moves it last).
+ * With `hidden`, also the live definitions a name conflict hides (a second definition of a name),
+ * in their place: what a program text must hold so that nothing live is left out.
  */
-export function programOrder(reader: GraphReader): DefinitionState[] {
+export function programOrder(reader: GraphReader, options: { hidden?: boolean } = {}): DefinitionState[] {
   const g = reader.graph;
   return [...g.definitions()]
-    .filter((s) => g.isVisible(s.id))
+    .filter((s) => (options.hidden === true ? s.alive : g.isVisible(s.id)))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /**
- * The whole graph as one .kumiki program: the definitions of {@link programOrder}, each with its
- * text and current names, one after another. An unedited imported program comes back byte for
- * byte. A line break is put between two texts only where they would otherwise run together (the
- * first ends without one and the second does not start with a blank).
+ * The whole graph as one .kumiki program: every live definition ({@link programOrder}, hidden ones
+ * included: a definition a same-name conflict hides is kept in the text, where `check` reports the
+ * duplicate as E0007, rather than silently left out), each with its text and current names, one
+ * after another. An unedited imported program comes back byte for byte, a program that defines a
+ * name twice included. A line break is put between two texts only where they would otherwise run
+ * together (the first ends without one and the second does not start with a blank).
  */
 export function exportProgram(store: Store): string {
   const reader = store.read();
   let out = "";
-  for (const s of programOrder(reader)) {
+  for (const s of programOrder(reader, { hidden: true })) {
     const text = reader.materializer.render(s);
     if (out !== "" && needsBreak(out, text)) out += "\n";
     out += text;

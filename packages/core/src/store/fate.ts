@@ -51,7 +51,10 @@ export function fatesOf(g: Graph, opIds: readonly OpId[]): { lost: OpFate[]; con
     let status = statusOf(g, id, c);
     // Lost from the writer's point of view: its add or rename did not get the name, its remove
     // was overridden by a write it had not seen.
-    if (status === "applied" && (c?.kind === "name-taken" || c?.kind === "remove-overridden"))
+    // Two adds of one name in the same write (a faithful import of a program that defines a name
+    // twice) contend with each other, not with another writer: both stand as written.
+    const ownContest = c?.kind === "name-taken" && c.ops.every((o) => mine.has(o));
+    if (status === "applied" && !ownContest && (c?.kind === "name-taken" || c?.kind === "remove-overridden"))
       status = "lost";
     if (status === "applied") continue;
     const recordId = status === "rolled-back" ? g.rollbackConflictId(id) : `orphaned:${id}`;

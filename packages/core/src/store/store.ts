@@ -78,7 +78,8 @@ export interface ApplyOptions {
   /**
    * Take the texts as written, errors included (a faithful import, §9.6.2's repair loop starts
    * from it): references to names nothing defines are stored unbound, and the checker's gate does
-   * not judge the bundle. Texts must still parse; names must still be free.
+   * not judge the bundle; a name the bundle adds twice is kept twice (the later definition shows,
+   * `check` reports E0007). Texts must still parse; names the graph held before must be free.
    */
   readonly keepErrors?: boolean;
 }
@@ -1294,7 +1295,19 @@ export class Store {
     if (draft.keepErrors) {
       // A faithful import: the text's own errors are the user's to repair (the loop of §9.6.2),
       // not the write's; what would break the graph (a hidden name, a conflict) still refuses.
-      return builtinGate.validate(write).filter((p) => p.code !== "undefined-reference");
+      // A name the bundle adds twice is the program's own duplicate (the draft refused any name
+      // the graph held before): kept, the later definition showing, as upstream reads it.
+      return builtinGate
+        .validate(write)
+        .filter(
+          (p) =>
+            p.code !== "undefined-reference" &&
+            p.code !== "duplicate-name" &&
+            !(
+              p.code === "would-conflict" &&
+              (p.details?.conflict as Conflict | undefined)?.kind === "name-taken"
+            ),
+        );
     }
     const validators = draft.forced ? [builtinGate] : this.validators;
     for (const v of validators) {
@@ -1430,6 +1443,17 @@ class Draft {
    * refusing, and the gate does not judge the errors the text brings.
    */
   keepErrors = false;
+  /** The definitions this draft adds (a faithful import may add a name twice among them). */
+  private readonly addedHere = new Set<DefId>();
+  /** Per `layer:name`, the bundle's adds of it not yet placed. */
+  private readonly toAdd = new Map<string, number>();
+  /** The `layer:name` keys the bundle adds more than once. */
+  private get duplicated(): ReadonlySet<string> {
+    if (this.duplicatedKeys === undefined)
+      this.duplicatedKeys = new Set([...this.toAdd].filter(([, n]) => n > 1).map(([k]) => k));
+    return this.duplicatedKeys;
+  }
+  private duplicatedKeys: Set<string> | undefined;
   /** Definitions removed as part of a cascade or an undo (their referrers go too). */
   readonly cascaded = new Set<DefId>();
   /** The task of the bundle item being written (the links a bundle writes for it carry it too). */
@@ -1491,8 +1515,19 @@ class Draft {
       const parts =
         item.source !== undefined ? decomposeSource(item.source) : { layer: item.layer, name: item.name };
       if (parts?.layer === undefined || parts.name === undefined || !isLayer(parts.layer)) continue;
-      this.reserved.add(`${parts.layer}:${parts.name}`);
+      const key = `${parts.layer}:${parts.name}`;
+      this.reserved.add(key);
+      this.toAdd.set(key, (this.toAdd.get(key) ?? 0) + 1);
     }
+  }
+
+  /**
+   * True while a name the bundle adds more than once still has adds to come (a faithful import of
+   * a program that defines it twice): references to it wait for the last, which is the one that
+   * shows (as upstream reads such a program: the later definition replaces the earlier).
+   */
+  private awaitsLastOf(key: string): boolean {
+    return this.keepErrors && (this.toAdd.get(key) ?? 0) > 0 && this.duplicated.has(key);
   }
 
   /** Refuses a bundle that still has a reference to a definition no item added. */
@@ -1625,6 +1660,11 @@ class Draft {
     this.fork.receive([op]);
     this.ops.push(op);
     if (op.op === "add") {
+      const key = `${op.layer}:${op.name}`;
+      const duplicate = this.awaitsLastOf(key);
+      const left = this.toAdd.get(key);
+      if (left !== undefined) this.toAdd.set(key, left - 1);
+      if (duplicate && left !== undefined && left > 1) return undefined;
       const added = this.fork.definition(op.def);
       if (added !== undefined) return this.bindDeferred(added);
     }
@@ -1700,6 +1740,11 @@ class Draft {
     for (const site of p.sites) {
       let bound = false;
       for (const layer of site.layers) {
+        if (this.awaitsLastOf(`${layer}:${site.name}`)) {
+          later.push(`${layer}:${site.name}` as RefKey);
+          bound = true;
+          break;
+        }
         const id =
           layer === expected.layer && site.name === expected.name ? self : this.fork.lookup(layer, site.name);
         if (id !== undefined) {
@@ -1797,7 +1842,9 @@ class Draft {
     if (!isLayer(layer)) return { code: "invalid-layer", message: `unknown layer ${JSON.stringify(layer)}` };
     if (!isDefinitionName(name)) return this.badName(name);
     const holder = this.fork.lookup(layer, name);
-    if (holder !== undefined) {
+    // A faithful import keeps a program's second definition of a name (upstream: the later one
+    // shows; both are kept, E0007 reports them); a name the graph held before is still refused.
+    if (holder !== undefined && !(this.keepErrors && this.addedHere.has(holder))) {
       return {
         code: "duplicate-name",
         message: `${qualified(layer, name)} already exists (${holder}); replace or edit it, or rename it first`,
@@ -1807,6 +1854,7 @@ class Draft {
     const id = this.nextId();
     const bound = this.bind(text, { layer, name }, defIdOf(id));
     if (!bound.ok) return bound.error;
+    this.addedHere.add(defIdOf(id));
     const parts = decomposeSource(text)!;
     return this.place({
       ...this.meta("add", layer, name, undefined, input.task, id),
