@@ -115,7 +115,8 @@ describe.skipIf(!present)("the repair loop over the broken corpus", () => {
     const fixed = await applyFixes(again.store, { check });
     if (!fixed.ok) throw new Error(fixed.error.message);
     const remaining = last.diagnostics.filter((d) => d.severity === "error");
-    const totals = (summary[c.kind] ??= { programs: 0, before: 0, after: 0, clean: 0 });
+    summary[c.kind] ??= { programs: 0, before: 0, after: 0, clean: 0 };
+    const totals = summary[c.kind]!;
     totals.programs++;
     totals.before += first.errors;
     totals.after += last.errors;
