@@ -8,6 +8,7 @@ import { benchCli } from "./cli.js";
 import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
 import { benchLive } from "./live.js";
+import { benchRepair } from "./repair.js";
 import { benchScale } from "./scale.js";
 import { benchStore } from "./store.js";
 import { benchSync } from "./sync.js";
@@ -18,6 +19,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["scale (180 / 1,000 / 5,000 definitions)", benchScale],
   ["store", benchStore],
   ["live workspace", benchLive],
+  ["repair loop", benchRepair],
   ["sync", benchSync],
   ["cli (real bin)", benchCli],
 ];
