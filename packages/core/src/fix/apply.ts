@@ -148,10 +148,22 @@ export async function applyFixes(
       continue;
     }
     const edit = singleEdit(proposal);
-    const siblings =
+    let siblings =
       r.error.code === "undefined-reference" && edit !== undefined
         ? proposals.slice(1).filter((p) => singleEdit(p)?.qname === edit.qname)
         : [];
+    if (options.confirm !== undefined && siblings.length > 0) {
+      // Interactive: what is written is only what was shown and answered yes, each sibling too.
+      const yes: FixProposal[] = [];
+      for (const p of siblings) {
+        if (await options.confirm(p)) yes.push(p);
+        else {
+          tried.add(keyOf(p));
+          declined.push(p);
+        }
+      }
+      siblings = yes;
+    }
     const together = [proposal, ...siblings];
     if (siblings.length > 0) {
       const patch = mergePatches(together.map((p) => singleEdit(p)!.patch));

@@ -110,6 +110,30 @@ describe("applyFixes", () => {
     });
   });
 
+  it("interactive: a fix merged with its siblings is applied only when each of them was answered yes", async () => {
+    const store = await storeOf(PROGRAM);
+    await seedMistake(store, "do= total := count", "do= totl := cuont");
+    const before = snapshot(store);
+    const asked: string[] = [];
+    // Yes to the first proposal, no to the other misspelling of the same definition.
+    const r = await applyFixes(store, {
+      confirm: async (p) => {
+        asked.push(p.id);
+        return asked.length === 1;
+      },
+    });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(asked).toHaveLength(2);
+    expect(r.value.applied).toEqual([]);
+    expect(r.value.declined.map((p) => p.id)).toEqual([asked[1]]);
+    expect(snapshot(store)).toEqual(before);
+    // Yes to both: both are written, as one edit.
+    const both = await applyFixes(store, { confirm: async () => true });
+    expect(both.ok && both.value.applied).toHaveLength(2);
+    expect(both.ok && both.value.remaining).toEqual([]);
+  });
+
   it("respects locks: a fix to a definition another agent locked is refused", async () => {
     const store = await storeOf(PROGRAM);
     await seedMistake(store, "do= count := count + 1", "do= count := cuont + 1");
