@@ -129,6 +129,15 @@ const ENTRIES: readonly Entry[] = [
     origin: "kumiki-graph",
     checked: true,
   },
+  {
+    code: "E0008",
+    kinds: ["parse-error"],
+    severity: "error",
+    meaning:
+      "A stored definition's text does not parse (a faithful import keeps it as written, a merge can leave one); nothing else in it is checked. Replace or edit it until it parses.",
+    origin: "kumiki-graph",
+    checked: true,
+  },
   // ----- E01xx names -----
   {
     code: "E0102",

@@ -1,7 +1,9 @@
 import type { DefinitionState, Graph as OpGraph } from "../ops/graph.js";
 import type { DefId } from "../ops/ids.js";
+import { decomposeSource } from "../ops/source.js";
 import { Materializer, parseText } from "../store/materialize.js";
 import { type Checker, type CheckOptions, createChecker } from "./check.js";
+import { requireCode } from "./codes.js";
 import type { Diagnostic } from "./diagnostic.js";
 import type { CheckInput } from "./graph.js";
 
@@ -34,6 +36,30 @@ export function storeInput(
     targets,
     source: text,
     ...(hidden ? { hidden } : {}),
+  };
+}
+
+/**
+ * E0008 for a live definition whose text does not parse (a faithful import keeps such a text; a
+ * merge can leave one), located like every diagnostic (`reducer.inc.body:2`, lines counted from the
+ * layer keyword's); undefined when it parses or is removed.
+ */
+export function parseDiagnostic(s: DefinitionState): Diagnostic | undefined {
+  if (!s.alive) return undefined;
+  const p = parseText(s.body.text);
+  if (p.ok) return undefined;
+  const head = decomposeSource(s.body.text)?.head ?? "";
+  const keywordLine = head.split("\n").length;
+  const line = Math.max(1, p.error.span.line - keywordLine + 1);
+  const info = requireCode("E0008");
+  return {
+    code: "E0008",
+    kind: info.kinds[0]!,
+    severity: info.severity,
+    location: `${s.layer}.${s.name}.body:${line}`,
+    message: `${s.layer}.${s.name} does not parse: ${p.error.message.replace(/ at \d+:\d+$/, "")} (body:${line}, column ${p.error.span.column}); replace or edit it until it parses`,
+    definition: s.id,
+    span: p.error.span,
   };
 }
 
@@ -70,6 +96,8 @@ export class LiveCheck {
   /** What each definition was last read from (also for the ones the check does not see). */
   private readonly states = new Map<DefId, Seen>();
   private readonly checker: Checker;
+  /** E0008 per live definition whose text does not parse (the checker cannot see those). */
+  private readonly unparsed = new Map<DefId, Diagnostic>();
   private current: Diagnostic[];
   /**
    * The heads of the graph last synced to. Two graphs with the same heads hold the same ops and so
@@ -87,9 +115,10 @@ export class LiveCheck {
       this.states.set(s.id, seen(s));
       const input = storeInput(graph, m, s);
       if (input !== undefined) this.source.set(s.id, input);
+      else this.noteUnparsed(s);
     }
     this.checker = createChecker(this.source, options);
-    this.current = this.checker.diagnostics();
+    this.current = this.withUnparsed(this.checker.diagnostics());
     this.key = heads;
   }
 
@@ -125,8 +154,34 @@ export class LiveCheck {
     const dirty = this.refresh(graph, changed);
     this.undo = hint === undefined ? undefined : { key: this.key, ids: dirty };
     this.key = key;
-    if (dirty.size > 0) this.current = this.checker.update(dirty);
+    if (dirty.size > 0) this.current = this.withUnparsed(this.checker.update(dirty));
     return this.current;
+  }
+
+  private noteUnparsed(s: DefinitionState): void {
+    const d = parseDiagnostic(s);
+    if (d === undefined) this.unparsed.delete(s.id);
+    else this.unparsed.set(s.id, d);
+  }
+
+  /**
+   * The checker's diagnostics and then each E0008, by definition id (less those `skip` names). A
+   * reference bound to a definition that does not parse is not an undefined name: the checker
+   * cannot see its target, so its E01xx is dropped (the target's E0008 stands for it).
+   */
+  private withUnparsed(ds: Diagnostic[], skip?: ReadonlyMap<string, unknown>): Diagnostic[] {
+    if (this.unparsed.size === 0) return ds;
+    const opaque = (id: string | null | undefined): boolean =>
+      id !== null && id !== undefined && this.unparsed.has(id as DefId) && skip?.has(id) !== true;
+    const kept = ds.filter((d) => {
+      if (!d.code.startsWith("E01") || d.definition === undefined || d.span === undefined) return true;
+      const input = this.source.get(d.definition);
+      const i = input?.sites.findIndex((site) => site.span.offset === d.span!.offset) ?? -1;
+      return i < 0 || !opaque(input!.targets[i]);
+    });
+    const extra = [...this.unparsed].filter(([id]) => skip?.has(id) !== true);
+    extra.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return [...kept, ...extra.map(([, d]) => d)];
   }
 
   private changedAll(graph: OpGraph): Set<DefId> {
@@ -176,12 +231,15 @@ export class LiveCheck {
       if (s === undefined) {
         this.states.delete(id);
         this.source.delete(id);
+        this.unparsed.delete(id);
         continue;
       }
       this.states.set(id, seen(s));
       const input = storeInput(graph, m, s);
       if (input === undefined) this.source.delete(id);
       else this.source.set(id, input);
+      if (input === undefined) this.noteUnparsed(s);
+      else this.unparsed.delete(id);
     }
     return dirty;
   }
@@ -197,12 +255,13 @@ export class LiveCheck {
       if (input === undefined) this.source.delete(id);
       else this.source.set(id, input);
     }
-    const out = this.checker.update(changes.keys());
+    // A changed definition's E0008 is the change's to keep or drop: a change is a text that parses.
+    const out = this.withUnparsed(this.checker.update(changes.keys()), changes);
     for (const [id, input] of saved) {
       if (input === undefined) this.source.delete(id);
       else this.source.set(id, input);
     }
-    this.current = this.checker.update(saved.keys());
+    this.current = this.withUnparsed(this.checker.update(saved.keys()));
     return out;
   }
 }

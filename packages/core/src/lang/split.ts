@@ -1,6 +1,6 @@
-import type { Layer } from "./layers.js";
-import type { ParseResult } from "./parse-error.js";
-import { parseProgram } from "./parser.js";
+import { LAYERS, type Layer } from "./layers.js";
+import type { ParseError, ParseResult } from "./parse-error.js";
+import { parseDefinition, parseProgram } from "./parser.js";
 
 /** One piece of a split .kumiki file: a definition with its exact text, or text between definitions. */
 export type Piece =
@@ -13,6 +13,11 @@ export type Piece =
       readonly text: string;
       /** 1-based line in the file where `text` starts. */
       readonly line: number;
+      /**
+       * Set only by {@link splitProgramTolerant}: the text does not parse (layer and name are read
+       * off its first line), and why, relative to `text`.
+       */
+      readonly unparsed?: ParseError;
     }
   | {
       /** Blank lines and comments that belong to no definition (a file header, a section banner). */
@@ -121,4 +126,83 @@ function endOfLastLine(source: string, end: number, limit: number): number {
     i++;
   }
   return i === source.length ? i : end;
+}
+
+/** A line that starts a definition: a layer keyword at column 1, then a name. */
+const HEADER_RE = new RegExp(`^(${LAYERS.join("|")})[ \\t]+([A-Za-z][A-Za-z0-9_-]*)`);
+
+/**
+ * Like {@link splitProgram}, but a file that does not parse is still split, so that nothing in it
+ * is lost (a faithful import): every line that starts with a layer keyword and a name at column 1
+ * starts a definition, which runs to the next such line (its trailing blank and comment lines go
+ * between, as trivia). A definition whose text parses is a definition piece as usual; one that does
+ * not is a definition piece with `unparsed` set, its layer and name read off its first line. A file
+ * that parses gives exactly what {@link splitProgram} gives. Refused (the file's parse error) only
+ * when text other than blank and comment lines comes before the first definition, or there is none.
+ */
+export function splitProgramTolerant(source: string): ParseResult<Piece[]> {
+  const whole = splitProgram(source);
+  if (whole.ok) return whole;
+  const lineStarts = computeLineStarts(source);
+  const headers: { line: number; layer: Layer; name: string }[] = [];
+  for (let i = 0; i < lineStarts.length; i++) {
+    const start = lineStarts[i]!;
+    const end = lineStarts[i + 1] ?? source.length;
+    const m = HEADER_RE.exec(source.slice(start, Math.min(end, start + 80)));
+    if (m !== null) headers.push({ line: i + 1, layer: m[1] as Layer, name: m[2]! });
+  }
+  const first = headers[0];
+  if (first === undefined) return whole;
+  // Line by line (a single regular expression over the span backtracks exponentially).
+  const isTrivia = (from: number, to: number): boolean =>
+    source
+      .slice(from, to)
+      .split("\n")
+      .every((line) => /^[ \t\r]*(#.*)?$/.test(line));
+  // Comment lines directly above a header belong to it, as splitProgram attaches them.
+  const startOf = (h: { line: number }): number => {
+    let line = h.line;
+    while (line > 1 && /^[ \t]*#/.test(source.slice(lineStarts[line - 2]!, lineStarts[line - 1]!))) line--;
+    return lineStarts[line - 1]!;
+  };
+  if (!isTrivia(0, startOf(first))) return whole;
+  const pieces: Piece[] = [];
+  let at = 0;
+  const trivia = (to: number): void => {
+    if (to > at) pieces.push({ kind: "trivia", text: source.slice(at, to), line: lineOf(lineStarts, at) });
+    at = to;
+  };
+  headers.forEach((h, i) => {
+    const next = headers[i + 1];
+    const start = startOf(h);
+    trivia(start);
+    const limit = next === undefined ? source.length : Math.max(start, startOf(next));
+    // The definition ends after its last line that is neither blank nor a comment.
+    let end = limit;
+    while (end > start) {
+      const lineStart = source.lastIndexOf("\n", end - 2) + 1;
+      if (lineStart <= lineStarts[h.line - 1]! || !isTrivia(lineStart, end)) break;
+      end = lineStart;
+    }
+    const text = source.slice(start, end);
+    const alone = splitProgram(text);
+    if (alone.ok && alone.value.some((p) => p.kind === "definition")) {
+      // It parses (several definitions on one line included): pieces as usual, lines shifted.
+      const shift = lineOf(lineStarts, start) - 1;
+      for (const p of alone.value) pieces.push({ ...p, line: p.line + shift });
+    } else {
+      const parsed = parseDefinition(text);
+      pieces.push({
+        kind: "definition",
+        layer: h.layer,
+        name: h.name,
+        text,
+        line: lineOf(lineStarts, start),
+        ...(parsed.ok ? {} : { unparsed: parsed.error }),
+      });
+    }
+    at = end;
+  });
+  trivia(source.length);
+  return { ok: true, value: pieces };
 }

@@ -1,4 +1,4 @@
-import { splitProgram } from "../lang/split.js";
+import { splitProgram, splitProgramTolerant } from "../lang/split.js";
 import type { DefinitionState } from "../ops/graph.js";
 import { reject, type StoreResult } from "../store/result.js";
 import type { BundleItem, Store, WriteReceipt } from "../store/store.js";
@@ -13,7 +13,8 @@ export interface ImportOptions {
   /**
    * Refuse a program with errors (the store's write gate judges it like any write). By default
    * the import is faithful: a program imports with its errors (references to names nothing
-   * defines stored unbound, type errors as written), for `check` and `fix` to repair.
+   * defines stored unbound, a definition that does not parse stored as its text, a name defined
+   * twice kept twice, type errors as written), for `check` and `fix` to repair.
    */
   readonly strict?: boolean;
 }
@@ -25,9 +26,12 @@ export interface ImportOptions {
  * {@link exportProgram} gives an unedited imported program back byte for byte. Faithful by
  * default: a program with errors imports as written (a reference to a name nothing defines is
  * stored unbound; `check` reports it with its did-you-mean and auto-patch), so the repair loop of
- * §9.6.2 can start from it; `strict` refuses such a program instead. Refused, with nothing
- * written, when the text does not parse (`parse-error`, with line and column), holds no
- * definition (`program-empty`), or the store refuses a definition (a name already taken: the
+ * §9.6.2 can start from it; a definition that does not parse is stored as its text, its layer
+ * and name read off its first line (`check` reports E0008 with the parse error; replace or edit
+ * it like any other). `strict` refuses such a program instead. Refused, with nothing written,
+ * when text other than comments comes before the first definition or (with `strict`) anything
+ * does not parse (`parse-error`, with line and column), when the program holds no definition
+ * (`program-empty`), or when the store refuses a definition (a name the graph already held: the
  * store's code, with the definition's line).
  */
 export async function importProgram(
@@ -35,7 +39,9 @@ export async function importProgram(
   text: string,
   options: ImportOptions = {},
 ): Promise<StoreResult<WriteReceipt>> {
-  const split = splitProgram(text);
+  // Faithful: a definition that does not parse is kept as its text (check reports E0008);
+  // strict refuses the program at its first parse error.
+  const split = options.strict === true ? splitProgram(text) : splitProgramTolerant(text);
   if (!split.ok) {
     const { span, message } = split.error;
     const line = text.split("\n")[span.line - 1] ?? "";

@@ -79,7 +79,9 @@ export interface ApplyOptions {
    * Take the texts as written, errors included (a faithful import, §9.6.2's repair loop starts
    * from it): references to names nothing defines are stored unbound, and the checker's gate does
    * not judge the bundle; a name the bundle adds twice is kept twice (the later definition shows,
-   * `check` reports E0007). Texts must still parse; names the graph held before must be free.
+   * `check` reports E0007); a text that does not parse is kept as written, with no bindings, when
+   * its first line names its layer and name (`check` reports E0008). Names the graph held before
+   * must be free.
    */
   readonly keepErrors?: boolean;
 }
@@ -1303,6 +1305,7 @@ export class Store {
           (p) =>
             p.code !== "undefined-reference" &&
             p.code !== "duplicate-name" &&
+            p.code !== "parse-error" &&
             !(
               p.code === "would-conflict" &&
               (p.details?.conflict as Conflict | undefined)?.kind === "name-taken"
@@ -1712,6 +1715,13 @@ class Draft {
   ): StoreResult<{ refs: RefBindings; sites: readonly ReferenceSite[] }> {
     const p = parseText(text);
     const q = qualified(expected.layer, expected.name);
+    if (!p.ok && this.keepErrors) {
+      // Taken as written (a faithful import): the text is kept with no bindings, its layer and
+      // name read off its first line; check reports E0008 until a replace or edit makes it parse.
+      const parts = decomposeSource(text);
+      if (parts?.layer === expected.layer && parts.name === expected.name)
+        return ok({ refs: {} as RefBindings, sites: [] });
+    }
     if (!p.ok) {
       const { span, message } = p.error;
       const line = text.split("\n")[span.line - 1] ?? "";

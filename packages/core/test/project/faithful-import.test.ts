@@ -11,8 +11,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkStore } from "../../src/check/store-check.js";
+import { splitProgram } from "../../src/lang/split.js";
 import { exportProgram, importProgram } from "../../src/project/program.js";
-import { corpusMissingMessage, kumikiShared } from "../support/corpus.js";
+import { corpusMissingMessage, corpusPrograms, hasCorpus, kumikiShared } from "../support/corpus.js";
 import { memoryStore, must } from "./helpers.js";
 
 const root = path.join(kumikiShared, "conformance");
@@ -86,6 +87,51 @@ describe("faithful import", () => {
     expect(checkStore(a, { requireApp: false }).diagnostics.map((d) => d.code)).toEqual(["E0007"]);
   });
 
+  it("a definition that does not parse is stored as its text: E0008, export byte for byte, repaired by a replace", async () => {
+    const source = [
+      "# counter",
+      "slot count : Int = 0",
+      "# about inc",
+      "reducer inc on=ui.click(Btn)",
+      "    do= count := (count + 1",
+      "",
+      'tile Btn = button("+", onClick=inc)',
+      "",
+    ].join("\n");
+    const store = memoryStore("agent:test", true);
+    must(await importProgram(store, source));
+    expect(exportProgram(store)).toBe(source);
+    const [d, ...rest] = checkStore(store, { requireApp: false }).diagnostics;
+    expect(rest).toEqual([]);
+    expect(d).toMatchObject({ code: "E0008", kind: "parse-error", location: "reducer.inc.body:3" });
+    expect(d?.message).toContain("reducer.inc does not parse");
+    // The tile's onClick names the unparsed reducer: bound by name like any other definition.
+    const g = store.read().graph;
+    const btn = g.definition(g.lookup("tile", "Btn")!)!;
+    expect(
+      store
+        .read()
+        .materializer.sites(btn)
+        ?.map((b) => b.target),
+    ).toContain(g.lookup("reducer", "inc"));
+    // Another write is not blocked by the error already there; a replace that parses repairs it.
+    must(await store.add({ layer: "slot", name: "other", body: "Int = 1" }));
+    must(
+      await store.replace({ qname: "reducer.inc", body: "on=ui.click(Btn)\n    do= count := count + 1\n" }),
+    );
+    expect(checkStore(store, { requireApp: false }).diagnostics).toEqual([]);
+    expect(exportProgram(store)).toContain(
+      "# about inc\nreducer inc on=ui.click(Btn)\n    do= count := count + 1\n",
+    );
+  });
+
+  it("strict refuses a program that does not parse, writing nothing", async () => {
+    const store = memoryStore("agent:test", true);
+    const r = await importProgram(store, "slot count : Int = (0\n", { strict: true });
+    expect(r.ok || r.error.code).toBe("parse-error");
+    expect(store.status().ops).toBe(0);
+  });
+
   it("strict refuses it, writing nothing", async () => {
     const store = memoryStore("agent:test", true);
     const r = await importProgram(store, "slot count : Int = 0\nfn f() -> Int = cuont\n", { strict: true });
@@ -108,4 +154,47 @@ describe.skipIf(!present)("every broken program of the conformance corpus", () =
       expect(codes).toContain("E0007");
     }
   });
+});
+
+/**
+ * Each example with a line that does not parse: the middle definition's keyword line gets an
+ * unclosed `(` after its first `=`. Deterministic, made in code from ../shared (never copied).
+ */
+function withBrokenLine(source: string): { text: string; broken: string; original: string } | undefined {
+  const split = splitProgram(source);
+  if (!split.ok) return undefined;
+  const defs = split.value.filter((p) => p.kind === "definition");
+  const mid = defs[defs.length >> 1];
+  if (mid === undefined || !mid.text.includes("= ")) return undefined;
+  const broken = mid.text.replace("= ", "= ( ");
+  return { text: source.replace(mid.text, broken), broken: `${mid.layer}.${mid.name}`, original: mid.text };
+}
+
+describe.skipIf(!hasCorpus)("every example with a line that does not parse", () => {
+  if (!hasCorpus) it.skip(corpusMissingMessage, () => {});
+  it.each(corpusPrograms().map((p) => [p.id, p] as const))(
+    "%s imports, exports byte for byte, and repairs",
+    async (_id, p) => {
+      const m = withBrokenLine(p.source);
+      if (m === undefined) return;
+      const store = memoryStore("agent:test", true);
+      must(await importProgram(store, m.text));
+      expect(exportProgram(store)).toBe(m.text);
+      const ds = checkStore(store, { requireApp: false }).diagnostics;
+      expect(ds.filter((d) => d.code === "E0008").map((d) => d.location.split(".body")[0])).toEqual([
+        m.broken,
+      ]);
+      // Every other definition is stored as usual; a replace with the original text repairs it.
+      const original = memoryStore("agent:test", true);
+      must(await importProgram(original, p.source));
+      expect(store.status().definitions).toBe(original.status().definitions);
+      // The definition from its keyword line: the comments above it stay as the store holds them.
+      const fromKeyword = m.original.slice(m.original.search(/^[a-z]+ /m));
+      must(await store.replace({ qname: m.broken, source: fromKeyword }));
+      expect(exportProgram(store)).toBe(p.source);
+      const errors = (s: typeof store) =>
+        checkStore(s, { requireApp: false }).diagnostics.map((d) => `${d.code}@${d.location}`);
+      expect(errors(store)).toEqual(errors(original));
+    },
+  );
 });

@@ -59,14 +59,23 @@ describe("importProgram / exportProgram", () => {
     expect(exportProgram(store)).toBe("type A = Int # no newline\n  type B = Int\ntype C = Int");
   });
 
-  it("refuses a text that does not parse, with its position, and writes nothing", async () => {
+  it("strict: refuses a text that does not parse, with its position, and writes nothing", async () => {
     const store = memoryStore();
-    const r = await importProgram(store, "type A = Int\n\nslot b : = 0\n");
+    const r = await importProgram(store, "type A = Int\n\nslot b : = 0\n", { strict: true });
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error.code).toBe("parse-error");
     expect(r.error.details).toMatchObject({ line: 3 });
     expect(r.error.message).toContain("nothing was imported");
+    expect(store.status().ops).toBe(0);
+  });
+
+  it("refuses text before the first definition that is neither blank nor a comment, writing nothing", async () => {
+    const store = memoryStore();
+    const r = await importProgram(store, "oops\ntype A = Int\n\nslot b : = 0\n");
+    expect(r.ok || r.error.code).toBe("parse-error");
+    if (r.ok) return;
+    expect(r.error.details).toMatchObject({ line: 1 });
     expect(store.status().ops).toBe(0);
   });
 

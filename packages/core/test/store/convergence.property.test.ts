@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { checkStore } from "../../src/check/store-check.js";
 import type { LogOp, Op } from "../../src/ops/op.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import { openStore, type Store } from "../../src/store/store.js";
@@ -53,7 +54,7 @@ async function act(r: Replica, kind: number, n: number): Promise<void> {
   const tiles = defs.filter((d) => d.layer === "tile");
   const fns = defs.filter((d) => d.layer === "fn");
   const any = pick(defs, n);
-  switch (kind % 12) {
+  switch (kind % 13 === 12 ? 12 : kind % 12) {
     case 0: {
       const slot = pick(slots, n >> 3);
       const child = pick(tiles, n >> 5);
@@ -155,6 +156,23 @@ async function act(r: Replica, kind: number, n: number): Promise<void> {
       else await count(s.unlock({ agent, force: true, ...((n & 2) === 0 ? {} : { patterns: [pattern] }) }));
       return;
     }
+    case 12: {
+      // A faithful import (keepErrors): a reference to a name nothing defines (stored unbound), a
+      // text that does not parse, and a name added twice, in one bundle; replicas must agree on
+      // what binds, what shows and what check says, in every order.
+      const name = pick(TILES, n)!;
+      const missing = pick(["zz", "qq"], n >> 2)!;
+      const r = await s.apply(
+        [
+          { op: "add", source: `tile ${name} = column(text(${missing}.show))\n` },
+          { op: "add", source: `fn ${pick(FNS, n >> 3)!}(x: Int) -> Int = (x + ${n % 10}\n` },
+          { op: "add", source: `tile ${name} = row(text("${n % 7}"))\n` },
+        ],
+        { keepErrors: true },
+      );
+      if (r.ok) accepted.set("faithful import", (accepted.get("faithful import") ?? 0) + 1);
+      return;
+    }
   }
 }
 
@@ -171,6 +189,7 @@ function observe(s: Store): unknown {
     locks: s.locks(),
     heads: s.status().heads,
     pending: s.status().pending,
+    check: checkStore(s, { requireApp: false }).diagnostics,
   };
 }
 
@@ -275,7 +294,7 @@ describe("convergence", () => {
     // The histories were not trivial: every op kind was written, and real conflicts arose.
     const all = ["add", "config", "edit", "link", "lock", "remove", "rename", "replace", "unlink", "unlock"];
     expect([...kinds].sort()).toEqual(all);
-    for (const k of all) expect(accepted.get(k), k).toBeGreaterThan(2);
+    for (const k of [...all, "faithful import"]) expect(accepted.get(k), k).toBeGreaterThan(2);
     // Dangling references were decided under each policy: strict and heal roll back, warn keeps.
     for (const d of ["rolled-back:strict", "rolled-back:heal", "dangling:warn"])
       expect(decidedBy, d).toContain(d);
