@@ -1747,6 +1747,9 @@ class Draft {
     const refs: Record<string, DefId> = {};
     const missing: Unresolved[] = [];
     const later: RefKey[] = [];
+    // "No new errors": a name the definition already left unbound (a faithful import kept it) may
+    // stay unbound, so a fix of one of its errors is not refused for the others.
+    const already = this.unboundNames(self);
     for (const site of p.sites) {
       let bound = false;
       for (const layer of site.layers) {
@@ -1768,7 +1771,7 @@ class Draft {
           break;
         }
       }
-      if (!bound && !isStandardReference(site)) {
+      if (!bound && !isStandardReference(site) && !already.has(`${site.layers.join("|")}:${site.name}`)) {
         missing.push({
           name: site.name,
           layers: site.layers,
@@ -1804,6 +1807,19 @@ class Draft {
     }
     for (const key of new Set(later)) this.deferred.push({ source: self, key });
     return ok({ refs: refs as RefBindings, sites: p.sites });
+  }
+
+  /** The names (`layers:name`) definition `id`'s current text references and leaves unbound. */
+  private unboundNames(id: DefId): Set<string> {
+    const out = new Set<string>();
+    const s = this.fork.definition(id);
+    if (s === undefined || !s.alive) return out;
+    const p = parseText(s.body.text);
+    if (!p.ok) return out;
+    for (const site of p.sites)
+      if (siteTarget(site, s.body.refs) === null && !isStandardReference(site))
+        out.add(`${site.layers.join("|")}:${site.name}`);
+    return out;
   }
 
   add(input: {

@@ -11,6 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkStore } from "../../src/check/store-check.js";
+import { normalizePatch } from "../../src/fix/normalize.js";
 import { splitProgram } from "../../src/lang/split.js";
 import { exportProgram, importProgram } from "../../src/project/program.js";
 import { corpusMissingMessage, corpusPrograms, hasCorpus, kumikiShared } from "../support/corpus.js";
@@ -123,6 +124,29 @@ describe("faithful import", () => {
     expect(exportProgram(store)).toContain(
       "# about inc\nreducer inc on=ui.click(Btn)\n    do= count := count + 1\n",
     );
+  });
+
+  it("§9.6.2 one error at a time: each auto-patch of a definition with two misspellings is accepted as it is", async () => {
+    const source =
+      'slot count : Int = 0\nslot total : Int = 0\ntile Btn = button("+")\nreducer inc on=ui.click(Btn) do= totl := cuont + 1\n';
+    const store = memoryStore("agent:test", true);
+    must(await importProgram(store, source));
+    const first = checkStore(store, { requireApp: false }).diagnostics;
+    expect(first.map((d) => d.code)).toEqual(["E0103", "E0103"]);
+    // The first patch alone: it removes one error and adds none, so it is written (the other
+    // misspelling stays unbound, as it was).
+    must(await store.apply(must(normalizePatch(first[0]!["auto-patch"]))));
+    const second = checkStore(store, { requireApp: false }).diagnostics;
+    expect(second).toHaveLength(1);
+    must(await store.apply(must(normalizePatch(second[0]!["auto-patch"]))));
+    expect(checkStore(store, { requireApp: false }).diagnostics).toEqual([]);
+    expect(exportProgram(store)).toContain("do= total := count + 1");
+    // A write may still not add an unbound name of its own.
+    const worse = await store.edit({
+      qname: "reducer.inc",
+      patch: [{ find: "count + 1", replace: "cnt + 1" }],
+    });
+    expect(worse.ok || worse.error.code).toBe("undefined-reference");
   });
 
   it("strict refuses a program that does not parse, writing nothing", async () => {
