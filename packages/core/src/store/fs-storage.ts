@@ -80,6 +80,14 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   private tmpCount = 0;
   /** Chunk keys ("docId/type/name") this process has loaded or written and not removed. */
   private readonly known = new Set<string>();
+  /**
+   * Every key this adapter saved and did not remove, in the order of its first save: loadRange
+   * lists those first, in that order, then what only the disk holds, by key (the order
+   * automerge-repo's acceptance suite expects of an adapter; NodeFS gets it from its data cache,
+   * which this adapter does not keep, so that other processes' writes are never shadowed).
+   */
+  private readonly saveOrder = new Map<string, number>();
+  private saves = 0;
   /** The generation token as of our last look (undefined: never looked, so list everything). */
   private seenGeneration: string | undefined;
   /** Directories known to exist (chunk directories are never removed while a Repo uses them). */
@@ -130,6 +138,8 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
       }
       fs.renameSync(tmp, target);
       this.fsyncDir(path.dirname(target));
+      const joined = key.join("/");
+      if (!this.saveOrder.has(joined)) this.saveOrder.set(joined, this.saves++);
       if (this.isChunk(key)) {
         this.known.add(key.join("/"));
         this.bumpGeneration();
@@ -140,6 +150,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   override async remove(key: StorageKey): Promise<void> {
     await this.lock.run(async () => {
       await super.remove(key);
+      this.saveOrder.delete(key.join("/"));
       if (this.isChunk(key)) {
         this.known.delete(key.join("/"));
         this.bumpGeneration();
@@ -153,6 +164,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
       this.dirs.clear();
       const p = `${keyPrefix.join("/")}/`;
       for (const k of [...this.known]) if (k.startsWith(p)) this.known.delete(k);
+      for (const k of [...this.saveOrder.keys()]) if (k.startsWith(p)) this.saveOrder.delete(k);
       this.bumpGeneration();
     });
   }
@@ -160,7 +172,15 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   override async loadRange(keyPrefix: StorageKey): Promise<Chunk[]> {
     const chunks = await super.loadRange(keyPrefix);
     for (const c of chunks) if (c.data !== undefined && this.isChunk(c.key)) this.known.add(c.key.join("/"));
-    return chunks;
+    const rank = (c: Chunk): [number, string] => {
+      const k = c.key.join("/");
+      return [this.saveOrder.get(k) ?? Number.MAX_SAFE_INTEGER, k];
+    };
+    return chunks.sort((a, b) => {
+      const [ra, ka] = rank(a);
+      const [rb, kb] = rank(b);
+      return ra - rb || (ka < kb ? -1 : ka > kb ? 1 : 0);
+    });
   }
 
   /**

@@ -1,0 +1,21 @@
+/**
+ * automerge-repo's own storage-adapter acceptance suite, run against the adapter every workspace
+ * and the sync server store their chunks in.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { runStorageAdapterTests } from "@automerge/automerge-repo/helpers/tests/storage-adapter-tests.js";
+import { DurableFSStorageAdapter } from "../../src/store/fs-storage.js";
+
+runStorageAdapterTests(async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-storage-acceptance-"));
+  const adapter = new DurableFSStorageAdapter(dir);
+  return {
+    adapter,
+    teardown: async () => {
+      adapter.dispose?.();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}, "DurableFSStorageAdapter");
