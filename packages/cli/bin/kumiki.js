@@ -3,4 +3,10 @@
 // and is executable before `prepare` compiles src/ into dist/.
 import { main } from "../dist/main.js";
 
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+process.exitCode = code;
+// A failed command has said why and written nothing more: leave now. A store whose open failed
+// (a damaged chunk) leaves automerge-repo's 60 s load timers behind, which would keep the process
+// alive for a minute after the error. Standard output and error are written synchronously to
+// files, pipes and terminals on POSIX, so nothing printed is lost.
+if (code !== 0) process.exit(code);

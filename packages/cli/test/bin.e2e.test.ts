@@ -5,7 +5,7 @@
  * one machine (two workspaces exchanging ops as bundles).
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { corpusMissingMessage, corpusProgram } from "../../core/test/support/corpus.js";
@@ -153,5 +153,34 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
     const slot = a.k(["view", "slot.note"]).code;
     const tile = a.k(["view", "tile.NoteField"]).code;
     expect(slot === 0 || tile === 1).toBe(true);
+  });
+});
+
+describe("a workspace whose newest chunk is damaged", () => {
+  it("a write says why and exits at once (was: the error, then a minute's wait on the library's load timer)", () => {
+    const cache = tempDir("damaged-cache");
+    dirs.push(cache);
+    const { dir, k } = workspace("damaged", cache);
+    expect(k(["add", "slot", "a", "Int = 1"]).code).toBe(0);
+    const docDir = path.join(dir, ".kumiki/automerge");
+    const chunks = readdirSync(docDir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile() && /\/(snapshot|incremental)$/.test(e.parentPath))
+      .map((e) => path.join(e.parentPath, e.name));
+    expect(chunks.length).toBeGreaterThan(0);
+    for (const c of chunks) {
+      const b = readFileSync(c);
+      for (let i = b.length >> 1; i < Math.min(b.length, (b.length >> 1) + 4); i++) b[i] = b[i]! ^ 0xff;
+      writeFileSync(c, b);
+    }
+    // Bounded well below the 60 s the library's timer would hold the process for.
+    const r = spawnSync(process.execPath, [BIN, "add", "slot", "b", "Int = 2"], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", ...testEnv(cache) },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^kumiki add: cannot load automerge:\S+: \S/);
   });
 });
