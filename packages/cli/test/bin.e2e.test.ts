@@ -5,7 +5,7 @@
  * one machine (two workspaces exchanging ops as bundles).
  */
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, type Dirent, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { corpusMissingMessage, corpusProgram } from "../../core/test/support/corpus.js";
@@ -184,3 +184,60 @@ describe("a workspace whose newest chunk is damaged", () => {
     expect(r.stderr).toMatch(/^kumiki add: cannot load automerge:\S+: \S/);
   });
 });
+
+describe("a workspace this process cannot write (another user's, or a read-only mount)", () => {
+  it("status, view, list, export and check work, take no lock and write nothing; a write says why", () => {
+    const cache = tempDir("ro-cache");
+    dirs.push(cache);
+    const { dir, k } = workspace("readonly", cache);
+    expect(k(["add", "slot", "a", "Int = 1"]).code).toBe(0);
+    // Run as nobody when we are root (root may write anywhere); else take our own write access away.
+    const asRoot = process.getuid?.() === 0;
+    const readerCache = tempDir("ro-reader-cache");
+    dirs.push(readerCache);
+    chmodSync(readerCache, 0o777);
+    chmodSync(dir, 0o755);
+    if (!asRoot) chmodRecursive(path.join(dir, ".kumiki"), false);
+    const before = listing(path.join(dir, ".kumiki"));
+    const as = (argv: string[]) =>
+      spawnSync(process.execPath, [BIN, ...argv], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", HOME: readerCache, ...testEnv(readerCache) },
+        encoding: "utf8",
+        timeout: 30_000,
+        ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+      });
+    try {
+      expect(as(["status"]).stdout).toMatch(/^1 definition · 1 op/);
+      expect(as(["view", "slot.a"]).stdout).toBe("slot a : Int = 1\n");
+      expect(as(["list"]).stdout).toBe("slot.a\n");
+      expect(as(["export"]).stdout).toBe("slot a : Int = 1");
+      expect(as(["check", "--json"]).status).toBe(1); // no app: an error, not a failure to open
+      const w = as(["add", "slot", "b", "Int = 2"]);
+      expect(w.status).toBe(1);
+      expect(w.stderr).toContain("read-only (no write access to");
+      expect(listing(path.join(dir, ".kumiki"))).toEqual(before);
+    } finally {
+      if (!asRoot) chmodRecursive(path.join(dir, ".kumiki"), true);
+    }
+  });
+});
+
+/** Every file under `root` with its size and content hash-free identity (path, size, mtime). */
+function listing(root: string): string[] {
+  return (readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[])
+    .map((e) => {
+      const p = path.join(e.parentPath, e.name);
+      const st = statSync(p);
+      return `${path.relative(root, p)} ${e.isFile() ? st.size : "dir"} ${st.mtimeMs}`;
+    })
+    .sort();
+}
+
+function chmodRecursive(root: string, write: boolean): void {
+  for (const e of readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[]) {
+    const p = path.join(e.parentPath, e.name);
+    chmodSync(p, e.isDirectory() ? (write ? 0o755 : 0o555) : write ? 0o644 : 0o444);
+  }
+  chmodSync(root, write ? 0o755 : 0o555);
+}

@@ -67,6 +67,11 @@ export interface AutomergeOpLogOptions {
   readonly chunkSize?: number;
   /** The inter-process lock (default: `<directory>/.lock`); pass one you already hold to nest. */
   readonly lock?: FileLock;
+  /**
+   * Open without write access (a read-only mount, another user's workspace): no lock, nothing
+   * written (the readable op log neither), appends refused; reads and catching up work as usual.
+   */
+  readonly readOnly?: boolean;
 }
 
 /** Why {@link AutomergeOpLog.open} failed. */
@@ -122,7 +127,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     options: AutomergeOpLogOptions,
   ) {
     this.chunkSize = Math.max(1, options.chunkSize ?? CHUNK_SIZE);
-    this.mirror = options.mirror;
+    this.mirror = options.readOnly === true ? undefined : options.mirror;
   }
 
   /** The graph document's URL (what `.kumiki/config.json` records). */
@@ -203,10 +208,15 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     readonly directory: string;
     readonly url: string;
     readonly mirror: OpLogFile;
+    /** No write access: read without the lock (see {@link AutomergeOpLogOptions.readOnly}). */
+    readonly readOnly?: boolean;
   }): Promise<StoredOp[] | undefined> {
     if (!isValidAutomergeUrl(options.url)) return undefined;
     const documentId = options.url.slice("automerge:".length);
-    const storage = new DurableFSStorageAdapter(options.directory);
+    const storage = new DurableFSStorageAdapter(
+      options.directory,
+      options.readOnly === true ? { readOnly: true } : {},
+    );
     try {
       return await storage.lock.run(() => {
         const chunks = storage.chunkNames(documentId);
@@ -223,10 +233,10 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     options: AutomergeOpLogOptions,
     fn: (repo: Repo, storage: DurableFSStorageAdapter) => Promise<R>,
   ): Promise<R> {
-    const storage = new DurableFSStorageAdapter(
-      options.directory,
-      options.lock ? { lock: options.lock } : {},
-    );
+    const storage = new DurableFSStorageAdapter(options.directory, {
+      ...(options.lock ? { lock: options.lock } : {}),
+      ...(options.readOnly === true ? { readOnly: true } : {}),
+    });
     return storage.lock.run(async () => {
       // The Repo reads (and, when absent, writes) its storage id in the background as it starts;
       // writing it here first keeps that write from outliving a quick close.
@@ -371,6 +381,11 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
 
   private assertWritable(): void {
     this.assertOpen();
+    if (this.storage.readOnly) {
+      throw new Error(
+        `the workspace is open read-only (no write access to ${this.storage.directory}): reads work, writes need write access`,
+      );
+    }
     if (this.failure !== undefined) {
       throw new Error(`the op log refuses writes after a failed one (reopen it): ${String(this.failure)}`, {
         cause: this.failure,

@@ -23,6 +23,23 @@ const CHUNK_TYPES = ["snapshot", "incremental"] as const;
 export interface DurableStorageOptions {
   /** The inter-process lock; defaults to `<directory>/.lock`. */
   readonly lock?: FileLock;
+  /**
+   * Open without write access (a read-only mount, another user's workspace): no lock is taken and
+   * nothing is written; saves and removals automerge-repo asks for are dropped.
+   */
+  readonly readOnly?: boolean;
+}
+
+/**
+ * The lock of a read-only adapter: takes nothing. A reader needs no lock (chunks are written by
+ * rename, and the generation token tells a reader that something moved while it listed).
+ */
+class NoLock extends FileLock {
+  override async run<R>(fn: () => R | Promise<R>): Promise<R> {
+    return fn();
+  }
+  override async acquire(): Promise<void> {}
+  override release(): void {}
 }
 
 function fsyncPath(p: string): void {
@@ -74,6 +91,8 @@ function isRunning(pid: number): boolean {
 export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   /** The lock every write and removal takes; the op log holds it across its own read-modify-write. */
   readonly lock: FileLock;
+  /** Opened without write access: nothing is written (see {@link DurableStorageOptions.readOnly}). */
+  readonly readOnly: boolean;
   private readonly tmpDir: string;
   private readonly generationFile: string;
   private readonly prefix = `${process.pid}-${randomBytes(6).toString("hex")}-`;
@@ -107,10 +126,13 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     options: DurableStorageOptions = {},
   ) {
     super(directory);
-    fs.mkdirSync(directory, { recursive: true });
+    this.readOnly = options.readOnly === true;
+    if (!this.readOnly) fs.mkdirSync(directory, { recursive: true });
     this.tmpDir = path.join(directory, ".tmp");
     this.generationFile = path.join(directory, ".generation");
-    this.lock = options.lock ?? new FileLock(path.join(directory, ".lock"));
+    this.lock = this.readOnly
+      ? new NoLock(path.join(directory, ".lock"))
+      : (options.lock ?? new FileLock(path.join(directory, ".lock")));
   }
 
   /** Writes a chunk atomically and durably (temp file, fsync, rename, fsync of the directory). */
@@ -123,6 +145,9 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     // test), the read finds nothing and the save fails on the missing folder. The id was written
     // by ensureStorageId before the Repo started, so a late save of it after close is dropped too.
     if (this.disposed && (key[1] === "sync-state" || key[0] === "storage-adapter-id")) return;
+    // Read-only: automerge-repo's own saves (its storage id, sync state, a compaction) are dropped;
+    // the op log refuses appends before they reach here.
+    if (this.readOnly) return;
     await this.lock.run(() => {
       const target = this.filePath(key);
       this.ensureDir(path.dirname(target));
@@ -148,6 +173,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   }
 
   override async remove(key: StorageKey): Promise<void> {
+    if (this.readOnly) return;
     await this.lock.run(async () => {
       await super.remove(key);
       this.saveOrder.delete(key.join("/"));
@@ -159,6 +185,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   }
 
   override async removeRange(keyPrefix: StorageKey): Promise<void> {
+    if (this.readOnly) return;
     await this.lock.run(async () => {
       await super.removeRange(keyPrefix);
       this.dirs.clear();
@@ -249,7 +276,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   /** Writes automerge-repo's storage id (a UUID) if there is none yet. */
   ensureStorageId(): void {
     const file = this.filePath(["storage-adapter-id"]);
-    if (fs.existsSync(file)) return;
+    if (this.readOnly || fs.existsSync(file)) return;
     this.ensureDir(path.dirname(file));
     const tmp = path.join(this.directory, `.storage-id-${this.prefix}`);
     fs.writeFileSync(tmp, randomUUID());
@@ -270,6 +297,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
 
   /** Removes temporary files left by processes that died mid-write. Call it while holding {@link lock}. */
   sweepTemporaries(): void {
+    if (this.readOnly) return;
     let names: string[];
     try {
       names = fs.readdirSync(this.tmpDir);

@@ -86,6 +86,11 @@ export interface WorkspaceOpenOptions {
   readonly sharePolicy?: SharePolicy;
   /** Bundles per inner list of the document (tests only). */
   readonly chunkSize?: number;
+  /**
+   * Open read-only: no lock, nothing written, appends refused. Default: read-only exactly when
+   * this process cannot write the workspace's storage folder.
+   */
+  readonly readOnly?: boolean;
 }
 
 function fail<T>(
@@ -282,6 +287,16 @@ export async function initWorkspace<T extends StoredOp = StoredOp>(
   }
 }
 
+/** True when this process may create files in `dir` (false on a read-only mount, or another user's). */
+function writable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The workspace at or above `dir` and its config. */
 function locate(dir: string): WorkspaceResult<{ paths: WorkspacePaths; config: WorkspaceConfig }> {
   const found = findWorkspace(dir);
@@ -299,10 +314,14 @@ export async function openWorkspace<T extends StoredOp = StoredOp>(
   if (!located.ok) return located;
   const { paths, config } = located.value;
   try {
+    // Without write access (a read-only mount, another user's workspace) the log opens read-only:
+    // no lock file, nothing written, reads as usual, writes refused with the reason.
+    const readOnly = options.readOnly ?? !writable(paths.storage);
     const log = await AutomergeOpLog.open<T>({
       directory: paths.storage,
       url: config.graph,
       ...options,
+      ...(readOnly ? { readOnly } : {}),
       mirror: new OpLogFile(paths.opLog),
     });
     return { ok: true, value: { paths, config, log } };
@@ -334,6 +353,7 @@ export async function openWorkspaceReader<T extends StoredOp = StoredOp>(
   const { paths, config } = located.value;
   try {
     const ops = await AutomergeOpLog.readSnapshot({
+      readOnly: !writable(paths.storage),
       directory: paths.storage,
       url: config.graph,
       mirror: new OpLogFile(paths.opLog),
