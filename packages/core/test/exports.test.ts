@@ -59,6 +59,7 @@ const EXPECTED = [
   "createCheckGate",
   "applyFixes",
   "normalizePatch",
+  "opContentHash",
   "proposeFixes",
   "DEFAULT_VALIDATORS",
   "codeInfo",

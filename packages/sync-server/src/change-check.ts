@@ -10,19 +10,25 @@
  * checked now; only the ids of chunk lists come from the document or from earlier changes.
  */
 import * as A from "@automerge/automerge";
-import { OP_LOG_FORMAT, OP_LOG_KIND, parseOp } from "@kumiki-graph/core";
+import { OP_LOG_FORMAT, OP_LOG_KIND, opContentHash, parseOp } from "@kumiki-graph/core";
 
-/** What the checker knows of one graph document: the ids of its `chunks` list and chunk lists. */
+/**
+ * What the checker knows of one graph document: the ids of its `chunks` list and chunk lists, and
+ * the content hash of every op it holds, by op-id (an op-id names one op: another op under a held
+ * op-id is forged or corrupted, and refused).
+ */
 export interface DocumentShape {
   /** `chunks`' object id; undefined while the document does not exist here. */
   chunks: string | undefined;
   /** Object ids of the chunk lists. */
   readonly lists: Set<string>;
+  /** op-id → {@link opContentHash} of every op held or accepted. */
+  readonly ops: Map<string, string>;
 }
 
 /** The shape of a document as held (an empty or absent one has no `chunks`). */
 export function shapeOf(doc: A.Doc<unknown> | undefined): DocumentShape {
-  const shape: DocumentShape = { chunks: undefined, lists: new Set() };
+  const shape: DocumentShape = { chunks: undefined, lists: new Set(), ops: new Map() };
   if (doc === undefined) return shape;
   const chunks = (doc as { chunks?: unknown }).chunks;
   if (!Array.isArray(chunks)) return shape;
@@ -30,6 +36,22 @@ export function shapeOf(doc: A.Doc<unknown> | undefined): DocumentShape {
   for (const list of chunks) {
     const id = Array.isArray(list) ? A.getObjectId(list) : null;
     if (id) shape.lists.add(id);
+    if (!Array.isArray(list)) continue;
+    for (const bundle of list) {
+      const text =
+        bundle instanceof A.ImmutableString ? bundle.val : typeof bundle === "string" ? bundle : "";
+      let ops: unknown;
+      try {
+        ops = JSON.parse(text);
+      } catch {
+        continue;
+      }
+      for (const op of Array.isArray(ops) ? ops : []) {
+        const opId = (op as { "op-id"?: unknown } | null)?.["op-id"];
+        // The first held is what every replica kept (the op log reads bundles in document order).
+        if (typeof opId === "string" && !shape.ops.has(opId)) shape.ops.set(opId, opContentHash(op));
+      }
+    }
   }
   return shape;
 }
@@ -81,8 +103,15 @@ export function decodeChanges(entries: readonly Uint8Array[]): A.DecodedChange[]
   return out;
 }
 
-/** Why a bundle string is refused, or undefined when every op in it passes the op schema. */
-export function checkBundle(text: string): string | undefined {
+/** Content hashes of ops by op-id, as {@link checkBundle} reads and extends them. */
+export type OpHashes = Pick<Map<string, string>, "get" | "set">;
+
+/**
+ * Why a bundle string is refused, or undefined when every op in it passes the op schema and names
+ * by its op-id no op other than the one `held` (op-id → content hash) has under it. Accepted ops
+ * are added to `held`.
+ */
+export function checkBundle(text: string, held: OpHashes = new Map()): string | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -90,13 +119,21 @@ export function checkBundle(text: string): string | undefined {
     return `a bundle that is not JSON (${(e as Error).message})`;
   }
   if (!Array.isArray(parsed) || parsed.length === 0) return "a bundle that is not a non-empty list of ops";
+  const mine = new Map<string, string>();
   for (const op of parsed) {
     const r = parseOp(op);
     if (!r.ok) {
       const id = (op as { "op-id"?: unknown } | null)?.["op-id"];
       return `op ${typeof id === "string" ? id : "(no op-id)"} fails the op schema: ${r.error.message}`;
     }
+    const id = r.op["op-id"];
+    const hash = opContentHash(op);
+    const known = held.get(id) ?? mine.get(id);
+    if (known !== undefined && known !== hash)
+      return `op ${id} is already held with other content: an op-id names exactly one op (forged or corrupted)`;
+    mine.set(id, hash);
   }
+  for (const [id, hash] of mine) if (held.get(id) === undefined) held.set(id, hash);
   return undefined;
 }
 
@@ -108,7 +145,13 @@ export function checkChanges(
   shape: DocumentShape,
   changes: readonly A.DecodedChange[],
 ): { ok: true; shape: DocumentShape } | { ok: false; reason: string } {
-  const next: DocumentShape = { chunks: shape.chunks, lists: new Set(shape.lists) };
+  // New ops go into a layer over the held ones, merged into `shape` only if every change passes.
+  const ops = new Map<string, string>();
+  const held: OpHashes = {
+    get: (id) => ops.get(id) ?? shape.ops.get(id),
+    set: (id, hash) => ops.set(id, hash),
+  };
+  const next: DocumentShape = { chunks: shape.chunks, lists: new Set(shape.lists), ops };
   const creating = shape.chunks === undefined;
   const rootKeys = new Set<string>();
   for (const change of changes) {
@@ -149,7 +192,7 @@ export function checkChanges(
           op.datatype !== undefined
         )
           return refuse(`${op.action} in a chunk; only bundle strings may be inserted`);
-        const why = checkBundle(op.value);
+        const why = checkBundle(op.value, held);
         if (why !== undefined) return refuse(why);
         continue;
       }

@@ -7,6 +7,7 @@ export {
   checkChanges,
   type DocumentShape,
   decodeChanges,
+  type OpHashes,
   shapeOf,
   splitChunks,
 } from "./change-check.js";

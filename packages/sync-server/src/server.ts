@@ -159,6 +159,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       // Merged into the one shape: concurrent checks of the same graph each add what they accepted.
       shape.chunks ??= r.shape.chunks;
       for (const l of r.shape.lists) shape.lists.add(l);
+      for (const [id, hash] of r.shape.ops) if (!shape.ops.has(id)) shape.ops.set(id, hash);
       return undefined;
     },
     async flush(documentId) {

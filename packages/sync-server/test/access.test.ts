@@ -129,6 +129,35 @@ describe("access control", () => {
     expect(await opsOnServer()).toBe(2);
   });
 
+  it("refuses an op that reuses a held op-id with other content (a forged rewrite), and keeps the original", async () => {
+    const { root, graph, server } = await setup("forge");
+    const raw = new Repo({
+      network: [new WebSocketClientAdapter(`${server.url}/?token=${TOKENS.alice}`, 60_000)],
+      peerId: "forger" as PeerId,
+    });
+    try {
+      await until("the raw peer's handshake", () => raw.peers.length > 0);
+      const handle = await raw.find<OpLogDocument>(graph as AutomergeUrl);
+      const [original] = JSON.parse(String(handle.doc().chunks[0]![0]!)) as Record<string, unknown>[];
+      expect(original?.body).toContain("Int = 1");
+      handle.change((d) => {
+        d.chunks[0]!.push(new A.ImmutableString(JSON.stringify([{ ...original, body: " : Int = 99999" }])));
+      });
+      await until("the server's refusal", () =>
+        server.refusals().some((e) => /already held with other content/.test(e.reason)),
+      );
+    } finally {
+      await raw.shutdown();
+    }
+    // A fresh clone holds the original, not the forgery.
+    const d = path.join(root, "after-forge");
+    must(await cloneWorkspace(`${server.url}/${graph}`, d, { token: TOKENS.admin, timeoutMs: 20_000 }));
+    await withStore(d, "agent:check", async (s) => {
+      const v = s.view("slot.todos");
+      expect(v.ok && v.value.definitions[0]?.text).toBe("slot todos : Int = 1");
+    });
+  });
+
   it("refuses changes outside the op log's layout (a root overwrite)", async () => {
     const { graph, server, opsOnServer } = await setup("layout");
     const raw = new Repo({

@@ -26,6 +26,7 @@ import {
   type SharePolicy,
 } from "@automerge/automerge-repo";
 import type { FileLock } from "./file-lock.js";
+import { opContentHash } from "./fingerprint.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import { copyStoredOp } from "./memory-op-log.js";
 import type { OpLog, StoredOp } from "./op-log.js";
@@ -51,6 +52,8 @@ export interface InvalidEntry {
   /** Where it is: `[chunk, bundle]`, with the op's index in the bundle when one op is at fault. */
   readonly at: readonly number[];
   readonly reason: string;
+  /** The op-id, for an op that reuses a held op-id with other content (`op-id-reused`). */
+  readonly opId?: string;
 }
 
 /** How {@link AutomergeOpLog} builds its Repo. */
@@ -108,6 +111,8 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private readonly ids = new Set<string>();
   private readonly listeners = new Set<(ops: readonly T[]) => void>();
   private readonly invalidEntries: InvalidEntry[] = [];
+  /** The held op of each op-id (to tell the same op again from another op under its id). */
+  private readonly byId = new Map<string, T>();
   private readonly chunkSize: number;
   private readonly mirror: OpLogFile | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -428,8 +433,26 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     const id = op["op-id"];
     if (this.ids.has(id)) return false;
     this.ids.add(id);
+    this.byId.set(id, op);
     this.ops.push(op);
     return true;
+  }
+
+  /**
+   * An op whose op-id is held already: the same op again (two replicas appended it) is nothing;
+   * another op under that id (forged, or corrupted: the sync server and ingest refuse those, a
+   * peer that bypassed both did not) is not held, and is reported as an invalid entry. The op held
+   * first is kept: on a full load that is the first in document order, the same on every replica.
+   */
+  private noteReuse(op: T, at: readonly number[]): void {
+    const held = this.byId.get(op["op-id"]);
+    if (held === undefined || opContentHash(held) === opContentHash(op)) return;
+    if (this.invalidEntries.some((e) => e.opId === op["op-id"] && e.at.join(".") === at.join("."))) return;
+    this.invalidEntries.push({
+      at,
+      opId: op["op-id"],
+      reason: `op ${op["op-id"]} reuses a held op-id with other content (forged or corrupted); the op held first is kept`,
+    });
   }
 
   /**
@@ -451,6 +474,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
         const id = (op as { "op-id"?: unknown })["op-id"];
         if (typeof id === "string" && id !== "") {
           if (this.hold(op as T)) added.push(op as T);
+          else this.noteReuse(op as T, [...at(), i]);
           continue;
         }
       }

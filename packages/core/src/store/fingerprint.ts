@@ -25,6 +25,18 @@ export function fingerprintOps(ops: readonly LogOp[]): string {
   return bytesToHex(blake3(utf8ToBytes(`kumiki-ops-v1\n[${parts.join(",")}]`)));
 }
 
+/**
+ * The hash of one op's whole content (every field, `op-id` and `ts` included): blake3 over its
+ * canonical JSON (keys sorted, no whitespace). An op-id names exactly one op: two ops with one
+ * op-id and different hashes mean one of them was forged or corrupted (refused at ingest and by
+ * the sync server; see docs/semantics.md, "Op identity").
+ */
+export function opContentHash(op: unknown): string {
+  return bytesToHex(blake3(utf8ToBytes(`kumiki-op-v1\n${canonical(op, NO_LOCALS)}`)));
+}
+
+const NO_LOCALS: ReadonlyMap<string, string> = new Map();
+
 function canonical(x: unknown, local: ReadonlyMap<string, string>): string {
   if (typeof x === "string") return JSON.stringify(local.get(x) ?? x);
   if (x === null || typeof x !== "object") return JSON.stringify(x);

@@ -33,4 +33,13 @@ export interface OpLog<T extends StoredOp = StoredOp> {
    * else's. The same process may append inside `fn`.
    */
   exclusive?<R>(fn: () => Promise<R>): Promise<R>;
+  /**
+   * Optional: entries of the stored log that are not held as ops (not JSON, not an op, or an op
+   * that reuses a held op-id with other content), for `status` to report as quarantined.
+   */
+  readonly invalid?: readonly {
+    readonly at: readonly number[];
+    readonly reason: string;
+    readonly opId?: string;
+  }[];
 }

@@ -47,6 +47,8 @@ export const REJECTION_CODES = [
   "invalid-op",
   "unknown-parent",
   "unknown-definition",
+  // An op-id already held names an op with other content: one of them is forged or corrupted.
+  "op-id-reused",
   // The store.
   "storage-failed",
   "store-closed",

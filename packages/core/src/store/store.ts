@@ -45,7 +45,7 @@ import { composeSource, decomposeSource } from "../ops/source.js";
 import { canonicalItem } from "./bundle-form.js";
 import { definitionDiff } from "./diff.js";
 import { fatesOf, type OpFate, type OpStatus, statusOf } from "./fate.js";
-import { fingerprintOps } from "./fingerprint.js";
+import { fingerprintOps, opContentHash } from "./fingerprint.js";
 import { LINE_KEY, type LinePatch, patchAnchors } from "./line-patch.js";
 import { compareDefinitions, parseText, qualified, siteTarget } from "./materialize.js";
 import type { OpLog } from "./op-log.js";
@@ -673,7 +673,18 @@ export class Store {
   /** Where the store stands: op counts, quarantined ops, heads, conflicts. */
   status(): StoreStatus {
     this.catchUp();
-    return { ...this.graph.status(), author: this.author };
+    const s = this.graph.status();
+    // What the log itself would not hold (an op under a reused op-id, an entry that is no op).
+    const invalid = (this.log.invalid ?? []).map((e) => ({
+      opId: e.opId ?? `entry ${e.at.join(".")}`,
+      code: e.opId === undefined ? "invalid-entry" : "op-id-reused",
+      message: e.reason,
+    }));
+    return {
+      ...s,
+      ...(invalid.length > 0 ? { quarantined: [...s.quarantined, ...invalid] } : {}),
+      author: this.author,
+    };
   }
 
   /** Calls `listener` after every change; returns the function that stops it. */
@@ -2386,6 +2397,15 @@ function sameRefs(a: RefBindings, b: RefBindings): boolean {
 // ---------------------------------------------------------------------------------------------
 
 /** Checks wire ops from elsewhere against the graph; the new ones, or the first reason to refuse. */
+/** The top-level fields in which two ops differ, by name. */
+function differingFields(a: LogOp, b: LogOp): string[] {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  const get = (o: LogOp, k: string) => (o as unknown as Record<string, unknown>)[k];
+  return [...keys]
+    .filter((k) => opContentHash(get(a, k) ?? null) !== opContentHash(get(b, k) ?? null))
+    .sort();
+}
+
 function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<LogOp[]> {
   const fresh: LogOp[] = [];
   const batch = new Map<OpId, LogOp>();
@@ -2394,8 +2414,20 @@ function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Lo
     if (!r.ok)
       return reject(r.error.code, `op ${i + 1}: ${r.error.message}`, { index: i, issues: r.error.issues });
     const op = r.op;
-    if (graph.holds(op["op-id"]) || batch.has(op["op-id"])) continue;
-    batch.set(op["op-id"], op);
+    const id = op["op-id"];
+    const held = graph.op(id) ?? batch.get(id);
+    if (held !== undefined) {
+      // An op-id names one op: the same op again is a no-op, another op under it is refused.
+      if (opContentHash(held) !== opContentHash(op)) {
+        return reject(
+          "op-id-reused",
+          `op ${i + 1}: ${id} is already held with other content (${differingFields(held, op).join(", ")} differ): an op-id names exactly one op, so this one is forged or corrupted; nothing was stored (a new op needs a new op-id)`,
+          { index: i, op: id, fields: differingFields(held, op) },
+        );
+      }
+      continue;
+    }
+    batch.set(id, op);
     fresh.push(op);
   }
   const added = new Map<DefId, Op>();

@@ -11,6 +11,7 @@ import {
   pushBundle,
 } from "../../src/store/automerge-op-log.js";
 import type { OpLog, StoredOp } from "../../src/store/op-log.js";
+import { openStore } from "../../src/store/store.js";
 import { op, runOpLogSuite } from "./op-log.shared.js";
 
 const dirs: string[] = [];
@@ -153,6 +154,29 @@ describe("AutomergeOpLog", () => {
     const again = await openAgain(log);
     expect(again.all()).toEqual([good]);
     expect(again.invalid).toHaveLength(2);
+    await again.close();
+  });
+
+  it("a peer's op under a held op-id with other content is reported, never held; the first held stands on reopen", async () => {
+    const log = await create();
+    const original = op();
+    await log.append([original]);
+    const forged = { ...original, forged: true };
+    const peer = A.change(A.clone(log.handle.doc()), (d: OpLogDocument) => pushBundle(d, [forged, original]));
+    log.handle.update((d) => A.merge(d, peer));
+    expect(log.all()).toEqual([original]);
+    expect(log.invalid.map((e) => e.opId)).toEqual([original["op-id"]]);
+    expect(log.invalid[0]?.reason).toMatch(/reuses a held op-id with other content/);
+    await log.close();
+    const again = await openAgain(log);
+    expect(again.all()).toEqual([original]);
+    expect(again.invalid.map((e) => e.opId)).toEqual([original["op-id"]]);
+    // A store over it reports it among the quarantined (`kumiki status`).
+    const store = openStore({ log: again, author: "agent:test" });
+    if (!store.ok) throw new Error(store.error.message);
+    expect(store.value.status().quarantined).toContainEqual(
+      expect.objectContaining({ opId: original["op-id"], code: "op-id-reused" }),
+    );
     await again.close();
   });
 

@@ -545,6 +545,22 @@ describe("ops from elsewhere (ingest)", () => {
     // Again: nothing new.
     expect(okValue(await store.ingest(w.ops)).opIds).toEqual([]);
   });
+
+  it("refuse an op that reuses a held op-id with other content (a forged rewrite), naming the fields", async () => {
+    const { store, log } = await todoStore();
+    const held = JSON.parse(JSON.stringify(log.all()[0])) as Record<string, unknown>;
+    const forged = { ...held, body: `${String(held.body)} ` };
+    const message = await refused(log, store.ingest([forged]), "op-id-reused");
+    expect(message).toContain(`${String(held["op-id"])} is already held with other content (body differ)`);
+    // Twice in one batch, with different content: refused as well; the same op twice is fine.
+    const other = newStore(new TestLog(), "agent:b");
+    other.log.deliver(log.all());
+    await new Promise((res) => setTimeout(res, 0));
+    const w = await must(other.store.add({ layer: "slot", name: "extra", body: "Int = 1" }));
+    const op = JSON.parse(JSON.stringify(w.ops[0])) as Record<string, unknown>;
+    await refused(log, store.ingest([op, { ...op, ts: Number(op.ts) + 1 }]), "op-id-reused");
+    expect(okValue(await store.ingest([op, op])).opIds).toEqual([op["op-id"]]);
+  });
 });
 
 describe("the write gate", () => {
