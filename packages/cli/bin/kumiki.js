@@ -3,6 +3,15 @@
 // and is executable before `prepare` compiles src/ into dist/.
 import { main } from "../dist/main.js";
 
+// `kumiki view … | head`: the reader went away. Nothing more can be shown; leave quietly (as a
+// shell pipeline expects), not with an unhandled EPIPE stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (e) => {
+    if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
+
 const code = await main(process.argv.slice(2));
 process.exitCode = code;
 // A failed command has said why and written nothing more: leave now. A store whose open failed

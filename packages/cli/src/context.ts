@@ -6,6 +6,7 @@ import { stringOption } from "./args.js";
 import type { CommandContext } from "./command.js";
 import { loadCore, loadReadCore } from "./core.js";
 import { failure, fromRejection, usageError } from "./errors.js";
+import { decodeInput } from "./input-text.js";
 import type { CliIo } from "./io.js";
 import {
   findWorkspaceRoot,
@@ -103,8 +104,9 @@ export function createContext(
     async readInput(file) {
       if (file === "-") return io.stdin();
       const p = path.resolve(io.cwd, file);
+      let bytes: Buffer;
       try {
-        return await readFile(p, "utf8");
+        bytes = await readFile(p);
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
         if (err.code === "ENOENT")
@@ -117,6 +119,7 @@ export function createContext(
           throw failure("file-unreadable", `${file} is a directory, not a file`, { path: p });
         throw failure("file-unreadable", `${file}: cannot read (${err.code ?? err.message})`, { path: p });
       }
+      return decodeInput(bytes, file);
     },
     readLine() {
       return io.readLine();

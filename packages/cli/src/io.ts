@@ -1,3 +1,5 @@
+import { decodeInput } from "./input-text.js";
+
 /** Where the CLI reads and writes; injectable so tests run commands in-process. */
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -17,7 +19,7 @@ export interface CliIo {
 async function readProcessStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return decodeInput(Buffer.concat(chunks), "standard input");
 }
 
 let lines: AsyncIterator<string> | undefined;

@@ -5,6 +5,7 @@ import { COMMANDS } from "./commands/index.js";
 import { checkAuthor, createContext } from "./context.js";
 import { CliError, usageError } from "./errors.js";
 import { mainHelp, verbHelp } from "./help.js";
+import { printable } from "./input-text.js";
 import { type CliIo, processIo } from "./io.js";
 
 export type { CliIo } from "./io.js";
@@ -139,7 +140,7 @@ export async function main(argv: readonly string[], cliIo: CliIo = processIo): P
   } catch (e) {
     if (close !== undefined) await close().catch(() => undefined);
     if (e instanceof CliError) {
-      const line = e.message.startsWith("kumiki") ? e.message : `kumiki ${name}: ${e.message}`;
+      const line = printable(e.message.startsWith("kumiki") ? e.message : `kumiki ${name}: ${e.message}`);
       io.stderr(`${line}\n`);
       if (jsonWanted) {
         io.stdout(

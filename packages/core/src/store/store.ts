@@ -31,6 +31,7 @@ import {
   type LockOp,
   type LogOp,
   type LogOpKind,
+  OP_LIMITS,
   type Op,
   type OpKind,
   parseOp,
@@ -360,8 +361,21 @@ export type LinkInput = z.input<typeof LinkInputSchema>;
 export type UnlinkInput = z.input<typeof UnlinkInputSchema>;
 export type BundleItem = z.input<typeof BundleItemSchema>;
 
+/** A schema issue in our words: limits by name and number, not the schema library's phrasing. */
+function issueMessage(i: z.core.$ZodIssue): string {
+  if (i.code === "too_big" || i.code === "too_small") {
+    const n = Number(i.code === "too_big" ? i.maximum : i.minimum).toLocaleString("en");
+    const unit = i.origin === "string" ? "characters" : i.origin === "array" ? "entries" : "";
+    const limit = i.code === "too_big" && i.origin === "string" && Number(i.maximum) === OP_LIMITS.bodyChars;
+    return i.code === "too_big"
+      ? `too long: at most ${n} ${unit}${limit ? " (the bodyChars limit: split the definition)" : ""}`
+      : `too short: at least ${n} ${unit}`;
+  }
+  return i.message;
+}
+
 function invalidInput(what: string, error: z.ZodError): Rejection {
-  const issues = error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
+  const issues = error.issues.map((i) => ({ path: i.path.map(String), message: issueMessage(i) }));
   const first = issues[0];
   return {
     code: "invalid-input",
