@@ -4,8 +4,9 @@
  * validation, the error envelope, the text mirror of every structured result, the declared limits.
  *
  * It is built on the SDK's low-level `Server` rather than `McpServer`, because `McpServer` answers
- * an unknown tool and an argument that fails the schema with plain text and no structured content;
- * here every failure is the `{"error": {...}}` envelope with a stable kind, and names the argument.
+ * an argument that fails the schema with plain text and no structured content; here every failure
+ * of a tool is the `{"error": {...}}` envelope with a stable kind, and names the argument. An
+ * unknown tool is a JSON-RPC error (-32602), as the 2025-11-25 spec lists it.
  */
 import { openWorkspaceStore, type Store } from "@kumiki-graph/core";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -211,10 +212,16 @@ export async function createMcpServer(
   const call = async (name: string, raw: Record<string, unknown> | undefined): Promise<CallToolResult> => {
     const tool = byName.get(name);
     if (tool === undefined) {
-      return failure({
-        kind: "unknown-tool",
-        message: `no tool ${JSON.stringify(name)}; the tools are ${tools.map((t) => t.name).join(", ")}`,
-      });
+      // The 2025-11-25 spec lists an unknown tool as a protocol error (-32602), not a tool result.
+      const shown =
+        name.length > 64
+          ? `${JSON.stringify(name.slice(0, 64))}… (${name.length} characters)`
+          : JSON.stringify(name);
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `no tool ${shown}; the tools are ${tools.map((t) => t.name).join(", ")}`,
+        { kind: "unknown-tool", tools: tools.map((t) => t.name) },
+      );
     }
     const args = raw ?? {};
     const parsed = tool.input.safeParse(args);

@@ -265,10 +265,15 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
       });
     });
 
-    it("an unknown tool", async () => {
-      const e = errorOf(await s.call("kumiki_frobnicate", {}));
-      expect(e.kind).toBe("unknown-tool");
-      expect(e.message).toContain("kumiki_view");
+    it("an unknown tool: a JSON-RPC error (-32602), as the 2025-11-25 spec lists it, naming the tools", async () => {
+      const call = s.client.callTool({ name: "kumiki_frobnicate", arguments: {} });
+      await expect(call).rejects.toMatchObject({ code: -32602, data: { kind: "unknown-tool" } });
+      await expect(call).rejects.toThrow(/no tool "kumiki_frobnicate"; the tools are .*kumiki_view/);
+      // A huge name is not echoed whole.
+      const long = s.client.callTool({ name: "x".repeat(100_000), arguments: {} });
+      await expect(long).rejects.toThrow(/\(100000 characters\)/);
+      // The session goes on.
+      expect((await s.call("kumiki_list", {})).isError).toBe(false);
     });
 
     it("not found, with a suggestion", async () => {
