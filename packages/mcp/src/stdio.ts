@@ -5,6 +5,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { LineLimiter, type OversizedRequest, REQUEST_BYTES } from "./line-limit.js";
 import { createMcpServer, type McpServerOptions, type StartupError } from "./server.js";
 
 /** How long a shutdown waits for the calls in flight to answer. */
@@ -36,7 +37,21 @@ export async function serveStdio(options: StdioOptions): Promise<StartupError | 
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
   mcp.server.onclose = stop;
-  const transport = new StdioServerTransport(stdin, stdout);
+  // One message per line, each at most REQUEST_BYTES: a bigger one is answered with an error and
+  // the session goes on (the SDK alone would close it).
+  let answerOversized = (_r: OversizedRequest): void => undefined;
+  const limited = stdin.pipe(new LineLimiter((r) => answerOversized(r)));
+  const transport = new StdioServerTransport(limited, stdout);
+  answerOversized = ({ id, bytes }) => {
+    const message = `the request is ${bytes.toLocaleString("en")} bytes; a request may be at most ${REQUEST_BYTES.toLocaleString("en")} bytes (send large texts in parts); nothing was done`;
+    options.log?.(message) ?? process.stderr.write(`kumiki mcp: ${message}\n`);
+    if (id !== undefined)
+      void transport.send({
+        jsonrpc: "2.0",
+        id,
+        error: { code: -32600, message, data: { kind: "limit-exceeded", limit: "requestBytes", bytes } },
+      });
+  };
   // Answers being written: a shutdown waits for them, after the calls in flight have answered.
   const sending = new Set<Promise<void>>();
   const send = transport.send.bind(transport);
