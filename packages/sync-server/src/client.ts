@@ -162,6 +162,13 @@ async function converge(
       }
       const local = log.heads();
       if (reply.access === "write" && sameHeads(reply.heads, local)) return ok(reply);
+      if (reply.storageFault !== undefined && reply.access === "write") {
+        return fail(
+          "storage-failed",
+          `${adapter.url} cannot store what was pushed (${reply.storageFault}): it confirmed nothing new, and every op stays here; sync again once the server has space`,
+          { url: adapter.url, fault: reply.storageFault },
+        );
+      }
       if (reply.access === "read" && A.hasHeads(log.handle.doc(), [...reply.heads])) return ok(reply);
       await adapter.nextActivity(seen, deadline);
     }
@@ -369,6 +376,14 @@ export async function cloneWorkspace(
     });
     if (!init.ok) {
       cleanUp();
+      if (init.error.code === "storage-failed")
+        return fail(
+          "storage-failed",
+          `the clone could not be stored in ${paths.root}: ${init.error.message}; nothing was kept`,
+          {
+            path: paths.root,
+          },
+        );
       if (adapter.failure !== undefined) return { ok: false, error: adapter.failure };
       if (Date.now() >= deadline) return { ok: false, error: timeoutError(adapter, "the clone", ms) };
       return fail(
@@ -407,8 +422,23 @@ export async function cloneWorkspace(
       url: server,
       ...(options.tokenFile === undefined ? {} : { tokenFile: path.resolve(options.tokenFile) }),
     });
-    if (!remote.ok) return remote;
+    if (!remote.ok) {
+      cleanUp();
+      return remote;
+    }
     return ok(report);
+  } catch (e) {
+    // A fault of the disk (ENOSPC, EIO, a permission) mid-clone: an error, and nothing left behind
+    // (a half-made workspace would name a graph it never stored, and block the next clone).
+    if (ws !== undefined) await ws.log.close().catch(() => undefined);
+    ws = undefined;
+    cleanUp();
+    const code = (e as NodeJS.ErrnoException).code;
+    return fail(
+      "storage-failed",
+      `the clone could not be stored in ${paths.root}${code === undefined ? "" : ` (${code})`}: ${(e as Error).message}; nothing was kept — free space (or fix the folder) and clone again`,
+      { path: paths.root, ...(code === undefined ? {} : { errno: code }) },
+    );
   } finally {
     clearTimeout(timer);
     void stop;

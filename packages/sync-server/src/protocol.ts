@@ -27,6 +27,8 @@ export interface FlushReply {
   readonly heads: readonly string[];
   /** What this peer's token may do with the graph (none: the graph is unavailable to it). */
   readonly access: Access | "none";
+  /** Why the server cannot store now (a full disk: `ENOSPC: …`); `heads` is then what it has stored. */
+  readonly storageFault?: string;
 }
 
 /** Close code: the peer sent changes the server refuses (WebSocket 1008, policy violation). */

@@ -34,6 +34,8 @@ export interface ServerChecks {
   check(documentId: string, changes: readonly Uint8Array[]): Promise<string | undefined>;
   /** Stores the graph durably; returns the heads stored (empty when the server lacks it). */
   flush(documentId: string): Promise<string[]>;
+  /** Why the server cannot store right now (`ENOSPC: …`), or undefined. */
+  storageFault?(): string | undefined;
   /** Told of every refusal (for the log and /health). */
   onRefused(event: RefusalEvent): void;
 }
@@ -162,6 +164,7 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
     if (isKumikiMessage<FlushRequest>(message, "kumiki-flush")) {
       if (documentId === undefined || this.peerId === undefined) return;
       const heads = access === undefined ? [] : await this.checks.flush(documentId);
+      const fault = this.checks.storageFault?.();
       const reply: FlushReply = {
         type: "kumiki-flushed",
         senderId: this.peerId,
@@ -170,6 +173,7 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
         requestId: message.requestId,
         heads,
         access: access ?? "none",
+        ...(fault === undefined ? {} : { storageFault: fault }),
       };
       this.reply(ws, reply);
       return;

@@ -32,9 +32,32 @@ export interface SyncServerOptions {
   readonly log?: (line: string) => void;
 }
 
-/** What `GET /health` returns. */
+/** The storages of the servers running in this process, for {@link watchStorageFaults}. */
+const faultSources = new Set<DurableFSStorageAdapter>();
+let watching = false;
+
+/**
+ * automerge-repo saves in the background and does not catch a failed save: an ENOSPC from the
+ * storage became an unhandled rejection and ended the server, and every client lost it. A fault
+ * one of our storages threw is handled here instead: `/health` reports it (503) until a write
+ * succeeds, no push is confirmed meanwhile, and the next save retries. Anything else is rethrown,
+ * so a bug still ends the process as it would without this handler.
+ */
+function watchStorageFaults(): void {
+  if (watching) return;
+  watching = true;
+  process.on("unhandledRejection", (reason) => {
+    for (const s of faultSources) if (s.threw(reason)) return;
+    throw reason;
+  });
+}
+
+/** What `GET /health` returns (HTTP 503 while `ok` is false). */
 export interface SyncServerHealth {
-  readonly ok: true;
+  /** False while the server cannot store (a full disk): it serves reads, and confirms no push. */
+  readonly ok: boolean;
+  /** The storage fault while there is one (`ENOSPC`, …); absent when writes succeed. */
+  readonly storage?: { readonly fault: string; readonly message: string };
   readonly service: "kumiki-sync-server";
   /** Graphs loaded in memory. */
   readonly graphs: number;
@@ -166,10 +189,17 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       const handle = repo.handles[documentId as DocumentId];
       if (handle === undefined || !handle.isReady()) return [];
       const heads = A.getHeads(handle.doc());
-      await repo.flush([documentId as DocumentId]);
+      try {
+        await repo.flush([documentId as DocumentId]);
+      } catch (e) {
+        // Not durable (a full disk): confirm nothing, so the client keeps its ops as unpushed.
+        if (!storage.threw(e)) throw e;
+        return [];
+      }
       return heads;
     },
     onRefused: noteRefusal,
+    storageFault: () => storage.fault?.message,
   });
 
   const idBytes = await storage.load(["storage-adapter-id"]);
@@ -186,16 +216,23 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   });
 
   const syncStates = new SyncStateKeeper(repo, 1000);
+  faultSources.add(storage);
+  watchStorageFaults();
 
-  const health = (): SyncServerHealth => ({
-    ok: true,
-    service: "kumiki-sync-server",
-    graphs: Object.keys(repo.handles).length,
-    peers: repo.peers.length,
-    refused: refusedCount,
-    auth: options.tokens === undefined ? "none" : "tokens",
-    uptimeSeconds: Math.round((Date.now() - started) / 1000),
-  });
+  const health = (): SyncServerHealth => {
+    // A fault stands until a write succeeds: a small probe write tells whether space came back.
+    const fault = storage.probe();
+    return {
+      ok: fault === undefined,
+      ...(fault === undefined ? {} : { storage: { fault: fault.code, message: fault.message } }),
+      service: "kumiki-sync-server",
+      graphs: Object.keys(repo.handles).length,
+      peers: repo.peers.length,
+      refused: refusedCount,
+      auth: options.tokens === undefined ? "none" : "tokens",
+      uptimeSeconds: Math.round((Date.now() - started) / 1000),
+    };
+  };
 
   const httpServer = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
@@ -203,8 +240,10 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       res.writeHead(status, { "content-type": "application/json" });
       res.end(`${JSON.stringify(body)}\n`);
     };
-    if (url.pathname === "/health" && (req.method === "GET" || req.method === "HEAD")) json(200, health());
-    else
+    if (url.pathname === "/health" && (req.method === "GET" || req.method === "HEAD")) {
+      const h = health();
+      json(h.ok ? 200 : 503, h);
+    } else
       json(404, {
         error: {
           code: "not-found",
@@ -297,6 +336,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
           wss.close();
           httpServer.closeAllConnections();
           storage.dispose();
+          faultSources.delete(storage);
         }
       })();
       return closing;

@@ -119,6 +119,12 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   private genFd: number | undefined;
   /** Set by {@link dispose}: the log using this adapter has closed. */
   private disposed = false;
+  /** The last write that failed (ENOSPC, EIO, …), until a write succeeds again. */
+  private lastFault: { readonly code: string; readonly message: string } | undefined;
+  /** The size of the largest write that failed since the last success (what {@link probe} writes). */
+  private faultBytes = 0;
+  /** Errors this adapter's writes threw (so a process can tell a disk fault from a bug). */
+  private readonly faults = new WeakSet<object>();
 
   constructor(
     /** The directory holding the chunks. */
@@ -148,28 +154,97 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     // Read-only: automerge-repo's own saves (its storage id, sync state, a compaction) are dropped;
     // the op log refuses appends before they reach here.
     if (this.readOnly) return;
-    await this.lock.run(() => {
-      const target = this.filePath(key);
-      this.ensureDir(path.dirname(target));
+    await this.faulting(data.length, () =>
+      this.lock.run(() => {
+        const target = this.filePath(key);
+        this.ensureDir(path.dirname(target));
+        this.ensureDir(this.tmpDir);
+        const tmp = path.join(this.tmpDir, `${this.prefix}${this.tmpCount++}`);
+        try {
+          const fd = fs.openSync(tmp, "w");
+          try {
+            let off = 0;
+            while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+            fs.fsyncSync(fd);
+          } finally {
+            fs.closeSync(fd);
+          }
+          fs.renameSync(tmp, target);
+        } catch (e) {
+          // A failed write (a full disk) must not leave its partial temp file taking the space.
+          fs.rmSync(tmp, { force: true });
+          throw e;
+        }
+        this.fsyncDir(path.dirname(target));
+        const joined = key.join("/");
+        if (!this.saveOrder.has(joined)) this.saveOrder.set(joined, this.saves++);
+        if (this.isChunk(key)) {
+          this.known.add(key.join("/"));
+          this.bumpGeneration();
+        }
+      }),
+    );
+  }
+
+  /**
+   * The write that failed last (its errno code and message), while no write has succeeded since:
+   * what a server reports as unhealthy (a full disk), and clears once space returns.
+   */
+  get fault(): { readonly code: string; readonly message: string } | undefined {
+    return this.lastFault;
+  }
+
+  /**
+   * After a fault: tries a durable write as large as the one that failed (in `.tmp/`, fsynced,
+   * then removed) and clears the fault when it succeeds — space came back — so a health check need
+   * not wait for the next save. Returns the fault that remains, if any.
+   */
+  probe(): { readonly code: string; readonly message: string } | undefined {
+    if (this.lastFault === undefined || this.readOnly) return this.lastFault;
+    const file = path.join(this.tmpDir, `${this.prefix}probe`);
+    try {
       this.ensureDir(this.tmpDir);
-      const tmp = path.join(this.tmpDir, `${this.prefix}${this.tmpCount++}`);
-      const fd = fs.openSync(tmp, "w");
+      const fd = fs.openSync(file, "w");
       try {
-        let off = 0;
-        while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+        const size = Math.max(this.faultBytes, 4096);
+        const block = new Uint8Array(Math.min(size, 1 << 20));
+        // A write may store only part of what it is given (a nearly full disk): count what it did.
+        for (let done = 0; done < size; )
+          done += fs.writeSync(fd, block, 0, Math.min(block.length, size - done));
         fs.fsyncSync(fd);
       } finally {
         fs.closeSync(fd);
       }
-      fs.renameSync(tmp, target);
-      this.fsyncDir(path.dirname(target));
-      const joined = key.join("/");
-      if (!this.saveOrder.has(joined)) this.saveOrder.set(joined, this.saves++);
-      if (this.isChunk(key)) {
-        this.known.add(key.join("/"));
-        this.bumpGeneration();
-      }
-    });
+      this.lastFault = undefined;
+    } catch {
+      // Still failing: the fault stands.
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+    return this.lastFault;
+  }
+
+  /** True when `e` is an error one of this adapter's writes threw (a disk fault, not a bug). */
+  threw(e: unknown): boolean {
+    return typeof e === "object" && e !== null && this.faults.has(e);
+  }
+
+  private async faulting<R>(bytes: number, write: () => Promise<R>): Promise<R> {
+    try {
+      const r = await write();
+      // A small write (a sync state) fitting says nothing of the large one that did not.
+      if (bytes >= this.faultBytes) this.lastFault = undefined;
+      return r;
+    } catch (e) {
+      if (typeof e === "object" && e !== null) this.faults.add(e);
+      // The largest write that failed since the last success: what must fit again.
+      this.faultBytes = this.lastFault === undefined ? bytes : Math.max(this.faultBytes, bytes);
+      this.lastFault = {
+        code: String((e as NodeJS.ErrnoException).code ?? "EIO"),
+        message: e instanceof Error ? e.message : String(e),
+      };
+      throw e;
+    }
   }
 
   override async remove(key: StorageKey): Promise<void> {
