@@ -7,24 +7,23 @@
  * clean check where every injected mistake was auto-fixable.
  */
 import { execFile } from "node:child_process";
-import { copyFileSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { corpusMissingMessage, kumikiShared } from "../../core/test/support/corpus.js";
+import {
+  type BrokenCase,
+  brokenCases,
+  conformanceRoot,
+  corpusMissingMessage,
+  hasConformance,
+  kumikiShared,
+} from "../../core/test/support/corpus.js";
 import { dispose, kumikiBin, ok, serve, tempDir, workspaceFrom } from "./support/session.js";
 
-const root = path.join(kumikiShared, "conformance");
+const root = conformanceRoot;
 const examples = path.join(kumikiShared, "examples");
-let present = false;
-try {
-  present = statSync(path.join(root, "expected.json")).isFile();
-} catch {}
-
-interface Case {
-  readonly file: string;
-  readonly kind: string;
-  readonly caps?: string;
-}
+const present = hasConformance;
+type Case = BrokenCase;
 /** Kinds an auto-patch repairs wholly, in part, or not at all (then nothing may change). */
 const KINDS = [
   "misspell-ref",
@@ -35,15 +34,13 @@ const KINDS = [
   "remove-referenced",
   "null-use",
 ];
-const sample: Case[] = present
-  ? KINDS.flatMap((kind) => {
-      const all = (JSON.parse(readFileSync(path.join(root, "expected.json"), "utf8")) as { cases: Case[] })
-        .cases;
-      const size = (c: Case) => statSync(path.join(root, c.file)).size;
-      const [smallest] = all.filter((c) => c.kind === kind).sort((a, b) => size(a) - size(b));
-      return smallest === undefined ? [] : [smallest];
-    })
-  : [];
+const sample: Case[] = KINDS.flatMap((kind) => {
+  const size = (c: Case) => statSync(path.join(root, c.file)).size;
+  const [smallest] = brokenCases()
+    .filter((c) => c.kind === kind)
+    .sort((a, b) => size(a) - size(b));
+  return smallest === undefined ? [] : [smallest];
+});
 
 const dirs: string[] = [];
 afterEach(async () => {

@@ -18,21 +18,20 @@ import { normalizePatch } from "../../src/fix/normalize.js";
 import { exportProgram, importProgram } from "../../src/project/program.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import { openStore, type Store } from "../../src/store/store.js";
-import { corpusMissingMessage, kumikiShared } from "../support/corpus.js";
+import {
+  type BrokenCase,
+  brokenCases,
+  conformanceRoot,
+  corpusMissingMessage,
+  hasConformance,
+  kumikiShared,
+} from "../support/corpus.js";
 
-const root = path.join(kumikiShared, "conformance");
+const root = conformanceRoot;
 const examples = path.join(kumikiShared, "examples");
-const present = fs.existsSync(path.join(root, "expected.json"));
-interface Case {
-  readonly file: string;
-  readonly kind: string;
-  readonly caps?: string;
-}
-const cases: Case[] = present
-  ? (JSON.parse(fs.readFileSync(path.join(root, "expected.json"), "utf8")) as { cases: Case[] }).cases.filter(
-      (c) => c.kind !== "none",
-    )
-  : [];
+const present = hasConformance;
+type Case = BrokenCase;
+const cases = brokenCases();
 
 function capsOf(c: Case): CapabilityManifest | undefined {
   return c.caps === undefined

@@ -14,21 +14,19 @@ import { checkStore } from "../../src/check/store-check.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
 import { splitProgram } from "../../src/lang/split.js";
 import { exportProgram, importProgram } from "../../src/project/program.js";
-import { corpusMissingMessage, corpusPrograms, hasCorpus, kumikiShared } from "../support/corpus.js";
+import {
+  brokenCases,
+  conformanceRoot,
+  corpusMissingMessage,
+  corpusPrograms,
+  hasConformance,
+  hasCorpus,
+} from "../support/corpus.js";
 import { memoryStore, must } from "./helpers.js";
 
-const root = path.join(kumikiShared, "conformance");
-const present = fs.existsSync(path.join(root, "expected.json"));
-interface Case {
-  readonly file: string;
-  readonly kind: string;
-  readonly upstream: { readonly errors: readonly string[] };
-}
-const cases: Case[] = present
-  ? (JSON.parse(fs.readFileSync(path.join(root, "expected.json"), "utf8")) as { cases: Case[] }).cases.filter(
-      (c) => c.kind !== "none",
-    )
-  : [];
+const root = conformanceRoot;
+const present = hasConformance;
+const cases = brokenCases();
 
 describe("faithful import", () => {
   it("a one-typo program imports, exports byte for byte, and check reports the typo with its fix", async () => {

@@ -47,3 +47,28 @@ export function corpusProgram(id: string): CorpusProgram | undefined {
   const path = join(kumikiShared, "examples", id);
   return { id, path, source: readFileSync(path, "utf8") };
 }
+
+/** ../shared/kumiki/conformance: example programs each with one injected mistake. */
+export const conformanceRoot = join(kumikiShared, "conformance");
+
+/** True when the conformance corpus (its expected.json) is present. */
+export const hasConformance = existsSync(join(conformanceRoot, "expected.json"));
+
+/** One broken program of the conformance corpus, as expected.json lists it. */
+export interface BrokenCase {
+  /** File name in {@link conformanceRoot}. */
+  readonly file: string;
+  /** The kind of mistake injected (`misspell-ref`, `duplicate-def`, …). */
+  readonly kind: string;
+  /** A capability manifest (relative to ../shared/kumiki/examples) the case is checked with. */
+  readonly caps?: string;
+}
+
+/** Every broken program of the conformance corpus (the unmutated `none` cases left out). */
+export function brokenCases(): BrokenCase[] {
+  if (!hasConformance) return [];
+  const { cases } = JSON.parse(readFileSync(join(conformanceRoot, "expected.json"), "utf8")) as {
+    cases: BrokenCase[];
+  };
+  return cases.filter((c) => c.kind !== "none");
+}
