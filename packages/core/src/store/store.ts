@@ -542,7 +542,12 @@ export class Store {
       ids.push(...deps.sort(compareDefinitions).map((s) => s.id));
     }
     const definitions = ids.map((id) => this.reader.get(id)!);
-    const text = definitions.map((d) => (d.text.endsWith("\n") ? d.text : `${d.text}\n`)).join("");
+    const text = definitions
+      .map((d) => {
+        const shown = withoutLeadingTrivia(d.text);
+        return shown.endsWith("\n") ? shown : `${shown}\n`;
+      })
+      .join("");
     return ok({ definitions, text });
   }
 
@@ -1358,6 +1363,23 @@ function lostWrite(receipt: WriteReceipt, lost: readonly OpFate[]): StoreResult<
     `the write was stored but ${lost.length === 1 ? `its op ${first.opId} was` : `${lost.length} of its ${receipt.opIds.length} ops were`} ${first.status} in the merge with a concurrent write: ${first.reason}; to retry: ${first.retry}`,
     { stored: true, lost, conflicts: receipt.conflicts ?? [], opIds: receipt.opIds, receipt },
   );
+}
+
+/**
+ * A definition's text as `view` shows it: from the comment lines directly above its keyword line
+ * (its doc comment), without the blank lines and section banners an import kept above those (they
+ * stay in the store and in `export`; anchors in what is shown still match).
+ */
+function withoutLeadingTrivia(text: string): string {
+  const head = decomposeSource(text)?.head;
+  if (head === undefined) return text;
+  let start = head.lastIndexOf("\n") + 1;
+  while (start > 0) {
+    const prev = text.lastIndexOf("\n", start - 2) + 1;
+    if (!/^[ \t]*#/.test(text.slice(prev, start - 1))) break;
+    start = prev;
+  }
+  return text.slice(start);
 }
 
 /**

@@ -147,6 +147,15 @@ describe("faithful import", () => {
     expect(worse.ok || worse.error.code).toBe("undefined-reference");
   });
 
+  it("view shows a definition from its doc comment; the section banner above stays for export", async () => {
+    const source = "type A = Int\n\n# ====== Slots ======\n\n# the count\nslot x : Int = 0\n";
+    const store = memoryStore("agent:test", true);
+    must(await importProgram(store, source));
+    const v = store.view("slot.x");
+    expect(v.ok && v.value.text).toBe("# the count\nslot x : Int = 0\n");
+    expect(exportProgram(store)).toBe(source);
+  });
+
   it("strict refuses a program that does not parse, writing nothing", async () => {
     const store = memoryStore("agent:test", true);
     const r = await importProgram(store, "slot count : Int = (0\n", { strict: true });

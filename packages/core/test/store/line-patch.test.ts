@@ -96,7 +96,12 @@ describe("replace keeps the comment lines above a definition", () => {
     const { store } = newStore();
     await must(store.add({ source: '\n# The label\n# shown on top\nslot label : Text = ""' }));
     await must(store.replace({ qname: "slot.label", body: 'Text = "hi"' }));
-    expect(text(store, "slot.label")).toBe('\n# The label\n# shown on top\nslot label : Text = "hi"\n');
+    // view shows it from its doc comment; the blank line above is kept in the store (and export).
+    expect(text(store, "slot.label")).toBe('# The label\n# shown on top\nslot label : Text = "hi"\n');
+    const stored = store.view("slot.label");
+    expect(stored.ok && stored.value.definitions[0]?.text).toBe(
+      '\n# The label\n# shown on top\nslot label : Text = "hi"',
+    );
     await must(store.replace({ qname: "slot.label", source: '# new doc\nslot label : Text = "yo"' }));
     expect(text(store, "slot.label")).toBe('# new doc\nslot label : Text = "yo"\n');
   });
