@@ -39,9 +39,9 @@ let watching = false;
 /**
  * automerge-repo saves in the background and does not catch a failed save: an ENOSPC from the
  * storage became an unhandled rejection and ended the server, and every client lost it. A fault
- * one of our storages threw is handled here instead: `/health` reports it (503) until a write
- * succeeds, no push is confirmed meanwhile, and the next save retries. Anything else is rethrown,
- * so a bug still ends the process as it would without this handler.
+ * one of our storages threw is handled here instead: `/health` reports it (503) until a write as
+ * large as the failed one fits again, no push is confirmed meanwhile, and the next save retries.
+ * Anything else is rethrown, so a bug still ends the process as it would without this handler.
  */
 function watchStorageFaults(): void {
   if (watching) return;
@@ -220,7 +220,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   watchStorageFaults();
 
   const health = (): SyncServerHealth => {
-    // A fault stands until a write succeeds: a small probe write tells whether space came back.
+    // A fault stands until a write as large as the failed one fits: probe() tries one.
     const fault = storage.probe();
     return {
       ok: fault === undefined,

@@ -2452,6 +2452,8 @@ function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Lo
     const op = r.op;
     const id = op["op-id"];
     const held = graph.op(id) ?? batch.get(id);
+    // Held, but quarantined (it failed the schema when it came): skipped as before.
+    if (held === undefined && graph.holds(id)) continue;
     if (held !== undefined) {
       // An op-id names one op: the same op again is a no-op, another op under it is refused.
       if (opContentHash(held) !== opContentHash(op)) {
