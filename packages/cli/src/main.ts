@@ -78,6 +78,13 @@ function print(io: Required<CliIo>, json: boolean, result: CommandResult): void 
 export async function main(argv: readonly string[], cliIo: CliIo = processIo): Promise<number> {
   const io = withDefaults(cliIo);
   const { globals, verb, word, rest } = splitVerb(argv);
+  if (word === undefined && globals.length > 0) {
+    // `kumiki --store status`: the option took the verb as its value, and no verb is left.
+    io.stderr(
+      `kumiki: no verb after ${globals.join(" ")} (an option that takes a value took the next word: give it a value, then the verb, e.g. kumiki --store DIR status)\n`,
+    );
+    return 2;
+  }
   if (word === undefined || word === "-h" || word === "--help" || word === "help") {
     const topic = word === "help" ? COMMANDS.find((c) => c.name === rest.join(" ")) : undefined;
     io.stdout(

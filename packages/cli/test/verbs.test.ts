@@ -36,6 +36,8 @@ const s: State = {};
 const bundle = JSON.stringify({ ops: [{ op: "add", layer: "slot", name: "fromBundle", body: "Int = 1" }] });
 
 const TABLE: readonly Row[] = [
+  // a global option that took the verb as its value: a usage error, not the help with exit 0
+  { argv: ["--store", "status"], exit: 2, err: /no verb after --store status/ },
   // init
   { argv: ["init", "a", "b"], exit: 2, err: /expected 0 to 1 arguments/ },
   { argv: ["init"], exit: 1, err: /already a workspace/ },

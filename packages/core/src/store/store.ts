@@ -2016,6 +2016,14 @@ class Draft {
     }
     const bound = this.bind(r.text, { layer: s.layer, name: s.name }, s.id);
     if (!bound.ok) return { ...bound.error, message: `after the edit, ${bound.error.message}` };
+    // An edit whose anchors replace each text with itself changes nothing: no op, as for replace.
+    if (this.reserved.size === 0 && r.text === shown && sameRefs(bound.value.refs, s.body.refs)) {
+      return {
+        code: "no-change",
+        message: `the edit leaves ${q} as it is (every replace equals its find); nothing was written`,
+        details: { definition: q },
+      };
+    }
     const parts = decomposeSource(r.text)!;
     return this.place({
       ...this.meta("edit", s.layer, s.name, s.id, input.task),

@@ -122,4 +122,22 @@ describe("a replace that changes nothing", () => {
     expect(r.opIds).toHaveLength(1);
     expect(okValue(store.refs("slot.later")).referrers.map((x) => x.qname)).toEqual(["tile.T"]);
   });
+
+  it("an edit that replaces a text with itself writes no op either (no-change)", async () => {
+    const { store, log } = newStore();
+    await must(store.add({ layer: "slot", name: "x", body: "Int = 0" }));
+    await refused(
+      log,
+      store.edit({ qname: "slot.x", patch: [{ find: "Int = 0", replace: "Int = 0" }] }),
+      "no-change",
+    );
+    await refused(
+      log,
+      store.edit({ qname: "slot.x", patch: { "body:1": "replace 'Int' -> 'Int'" } }),
+      "no-change",
+    );
+    expect(
+      (await must(store.edit({ qname: "slot.x", patch: [{ find: "0", replace: "1" }] }))).opIds,
+    ).toHaveLength(1);
+  });
 });
