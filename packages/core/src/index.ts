@@ -260,7 +260,11 @@ export {
 } from "./store/automerge-op-log.js";
 export { type DiffSide, definitionDiff } from "./store/diff.js";
 export { fingerprintOps, opContentHash } from "./store/fingerprint.js";
-export { DurableFSStorageAdapter, type DurableStorageOptions } from "./store/fs-storage.js";
+export {
+  DurableFSStorageAdapter,
+  type DurableStorageOptions,
+  type StorageFault,
+} from "./store/fs-storage.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
 export type { OpLog, StoredOp } from "./store/op-log.js";
 export {

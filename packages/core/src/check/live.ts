@@ -236,10 +236,13 @@ export class LiveCheck {
       }
       this.states.set(id, seen(s));
       const input = storeInput(graph, m, s);
-      if (input === undefined) this.source.delete(id);
-      else this.source.set(id, input);
-      if (input === undefined) this.noteUnparsed(s);
-      else this.unparsed.delete(id);
+      if (input === undefined) {
+        this.source.delete(id);
+        this.noteUnparsed(s);
+      } else {
+        this.source.set(id, input);
+        this.unparsed.delete(id);
+      }
     }
     return dirty;
   }

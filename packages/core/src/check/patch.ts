@@ -1,5 +1,6 @@
 import type { AppDef } from "../lang/ast.js";
 import type { Span } from "../lang/span.js";
+import { commentBlockStart } from "../lang/split.js";
 import type { AutoPatch, AutoPatchOp } from "./diagnostic.js";
 import type { CheckInput } from "./graph.js";
 
@@ -42,12 +43,7 @@ function namesOnLine(node: CheckInput, line: number): string[] {
  * and the rest of its last line (the same rule splitProgram uses).
  */
 function definitionText(source: string, span: Span): string {
-  let start = source.lastIndexOf("\n", span.offset - 1) + 1;
-  while (start > 0) {
-    const prevStart = source.lastIndexOf("\n", start - 2) + 1;
-    if (!/^[ \t]*#/.test(source.slice(prevStart, start - 1))) break;
-    start = prevStart;
-  }
+  const start = commentBlockStart(source, source.lastIndexOf("\n", span.offset - 1) + 1);
   let end = source.indexOf("\n", span.end);
   if (end < 0) end = source.length;
   return source.slice(start, end);

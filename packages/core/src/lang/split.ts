@@ -72,6 +72,21 @@ export function splitProgram(source: string): ParseResult<Piece[]> {
   return { ok: true, value: pieces };
 }
 
+/**
+ * Where the comment lines directly above the line that starts at `lineStart` begin (no blank line
+ * between): the comment a definition's text carries, by the rule {@link splitProgram} attaches it.
+ * `lineStart` itself when the line above is not a comment.
+ */
+export function commentBlockStart(source: string, lineStart: number): number {
+  let start = lineStart;
+  while (start > 0) {
+    const prev = source.lastIndexOf("\n", start - 2) + 1;
+    if (!/^[ \t]*#/.test(source.slice(prev, start - 1))) break;
+    start = prev;
+  }
+  return start;
+}
+
 /** The file the pieces came from: their texts, concatenated. */
 export function joinPieces(pieces: readonly Piece[]): string {
   let out = "";
@@ -159,12 +174,8 @@ export function splitProgramTolerant(source: string): ParseResult<Piece[]> {
       .slice(from, to)
       .split("\n")
       .every((line) => /^[ \t\r]*(#.*)?$/.test(line));
-  // Comment lines directly above a header belong to it, as splitProgram attaches them.
-  const startOf = (h: { line: number }): number => {
-    let line = h.line;
-    while (line > 1 && /^[ \t]*#/.test(source.slice(lineStarts[line - 2]!, lineStarts[line - 1]!))) line--;
-    return lineStarts[line - 1]!;
-  };
+  // Comment lines directly above a header belong to it (commentBlockStart).
+  const startOf = (h: { line: number }): number => commentBlockStart(source, lineStarts[h.line - 1]!);
   if (!isTrivia(0, startOf(first))) return whole;
   const pieces: Piece[] = [];
   let at = 0;

@@ -108,10 +108,9 @@ function bundleText(v: unknown): string | undefined {
 /** An {@link OpLog} kept in one Automerge document of an automerge-repo Repo. */
 export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private readonly ops: T[] = [];
-  private readonly ids = new Set<string>();
   private readonly listeners = new Set<(ops: readonly T[]) => void>();
   private readonly invalidEntries: InvalidEntry[] = [];
-  /** The held op of each op-id (to tell the same op again from another op under its id). */
+  /** The held op of each op-id (held once; the same op again is told from another under its id). */
   private readonly byId = new Map<string, T>();
   private readonly chunkSize: number;
   private readonly mirror: OpLogFile | undefined;
@@ -286,12 +285,12 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     const batch = new Map<string, T>();
     for (const op of ops) {
       const copy = copyStoredOp(op);
-      if (!this.ids.has(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
+      if (!this.byId.has(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
     }
     if (batch.size === 0) return [];
     return this.storage.lock.run(async () => {
       this.mergeForeign();
-      const fresh = [...batch.values()].filter((op) => !this.ids.has(op["op-id"]));
+      const fresh = [...batch.values()].filter((op) => !this.byId.has(op["op-id"]));
       if (fresh.length === 0) return [];
       const before = this.heads();
       const size = this.chunkSize;
@@ -431,8 +430,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
 
   private hold(op: T): boolean {
     const id = op["op-id"];
-    if (this.ids.has(id)) return false;
-    this.ids.add(id);
+    if (this.byId.has(id)) return false;
     this.byId.set(id, op);
     this.ops.push(op);
     return true;

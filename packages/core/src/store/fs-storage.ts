@@ -42,6 +42,17 @@ class NoLock extends FileLock {
   override release(): void {}
 }
 
+/** A write of the storage that failed (a full disk): its errno code and message. */
+export interface StorageFault {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Writes all of `data` to `fd`: a write may store only part of what it is given (a nearly full disk). */
+function writeAll(fd: number, data: Uint8Array): void {
+  for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
+}
+
 function fsyncPath(p: string): void {
   const fd = fs.openSync(p, "r");
   try {
@@ -120,7 +131,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   /** Set by {@link dispose}: the log using this adapter has closed. */
   private disposed = false;
   /** The last write that failed (ENOSPC, EIO, …), until a write succeeds again. */
-  private lastFault: { readonly code: string; readonly message: string } | undefined;
+  private lastFault: StorageFault | undefined;
   /** The size of the largest write that failed since the last success (what {@link probe} writes). */
   private faultBytes = 0;
   /** Errors this adapter's writes threw (so a process can tell a disk fault from a bug). */
@@ -163,8 +174,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
         try {
           const fd = fs.openSync(tmp, "w");
           try {
-            let off = 0;
-            while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+            writeAll(fd, data);
             fs.fsyncSync(fd);
           } finally {
             fs.closeSync(fd);
@@ -179,7 +189,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
         const joined = key.join("/");
         if (!this.saveOrder.has(joined)) this.saveOrder.set(joined, this.saves++);
         if (this.isChunk(key)) {
-          this.known.add(key.join("/"));
+          this.known.add(joined);
           this.bumpGeneration();
         }
       }),
@@ -190,7 +200,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
    * The write that failed last (its errno code and message), while no write has succeeded since:
    * what a server reports as unhealthy (a full disk), and clears once space returns.
    */
-  get fault(): { readonly code: string; readonly message: string } | undefined {
+  get fault(): StorageFault | undefined {
     return this.lastFault;
   }
 
@@ -199,18 +209,18 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
    * then removed) and clears the fault when it succeeds — space came back — so a health check need
    * not wait for the next save. Returns the fault that remains, if any.
    */
-  probe(): { readonly code: string; readonly message: string } | undefined {
+  probe(): StorageFault | undefined {
     if (this.lastFault === undefined || this.readOnly) return this.lastFault;
     const file = path.join(this.tmpDir, `${this.prefix}probe`);
     try {
       this.ensureDir(this.tmpDir);
       const fd = fs.openSync(file, "w");
       try {
+        // In blocks of at most 1 MiB: a failed compaction can be many megabytes.
         const size = Math.max(this.faultBytes, 4096);
         const block = new Uint8Array(Math.min(size, 1 << 20));
-        // A write may store only part of what it is given (a nearly full disk): count what it did.
-        for (let done = 0; done < size; )
-          done += fs.writeSync(fd, block, 0, Math.min(block.length, size - done));
+        for (let done = 0; done < size; done += block.length)
+          writeAll(fd, block.subarray(0, Math.min(block.length, size - done)));
         fs.fsyncSync(fd);
       } finally {
         fs.closeSync(fd);

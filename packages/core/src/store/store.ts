@@ -3,6 +3,7 @@ import { isStandardReference } from "../check/stdlib.js";
 import type { ContentHash } from "../lang/hash.js";
 import { isLayer, LAYER_PLURALS, type Layer } from "../lang/layers.js";
 import type { ReferenceSite } from "../lang/references.js";
+import { commentBlockStart } from "../lang/split.js";
 import { matchesLockPattern } from "../ops/glob.js";
 import type { LockEntry } from "../ops/graph.js";
 import { type Conflict, type DefinitionState, Graph, type GraphStatus } from "../ops/graph.js";
@@ -1372,14 +1373,7 @@ function lostWrite(receipt: WriteReceipt, lost: readonly OpFate[]): StoreResult<
  */
 function withoutLeadingTrivia(text: string): string {
   const head = decomposeSource(text)?.head;
-  if (head === undefined) return text;
-  let start = head.lastIndexOf("\n") + 1;
-  while (start > 0) {
-    const prev = text.lastIndexOf("\n", start - 2) + 1;
-    if (!/^[ \t]*#/.test(text.slice(prev, start - 1))) break;
-    start = prev;
-  }
-  return text.slice(start);
+  return head === undefined ? text : text.slice(commentBlockStart(text, head.lastIndexOf("\n") + 1));
 }
 
 /**
@@ -1497,13 +1491,8 @@ class Draft {
   private readonly addedHere = new Set<DefId>();
   /** Per `layer:name`, the bundle's adds of it not yet placed. */
   private readonly toAdd = new Map<string, number>();
-  /** The `layer:name` keys the bundle adds more than once. */
-  private get duplicated(): ReadonlySet<string> {
-    if (this.duplicatedKeys === undefined)
-      this.duplicatedKeys = new Set([...this.toAdd].filter(([, n]) => n > 1).map(([k]) => k));
-    return this.duplicatedKeys;
-  }
-  private duplicatedKeys: Set<string> | undefined;
+  /** The `layer:name` keys the bundle adds more than once (set by {@link reserve}). */
+  private duplicated: ReadonlySet<string> = new Set();
   /** Definitions removed as part of a cascade or an undo (their referrers go too). */
   readonly cascaded = new Set<DefId>();
   /** The task of the bundle item being written (the links a bundle writes for it carry it too). */
@@ -1569,6 +1558,7 @@ class Draft {
       this.reserved.add(key);
       this.toAdd.set(key, (this.toAdd.get(key) ?? 0) + 1);
     }
+    this.duplicated = new Set([...this.toAdd].filter(([, n]) => n > 1).map(([k]) => k));
   }
 
   /**
@@ -2465,10 +2455,11 @@ function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Lo
     if (held !== undefined) {
       // An op-id names one op: the same op again is a no-op, another op under it is refused.
       if (opContentHash(held) !== opContentHash(op)) {
+        const fields = differingFields(held, op);
         return reject(
           "op-id-reused",
-          `op ${i + 1}: ${id} is already held with other content (${differingFields(held, op).join(", ")} differ): an op-id names exactly one op, so this one is forged or corrupted; nothing was stored (a new op needs a new op-id)`,
-          { index: i, op: id, fields: differingFields(held, op) },
+          `op ${i + 1}: ${id} is already held with other content (${fields.join(", ")} differ): an op-id names exactly one op, so this one is forged or corrupted; nothing was stored (a new op needs a new op-id)`,
+          { index: i, op: id, fields },
         );
       }
       continue;
