@@ -4,7 +4,7 @@
  * current across processes, what `view` loads, and the two-agent scenario of ai-edit.md §9.4 on
  * one machine (two workspaces exchanging ops as bundles).
  */
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, type Dirent, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -186,26 +186,38 @@ describe("a workspace whose newest chunk is damaged", () => {
 });
 
 describe("a workspace this process cannot write (another user's, or a read-only mount)", () => {
-  it("status, view, list, export and check work, take no lock and write nothing; a write says why", () => {
+  it("status, view, list, export and check work, take no lock and write nothing; a write says why", (ctx) => {
     const cache = tempDir("ro-cache");
     dirs.push(cache);
     const { dir, k } = workspace("readonly", cache);
     expect(k(["add", "slot", "a", "Int = 1"]).code).toBe(0);
-    // Run as nobody when we are root (root may write anywhere); else take our own write access away.
+    const store = path.join(dir, ".kumiki");
+    // Root may write anywhere: a read-only bind mount of .kumiki takes its write access away (as
+    // a read-only mount does); any other user loses it by the files' modes (as another user's
+    // workspace does). Running as another user would also need the clone readable by it.
     const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      try {
+        execFileSync("mount", ["--bind", store, store], { stdio: "ignore" });
+      } catch {
+        ctx.skip("as root this needs a read-only bind mount, and mount is not allowed here");
+      }
+      try {
+        execFileSync("mount", ["-o", "remount,bind,ro", store], { stdio: "ignore" });
+      } catch (e) {
+        execFileSync("umount", [store], { stdio: "ignore" });
+        throw e;
+      }
+    } else chmodRecursive(store, false);
     const readerCache = tempDir("ro-reader-cache");
     dirs.push(readerCache);
-    chmodSync(readerCache, 0o777);
-    chmodSync(dir, 0o755);
-    if (!asRoot) chmodRecursive(path.join(dir, ".kumiki"), false);
-    const before = listing(path.join(dir, ".kumiki"));
+    const before = listing(store);
     const as = (argv: string[]) =>
       spawnSync(process.execPath, [BIN, ...argv], {
         cwd: dir,
         env: { PATH: process.env.PATH ?? "", HOME: readerCache, ...testEnv(readerCache) },
         encoding: "utf8",
         timeout: 30_000,
-        ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
       });
     try {
       expect(as(["status"]).stdout).toMatch(/^1 definition · 1 op/);
@@ -216,9 +228,10 @@ describe("a workspace this process cannot write (another user's, or a read-only 
       const w = as(["add", "slot", "b", "Int = 2"]);
       expect(w.status).toBe(1);
       expect(w.stderr).toContain("read-only (no write access to");
-      expect(listing(path.join(dir, ".kumiki"))).toEqual(before);
+      expect(listing(store)).toEqual(before);
     } finally {
-      if (!asRoot) chmodRecursive(path.join(dir, ".kumiki"), true);
+      if (asRoot) execFileSync("umount", [store], { stdio: "ignore" });
+      else chmodRecursive(store, true);
     }
   });
 });
