@@ -150,7 +150,8 @@ export function createContext(
       // Read before the open: if anyone writes after this, the token moves and the snapshot is never served.
       const generation = enabled ? readGeneration(root) : undefined;
       const opened = await openFull();
-      if (enabled && generation !== undefined) {
+      // A damaged store is read in full every time, so that status keeps saying so until repaired.
+      if (enabled && generation !== undefined && opened.store.status().damage === undefined) {
         const core = await loadCore();
         const ws = core.findWorkspace(root);
         const graph = ws.ok ? core.readConfig(ws.value) : undefined;

@@ -181,7 +181,10 @@ describe("a workspace whose newest chunk is damaged", () => {
     });
     expect(r.signal).toBeNull();
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^kumiki add: cannot load automerge:\S+: \S/);
+    expect(r.stderr).toMatch(
+      /^kumiki add: the workspace's stored document is damaged \(\S+: checksum mismatch/,
+    );
+    expect(r.stderr).toContain("kumiki repair");
   });
 });
 

@@ -257,16 +257,25 @@ export {
   type OpLogDocument,
   OpLogOpenError,
   pushBundle,
+  StoreDamagedError,
 } from "./store/automerge-op-log.js";
+export { chunkDamage, walkChunks } from "./store/chunk-check.js";
 export { type DiffSide, definitionDiff } from "./store/diff.js";
 export { fingerprintOps, opContentHash } from "./store/fingerprint.js";
 export {
+  type DamagedChunk,
   DurableFSStorageAdapter,
   type DurableStorageOptions,
   type StorageFault,
 } from "./store/fs-storage.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
-export type { OpLog, StoredOp } from "./store/op-log.js";
+export type { OpLog, StoreDamage, StoredOp } from "./store/op-log.js";
+export {
+  type RepairedChunk,
+  type RepairOptions,
+  type RepairReport,
+  repairWorkspace,
+} from "./store/repair.js";
 export {
   REJECTION_CODES,
   type Rejection,

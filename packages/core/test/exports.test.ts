@@ -130,6 +130,11 @@ const EXPECTED = [
   "tokenize",
   "workspacePaths",
   "writeFileAtomic",
+  // Storage damage and repair.
+  "StoreDamagedError",
+  "chunkDamage",
+  "walkChunks",
+  "repairWorkspace",
 ];
 
 describe("@kumiki-graph/core exports", () => {

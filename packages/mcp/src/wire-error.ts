@@ -66,7 +66,7 @@ const REQUEST_CODES: ReadonlySet<string> = new Set([
   "bundle-empty",
 ]);
 const NOT_FOUND_CODES: ReadonlySet<string> = new Set(["not-found", "unknown-op"]);
-const UNAVAILABLE_CODES: ReadonlySet<string> = new Set(["storage-failed", "store-closed"]);
+const UNAVAILABLE_CODES: ReadonlySet<string> = new Set(["storage-failed", "store-closed", "store-damaged"]);
 
 /**
  * The wire kind of a core rejection code. Codes core adds later fall under `rejected`: a refusal
@@ -94,7 +94,9 @@ export function fromRejection(r: Rejection, log: (line: string) => void): WireEr
       message:
         r.code === "store-closed"
           ? "the store is closed (the server is shutting down); nothing changed"
-          : "the store could not be read or written; nothing changed; retry the call",
+          : r.code === "store-damaged"
+            ? "the workspace's stored document is damaged: reads work, writes are refused until it is repaired (`kumiki repair` in the workspace); nothing changed"
+            : "the store could not be read or written; nothing changed; retry the call",
       retryable: r.code === "storage-failed",
     };
   }

@@ -14,6 +14,7 @@ import { patchApply, patchExport, patchRevert } from "./patch.js";
 import { refs } from "./refs.js";
 import { remove } from "./remove.js";
 import { rename } from "./rename.js";
+import { repair } from "./repair.js";
 import { status } from "./status.js";
 import { undo } from "./undo.js";
 import { view } from "./view.js";
@@ -48,6 +49,7 @@ export const COMMANDS: readonly (Command | LazyCommand)[] = [
   conflicts,
   importCommand,
   exportCommand,
+  repair,
   lazy("mcp serve", async () => (await import("./mcp.js")).mcpServe),
   lazy("serve", async () => (await import("./serve.js")).serve),
   lazy("remote add", async () => (await import("./remote.js")).remoteAdd),

@@ -22,6 +22,17 @@ export const status: Command = {
       `${s.conflicts} conflict${s.conflicts === 1 ? "" : "s"}`,
       `author ${s.author}`,
     ].join(" · ");
-    return { json: s, text };
+    if (s.damage === undefined) return { json: s, text };
+    const d = s.damage;
+    const lines = [
+      `${text} · DAMAGED`,
+      ...d.chunks.map((c) => `  damaged chunk ${c.name}: ${c.reason}`),
+      ...(d.lostChanges.length > 0
+        ? [`  ${d.lostChanges.length} change(s) op-log.jsonl was written after are missing from the document`]
+        : []),
+      `  reads show the sound chunks${d.fromOpLog > 0 ? ` plus ${d.fromOpLog} op(s) from op-log.jsonl` : ""}; writes are refused`,
+      "  run `kumiki repair` (or `kumiki repair --dry-run` to see what it would do)",
+    ];
+    return { json: s, text: lines.join("\n") };
   },
 };

@@ -19,6 +19,7 @@ import {
   type AutomergeUrl,
   type DocHandle,
   type DocHandleChangePayload,
+  type DocumentId,
   isValidAutomergeUrl,
   type NetworkAdapterInterface,
   type PeerId,
@@ -29,7 +30,7 @@ import type { FileLock } from "./file-lock.js";
 import { opContentHash } from "./fingerprint.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import { copyStoredOp } from "./memory-op-log.js";
-import type { OpLog, StoredOp } from "./op-log.js";
+import type { OpLog, StoreDamage, StoredOp } from "./op-log.js";
 import type { OpLogFile } from "./op-log-file.js";
 
 /** The document's `kind` marker. */
@@ -75,6 +76,16 @@ export interface AutomergeOpLogOptions {
    * written (the readable op log neither), appends refused; reads and catching up work as usual.
    */
   readonly readOnly?: boolean;
+  /**
+   * Open a document that lacks changes the readable op log was written after, as if whole (what a
+   * repair does once it has moved damaged chunks aside). Default: such a document opens damaged.
+   */
+  readonly acceptLostChanges?: boolean;
+}
+
+/** An append refused because the stored document is damaged (see {@link StoreDamage}); `code` is "store-damaged". */
+export class StoreDamagedError extends Error {
+  readonly code = "store-damaged";
 }
 
 /** Why {@link AutomergeOpLog.open} failed. */
@@ -82,10 +93,13 @@ export class OpLogOpenError extends Error {
   constructor(
     readonly code: "store-missing" | "store-corrupt" | "store-unsupported",
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; damaged?: boolean },
   ) {
     super(message, options);
+    this.damaged = options?.damaged === true;
   }
+  /** The open failed because damaged chunks were held back (then it opens again, damaged). */
+  readonly damaged: boolean;
 }
 
 /**
@@ -114,6 +128,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private readonly byId = new Map<string, T>();
   private readonly chunkSize: number;
   private readonly mirror: OpLogFile | undefined;
+  private damageFound: StoreDamage | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private local = false;
   private closed = false;
@@ -131,12 +146,19 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     options: AutomergeOpLogOptions,
   ) {
     this.chunkSize = Math.max(1, options.chunkSize ?? CHUNK_SIZE);
-    this.mirror = options.readOnly === true ? undefined : options.mirror;
+    // Read-only or damaged: the readable op log is read (for what the document lacks), never written.
+    this.mirror = options.mirror;
+    if (this.mirror !== undefined) this.mirror.document = handle.documentId;
   }
 
   /** The graph document's URL (what `.kumiki/config.json` records). */
   get url(): AutomergeUrl {
     return this.handle.url;
+  }
+
+  /** What is wrong with the stored document, when something is (see {@link StoreDamage}); then writes are refused. */
+  get damage(): StoreDamage | undefined {
+    return this.damageFound;
   }
 
   /** Entries of the document that are not valid bundles or ops (from a buggy or hostile peer). */
@@ -162,8 +184,22 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   }
 
   /** Opens the graph document `url` stored in `options.directory`. */
-  static open<T extends StoredOp = StoredOp>(
+  static async open<T extends StoredOp = StoredOp>(
     options: AutomergeOpLogOptions & { readonly url: string },
+  ): Promise<AutomergeOpLog<T>> {
+    try {
+      return await AutomergeOpLog.openOnce<T>(options, false);
+    } catch (e) {
+      // Every chunk held back as damaged: nothing loaded, so automerge-repo found no document.
+      // Open again as an empty, damaged document (read from op-log.jsonl, writing nothing).
+      if (e instanceof OpLogOpenError && e.damaged) return AutomergeOpLog.openOnce<T>(options, true);
+      throw e;
+    }
+  }
+
+  private static openOnce<T extends StoredOp>(
+    options: AutomergeOpLogOptions & { readonly url: string },
+    empty: boolean,
   ): Promise<AutomergeOpLog<T>> {
     const url = options.url;
     if (!isValidAutomergeUrl(url)) {
@@ -172,23 +208,44 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     return AutomergeOpLog.withRepo(options, async (repo, storage) => {
       storage.sweepTemporaries();
       const documentId = url.slice("automerge:".length);
-      if (!storage.hasDocument(documentId) && (options.network ?? []).length === 0) {
-        throw new OpLogOpenError("store-missing", `the graph document ${url} is not in ${options.directory}`);
-      }
+      const written =
+        options.acceptLostChanges === true ? undefined : options.mirror?.writtenHeads(documentId);
       let handle: DocHandle<OpLogDocument>;
-      try {
-        handle = await repo.find<OpLogDocument>(url);
-      } catch (e) {
-        throw new OpLogOpenError("store-corrupt", `cannot load ${url}: ${(e as Error).message}`, {
-          cause: e,
-        });
+      let imported = false;
+      if (empty || (!storage.hasDocument(documentId) && (options.network ?? []).length === 0)) {
+        // Held back damaged chunks are recorded by this load (it returns only sound ones: none).
+        if (empty) await storage.loadRange([documentId]);
+        if (!empty && (written === undefined || written.length === 0)) {
+          throw new OpLogOpenError(
+            "store-missing",
+            `the graph document ${url} is not in ${options.directory}`,
+          );
+        }
+        // Every chunk is gone or damaged, but op-log.jsonl says there was a document: open it
+        // damaged (empty, read from op-log.jsonl), writing nothing, so that it can be read and repaired.
+        storage.freeze();
+        handle = repo.import<OpLogDocument>(A.save(A.init()), { docId: documentId as DocumentId });
+        handle.doneLoading();
+        imported = true;
+      } else {
+        try {
+          handle = await repo.find<OpLogDocument>(url);
+        } catch (e) {
+          throw new OpLogOpenError("store-corrupt", `cannot load ${url}: ${(e as Error).message}`, {
+            cause: e,
+            damaged: storage.damaged.length > 0,
+          });
+        }
       }
       const log = new AutomergeOpLog<T>(repo, handle, storage, options);
       const doc = handle.doc();
-      if (bundleText(doc.kind) !== OP_LOG_KIND || typeof doc.format !== "number") {
+      const isOpLog = bundleText(doc.kind) === OP_LOG_KIND && typeof doc.format === "number";
+      // Not an op log: unless it is one that lost its first change (op-log.jsonl vouches for more).
+      const lost = (written ?? []).some((h) => !A.hasHeads(doc, [h]));
+      if (!isOpLog && storage.damaged.length === 0 && !imported && !lost) {
         throw new OpLogOpenError("store-corrupt", `${url} is not a Kumiki op log`);
       }
-      if (doc.format > OP_LOG_FORMAT) {
+      if (isOpLog && doc.format > OP_LOG_FORMAT) {
         throw new OpLogOpenError(
           "store-unsupported",
           `${url} has op log format ${doc.format}; this version reads up to ${OP_LOG_FORMAT}`,
@@ -198,6 +255,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       log.readAll(doc);
       // Everything on disk was just loaded: this records the generation (and merges any stragglers).
       log.mergeForeign();
+      log.checkDamage(written);
       return log;
     });
   }
@@ -385,6 +443,18 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
 
   private assertWritable(): void {
     this.assertOpen();
+    if (this.damageFound !== undefined) {
+      const d = this.damageFound;
+      const what = [
+        ...d.chunks.map((c) => `${c.name}: ${c.reason}`),
+        ...(d.lostChanges.length > 0
+          ? [`${d.lostChanges.length} change(s) op-log.jsonl holds are missing`]
+          : []),
+      ];
+      throw new StoreDamagedError(
+        `the workspace's stored document is damaged (${what.slice(0, 3).join("; ")}${what.length > 3 ? "; …" : ""}): reads show what could be read, writes are refused until it is repaired (kumiki repair)`,
+      );
+    }
     if (this.storage.readOnly) {
       throw new Error(
         `the workspace is open read-only (no write access to ${this.storage.directory}): reads work, writes need write access`,
@@ -399,7 +469,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
 
   /** The mirror is derived: a failure here is kept and retried, it does not undo a stored append. */
   private updateMirror(added: readonly T[] = [], before: readonly string[] = []): void {
-    if (!this.mirror) return;
+    if (!this.mirror || this.storage.readOnly) return;
     try {
       // Chunk names only when the file shows the whole document (no invalid entry it leaves out).
       const chunks =
@@ -416,8 +486,36 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     return A.getHeads(this.handle.doc());
   }
 
+  /**
+   * Enters the damaged state when the storage held back a chunk of this document, or the document
+   * lacks a change of `written` (the heads op-log.jsonl was written at): from then on nothing is
+   * written (op-log.jsonl neither, so it keeps every op it had), and on the first entry the ops
+   * op-log.jsonl holds that the document lacks are read from it.
+   */
+  private checkDamage(written?: readonly string[]): void {
+    const chunks = this.storage.damaged.filter((d) => d.documentId === this.handle.documentId);
+    const doc = this.handle.doc();
+    const lost = (written ?? []).filter((h) => !A.hasHeads(doc, [h]));
+    if (chunks.length === 0 && lost.length === 0) return;
+    let fromOpLog = this.damageFound?.fromOpLog ?? 0;
+    if (this.damageFound === undefined && this.mirror !== undefined) {
+      // Only a file that is as this code wrote it: its ops were all in the document once.
+      if (written !== undefined || this.mirror.writtenHeads(this.handle.documentId) !== undefined) {
+        for (const op of this.mirror.readTolerant().ops) if (this.hold(op as T)) fromOpLog++;
+      }
+    }
+    this.storage.freeze();
+    this.damageFound = {
+      chunks,
+      lostChanges: [...new Set([...(this.damageFound?.lostChanges ?? []), ...lost])],
+      fromOpLog,
+    };
+  }
+
   private mergeForeign(): T[] {
     const chunks = this.storage.foreignChunks(this.handle.documentId);
+    const damaged = this.storage.damaged.filter((d) => d.documentId === this.handle.documentId);
+    if (damaged.length !== (this.damageFound?.chunks.length ?? 0)) this.checkDamage();
     if (chunks.length === 0) return [];
     const before = this.ops.length;
     this.handle.update((doc) => {

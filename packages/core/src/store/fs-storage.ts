@@ -15,6 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Chunk, StorageKey } from "@automerge/automerge-repo/slim";
 import { NodeFSStorageAdapter } from "@automerge/automerge-repo-storage-nodefs";
+import { type ChunkKind, chunkDamage } from "./chunk-check.js";
 import { FileLock } from "./file-lock.js";
 
 const CHUNK_TYPES = ["snapshot", "incremental"] as const;
@@ -28,6 +29,25 @@ export interface DurableStorageOptions {
    * nothing is written; saves and removals automerge-repo asks for are dropped.
    */
   readonly readOnly?: boolean;
+  /**
+   * Check every chunk file of a document as it is loaded (default true; see chunk-check.ts) and
+   * hold back a damaged one, reporting it in {@link DurableFSStorageAdapter.damaged}, instead of
+   * letting Automerge drop part of it silently. Off only for data that is not Automerge's (the
+   * acceptance suite stores arbitrary bytes under "snapshot" keys).
+   */
+  readonly verifyChunks?: boolean;
+}
+
+/** A chunk file held back because it is damaged. */
+export interface DamagedChunk {
+  /** The document it belongs to. */
+  readonly documentId: string;
+  /** `snapshot/<name>` or `incremental/<name>`, as {@link DurableFSStorageAdapter.chunkNames} lists it. */
+  readonly name: string;
+  /** Its path on disk. */
+  readonly path: string;
+  /** What is wrong with it (truncated, checksum mismatch, empty…). */
+  readonly reason: string;
 }
 
 /**
@@ -102,8 +122,14 @@ function isRunning(pid: number): boolean {
 export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   /** The lock every write and removal takes; the op log holds it across its own read-modify-write. */
   readonly lock: FileLock;
-  /** Opened without write access: nothing is written (see {@link DurableStorageOptions.readOnly}). */
-  readonly readOnly: boolean;
+  /** Nothing is written: opened without write access, or {@link freeze}d (see {@link DurableStorageOptions.readOnly}). */
+  get readOnly(): boolean {
+    return this.frozen;
+  }
+  private frozen: boolean;
+  private readonly verify: boolean;
+  /** Damaged chunk files met so far, by key ("docId/type/name"). */
+  private readonly damage = new Map<string, DamagedChunk>();
   private readonly tmpDir: string;
   private readonly generationFile: string;
   private readonly prefix = `${process.pid}-${randomBytes(6).toString("hex")}-`;
@@ -143,8 +169,9 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     options: DurableStorageOptions = {},
   ) {
     super(directory);
-    this.readOnly = options.readOnly === true;
-    if (!this.readOnly) fs.mkdirSync(directory, { recursive: true });
+    this.frozen = options.readOnly === true;
+    this.verify = options.verifyChunks !== false;
+    if (!this.frozen) fs.mkdirSync(directory, { recursive: true });
     this.tmpDir = path.join(directory, ".tmp");
     this.generationFile = path.join(directory, ".generation");
     this.lock = this.readOnly
@@ -281,8 +308,40 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     });
   }
 
+  /**
+   * Stops writing from now on, as if opened read-only (saves and removals are dropped): what a log
+   * does once it finds damage, so that nothing derived from a partial document is stored.
+   */
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  /** The damaged chunk files met so far (held back from every load), oldest first. */
+  get damaged(): readonly DamagedChunk[] {
+    return [...this.damage.values()];
+  }
+
+  /** What is wrong with the chunk `key` holding `data` (recorded), or undefined when it is sound or not a chunk. */
+  private damaged_(key: StorageKey, data: Uint8Array): string | undefined {
+    if (!this.verify || !this.isChunk(key)) return undefined;
+    const reason = chunkDamage(key[1] as ChunkKind, key[2]!, data);
+    if (reason !== undefined) {
+      const joined = key.join("/");
+      if (!this.damage.has(joined))
+        this.damage.set(joined, {
+          documentId: key[0]!,
+          name: `${key[1]}/${key[2]}`,
+          path: this.filePath(key),
+          reason,
+        });
+    }
+    return reason;
+  }
+
   override async loadRange(keyPrefix: StorageKey): Promise<Chunk[]> {
-    const chunks = await super.loadRange(keyPrefix);
+    const chunks = (await super.loadRange(keyPrefix)).filter(
+      (c) => c.data === undefined || this.damaged_(c.key, c.data) === undefined,
+    );
     for (const c of chunks) if (c.data !== undefined && this.isChunk(c.key)) this.known.add(c.key.join("/"));
     const rank = (c: Chunk): [number, string] => {
       const k = c.key.join("/");
@@ -332,8 +391,9 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
         const k = `${documentId}/${type}/${name}`;
         if (this.known.has(k)) continue;
         try {
-          out.push(new Uint8Array(fs.readFileSync(path.join(dir, name))));
+          const data = new Uint8Array(fs.readFileSync(path.join(dir, name)));
           this.known.add(k);
+          if (this.damaged_([documentId, type, name], data) === undefined) out.push(data);
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
         }
@@ -356,6 +416,11 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
       }
     }
     return out.sort();
+  }
+
+  /** The path of the chunk file `name` (`snapshot/<hash>` or `incremental/<hash>`) of `documentId`. */
+  chunkFile(documentId: string, name: string): string {
+    return this.filePath([documentId, ...name.split("/")]);
   }
 
   /** Writes automerge-repo's storage id (a UUID) if there is none yet. */

@@ -30,6 +30,8 @@ interface Sidecar {
    * loading the document (see {@link OpLogFile.readVerified}). Absent: the file is only readable.
    */
   readonly chunks?: readonly string[];
+  /** The Automerge document id the file was derived from (absent in files of older versions). */
+  readonly doc?: string;
 }
 
 function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
@@ -58,6 +60,9 @@ export class OpLogFile {
   private sideFd: number | undefined;
   /** The chunk names of the latest {@link update}, recorded in the sidecar it writes. */
   private chunks: readonly string[] | undefined;
+
+  /** The document id recorded in the sidecar (the log sets it once its document is known). */
+  document: string | undefined;
 
   constructor(readonly path: string) {
     this.statePath = `${path}.state`;
@@ -158,6 +163,61 @@ export class OpLogFile {
     return ops;
   }
 
+  /**
+   * The Automerge heads the file was written at, when it is unchanged since (its sidecar matches)
+   * and was derived from the document `documentId`:
+   * every change up to them was in the document when the file was written, and still must be.
+   * Undefined when the file was edited, replaced or never written by this code.
+   */
+  writtenHeads(documentId: string): readonly string[] | undefined {
+    return this.written(documentId)?.heads;
+  }
+
+  /**
+   * The storage chunk names the file was derived from (see {@link writtenHeads} for when it
+   * answers): a chunk not among them was written after, and its ops may not be in the file.
+   */
+  writtenChunks(documentId: string): readonly string[] | undefined {
+    return this.written(documentId)?.chunks;
+  }
+
+  private written(documentId: string): Sidecar | undefined {
+    const side = this.readSidecar();
+    const st = this.stat();
+    return side !== undefined && st !== undefined && matches(side, st) && side.doc === documentId
+      ? side
+      : undefined;
+  }
+
+  /**
+   * Every line of the file that holds an op (a JSON object with a string "op-id"), and how many
+   * lines do not: what a damaged document is read and repaired from. Empty when there is no file.
+   */
+  readTolerant(): { readonly ops: StoredOp[]; readonly unreadable: number } {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.path, "utf8");
+    } catch {
+      return { ops: [], unreadable: 0 };
+    }
+    const ops: StoredOp[] = [];
+    let unreadable = 0;
+    for (const line of text.split("\n")) {
+      if (line.trim() === "") continue;
+      try {
+        const op = JSON.parse(line) as { "op-id"?: unknown };
+        if (typeof op === "object" && op !== null && !Array.isArray(op) && typeof op["op-id"] === "string") {
+          ops.push(op as StoredOp);
+          continue;
+        }
+      } catch {
+        // Counted below.
+      }
+      unreadable++;
+    }
+    return { ops, unreadable };
+  }
+
   /** Closes the descriptors kept open (they are reopened if used again). */
   dispose(): void {
     this.closeAppender();
@@ -209,6 +269,7 @@ export class OpLogFile {
       heads: [...heads].sort(),
       maxId,
       ...(this.chunks === undefined ? {} : { chunks: this.chunks }),
+      ...(this.document === undefined ? {} : { doc: this.document }),
     };
     // Not atomic on purpose: a torn sidecar fails to parse or to match, and that only forces a rewrite.
     // Written in place through a kept descriptor (see overwriteSmallFile for why not O_TRUNC).

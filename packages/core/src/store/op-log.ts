@@ -9,6 +9,21 @@ export interface StoredOp {
   readonly "op-id": string;
 }
 
+/**
+ * What is wrong with a log's stored form, when something is: damaged chunk files (held back, never
+ * loaded), and changes its readable op log was written after that the stored document no longer
+ * holds (a chunk deleted, or cut short at a chunk boundary). A log with damage reads what it can —
+ * the sound chunks, plus the ops of op-log.jsonl they lack — and refuses writes until repaired.
+ */
+export interface StoreDamage {
+  /** The damaged files: `snapshot/<name>` or `incremental/<name>`, what is wrong, where on disk. */
+  readonly chunks: readonly { readonly name: string; readonly reason: string; readonly path?: string }[];
+  /** Hashes of changes op-log.jsonl was written after that the document lacks. */
+  readonly lostChanges: readonly string[];
+  /** Ops read from op-log.jsonl because the document lacks them. */
+  readonly fromOpLog: number;
+}
+
 /** A grow-only, deduplicated, durable set of ops in arrival order. */
 export interface OpLog<T extends StoredOp = StoredOp> {
   /**
@@ -37,6 +52,8 @@ export interface OpLog<T extends StoredOp = StoredOp> {
    * Optional: entries of the stored log that are not held as ops (not JSON, not an op, or an op
    * that reuses a held op-id with other content), for `status` to report as quarantined.
    */
+  /** Optional: what is wrong with the stored form, when something is (then appends are refused). */
+  readonly damage?: StoreDamage | undefined;
   readonly invalid?: readonly {
     readonly at: readonly number[];
     readonly reason: string;

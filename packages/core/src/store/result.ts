@@ -52,6 +52,8 @@ export const REJECTION_CODES = [
   // The store.
   "storage-failed",
   "store-closed",
+  // The stored document is damaged: reads work, writes wait for a repair.
+  "store-damaged",
   "store-not-empty",
   // The merge: stored, but another writer's concurrent op won (details.receipt, details.lost).
   "write-lost",

@@ -50,7 +50,7 @@ import { fatesOf, type OpFate, type OpStatus, statusOf } from "./fate.js";
 import { fingerprintOps, opContentHash } from "./fingerprint.js";
 import { LINE_KEY, type LinePatch, patchAnchors } from "./line-patch.js";
 import { compareDefinitions, parseText, qualified, siteTarget } from "./materialize.js";
-import type { OpLog } from "./op-log.js";
+import type { OpLog, StoreDamage } from "./op-log.js";
 import { ok, type Rejection, reject, type StoreResult } from "./result.js";
 import { matchesPattern, parseSelector } from "./selector.js";
 import { completeSpecOps } from "./spec-op.js";
@@ -197,6 +197,8 @@ export interface DefinitionHistory {
 /** Where the store stands. */
 export interface StoreStatus extends GraphStatus {
   readonly author: string;
+  /** What is wrong with the stored document, when something is: reads work, writes wait for a repair. */
+  readonly damage?: StoreDamage;
 }
 
 /** A change to the graph, local or from elsewhere. */
@@ -401,6 +403,16 @@ export function createStore(options: StoreOptions): StoreResult<Store> {
     );
   }
   return openStore(options);
+}
+
+/**
+ * A log's append that threw, as a rejection: `store-damaged` when the log says its stored document
+ * is damaged (an error whose `code` says so: it refuses writes until repaired), else `storage-failed`.
+ */
+function storeFailure<T>(e: unknown, what: string): StoreResult<T> {
+  const message = e instanceof Error ? e.message : String(e);
+  if ((e as { code?: unknown } | null)?.code === "store-damaged") return reject<T>("store-damaged", message);
+  return reject<T>("storage-failed", `${what}: ${message}`);
 }
 
 /** Opens a store over a log: folds every op it holds (ops that fail the wire schema are quarantined, see `status`). */
@@ -704,6 +716,7 @@ export class Store {
       ...s,
       ...(invalid.length > 0 ? { quarantined: [...s.quarantined, ...invalid] } : {}),
       author: this.author,
+      ...(this.log.damage === undefined ? {} : { damage: this.log.damage }),
     };
   }
 
@@ -983,10 +996,7 @@ export class Store {
         try {
           await this.store(fresh);
         } catch (e) {
-          return reject<WriteReceipt>(
-            "storage-failed",
-            `the ops could not be stored: ${e instanceof Error ? e.message : String(e)}`,
-          );
+          return storeFailure<WriteReceipt>(e, "the ops could not be stored");
         }
       }
       const opIds = fresh.map((o) => o["op-id"]);
@@ -1257,10 +1267,7 @@ export class Store {
       try {
         await this.store(ops);
       } catch (e) {
-        return reject<WriteReceipt>(
-          "storage-failed",
-          `the write could not be stored, nothing changed: ${e instanceof Error ? e.message : String(e)}`,
-        );
+        return storeFailure<WriteReceipt>(e, "the write could not be stored, nothing changed");
       }
       const opIds = ops.map((o) => o["op-id"]);
       const fates = this.fates(opIds);

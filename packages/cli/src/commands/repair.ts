@@ -1,0 +1,68 @@
+import type { RepairReport } from "@kumiki-graph/core";
+import { flag } from "../args.js";
+import type { Command } from "../command.js";
+import { loadCore } from "../core.js";
+import { fromRejection } from "../errors.js";
+
+function describe(r: RepairReport, dryRun: boolean): string {
+  if (!r.damaged) {
+    return `nothing to repair: every chunk is sound and op-log.jsonl matches the document (${r.after} ops)`;
+  }
+  const will = dryRun ? "would " : "";
+  const lines: string[] = [dryRun ? "damaged (dry run: nothing changed):" : "repaired:"];
+  for (const c of r.chunks) {
+    lines.push(
+      `  ${c.name}: ${c.reason}; ${c.movedTo === undefined ? `${will}move aside` : `moved to ${c.movedTo}`}` +
+        (c.salvagedBytes > 0 ? `, ${c.salvagedBytes} sound bytes kept` : ""),
+    );
+  }
+  if (r.lostChanges.length > 0) {
+    lines.push(
+      `  ${r.lostChanges.length} change(s) op-log.jsonl was written after were missing from the document`,
+    );
+  }
+  if (r.opLog.unreadableLines > 0 || !r.opLog.verified) {
+    lines.push(
+      `  op-log.jsonl: ${r.opLog.unreadableLines} unreadable line(s)${r.opLog.verified ? "" : ", changed since kumiki wrote it"}; ${will}write it again from the document` +
+        (r.opLog.movedTo === undefined ? "" : ` (the old one moved to ${r.opLog.movedTo})`),
+    );
+  }
+  lines.push(`  ops: ${r.before} in the sound chunks + ${r.fromOpLog} from op-log.jsonl = ${r.after}`);
+  if (r.newHistory)
+    lines.push("  the document's first change was lost: it was given a new history (see docs/semantics.md)");
+  lines.push(
+    r.acknowledged === "all"
+      ? "  every op acknowledged before op-log.jsonl's last write is held"
+      : "  op-log.jsonl could not vouch for the document: ops only the damaged chunks held may be missing",
+  );
+  const newer = r.chunks.filter((c) => c.newerThanOpLog);
+  if (newer.length > 0) {
+    lines.push(
+      `  ${newer.length} damaged chunk(s) were written after op-log.jsonl: ops a sync peer sent since may be missing; run \`kumiki sync\` to fetch them from the server`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** `kumiki repair [--dry-run]`: checks the stored document and op-log.jsonl, and repairs what is damaged. */
+export const repair: Command = {
+  name: "repair",
+  summary: "check the workspace's storage and rebuild what is damaged (damaged files are moved aside)",
+  usage: ["repair [--dry-run]"],
+  examples: ["kumiki repair --dry-run", "kumiki repair && kumiki status"],
+  options: {
+    "dry-run": {
+      type: "boolean",
+      description: "report what is damaged and what a repair would do; change nothing",
+    },
+  },
+  positionals: { min: 0, max: 0, names: "none" },
+  async run(ctx) {
+    const dryRun = flag(ctx.options, "dry-run");
+    const dir = ctx.storeDir ?? ctx.io.cwd;
+    const r = await (await loadCore()).repairWorkspace(dir, { dryRun });
+    if (!r.ok) throw fromRejection(r.error);
+    // A dry run that finds damage exits 1, as `check` does with errors: scripts can test for it.
+    return { json: r.value, text: describe(r.value, dryRun), exit: dryRun && r.value.damaged ? 1 : 0 };
+  },
+};

@@ -1,0 +1,151 @@
+/**
+ * A workspace whose storage is damaged on disk — the newest chunk truncated, a byte flipped in it,
+ * emptied, deleted; every chunk deleted; op-log.jsonl damaged — read by real `kumiki` processes:
+ * status names the damage, reads still show every op, a write is refused and changes no byte, and
+ * `kumiki repair` brings every acknowledged op back, moves the damaged file aside and leaves a
+ * workspace that writes again.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { cleanup, run, runBin, tempDir, testEnv } from "./support.js";
+
+const dirs: string[] = [];
+afterAll(() => cleanup(...dirs));
+
+/** Every file under `dir` with its bytes (what "changes no byte" compares). */
+function snapshot(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (!/[/\\]\.(lock|tmp)/.test(p))
+        out.set(path.relative(dir, p), fs.readFileSync(p).toString("base64"));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function chunkFiles(storage: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/[/\\](snapshot|incremental)[/\\]/.test(p)) out.push(p);
+    }
+  };
+  walk(storage);
+  return out.sort();
+}
+
+/** A workspace with two slots; `last` are the chunk files the second slot's add wrote. */
+async function workspace(): Promise<{ root: string; env: Record<string, string>; last: string[] }> {
+  const root = tempDir("damage");
+  const cache = tempDir("damage-cache");
+  dirs.push(root, cache);
+  const env = testEnv(cache);
+  const opts = { cwd: root, env };
+  expect((await run(["init"], opts)).code).toBe(0);
+  expect((await run(["add", "slot", "first", "Int = 1"], opts)).code).toBe(0);
+  const storage = path.join(root, ".kumiki", "automerge");
+  const before = new Set(chunkFiles(storage));
+  expect((await run(["add", "slot", "second", "Int = 2"], opts)).code).toBe(0);
+  const last = chunkFiles(storage).filter((f) => !before.has(f));
+  expect(last.length).toBeGreaterThan(0);
+  return { root, env, last };
+}
+
+const DAMAGE: Record<string, (w: { root: string; last: string[] }) => void> = {
+  truncated: ({ last }) => fs.truncateSync(last[0]!, fs.statSync(last[0]!).size - 7),
+  "byte flipped": ({ last }) => {
+    const data = fs.readFileSync(last[0]!);
+    data[Math.floor(data.length / 2)]! ^= 0x5a;
+    fs.writeFileSync(last[0]!, data);
+  },
+  emptied: ({ last }) => fs.writeFileSync(last[0]!, ""),
+  "deleted (one chunk)": ({ last }) => {
+    for (const f of last) fs.rmSync(f);
+  },
+  "deleted (every chunk)": ({ root }) => {
+    for (const f of chunkFiles(path.join(root, ".kumiki", "automerge"))) fs.rmSync(f);
+  },
+};
+
+describe("a damaged workspace, through real kumiki processes", () => {
+  for (const [kind, damage] of Object.entries(DAMAGE)) {
+    it(`${kind}: status names it, reads show every op, writes change nothing, repair restores it`, async () => {
+      const w = await workspace();
+      const opts = { cwd: w.root, env: w.env };
+      damage(w);
+
+      const status = runBin(["status", "--json"], opts);
+      expect(status.code).toBe(0);
+      const s = JSON.parse(status.out) as {
+        ops: number;
+        damage?: { chunks: unknown[]; lostChanges: unknown[] };
+      };
+      expect(s.ops).toBe(2);
+      expect(s.damage).toBeDefined();
+      expect(runBin(["status"], opts).out).toContain("DAMAGED");
+      expect(runBin(["view", "slot.second"], opts).out).toContain("slot second : Int = 2");
+
+      const files = snapshot(path.join(w.root, ".kumiki"));
+      const refused = runBin(["add", "slot", "third", "Int = 3"], opts);
+      expect(refused.code).toBe(1);
+      expect(refused.err).toContain("damaged");
+      expect(refused.err).toContain("kumiki repair");
+      expect(snapshot(path.join(w.root, ".kumiki"))).toEqual(files);
+
+      const dry = runBin(["repair", "--dry-run", "--json"], opts);
+      expect(dry.code).toBe(1);
+      expect(snapshot(path.join(w.root, ".kumiki"))).toEqual(files);
+
+      const fixed = runBin(["repair", "--json"], opts);
+      expect(fixed.code, fixed.err).toBe(0);
+      const r = JSON.parse(fixed.out) as {
+        repaired: boolean;
+        before: number;
+        fromOpLog: number;
+        after: number;
+        acknowledged: string;
+        chunks: { movedTo?: string }[];
+      };
+      expect(r).toMatchObject({ repaired: true, after: 2, acknowledged: "all" });
+      expect(r.before + r.fromOpLog).toBe(2);
+      expect(r.fromOpLog).toBeGreaterThan(0);
+      for (const c of r.chunks) expect(fs.existsSync(c.movedTo!)).toBe(true);
+
+      expect(runBin(["repair", "--dry-run"], opts)).toMatchObject({ code: 0 });
+      const after = JSON.parse(runBin(["status", "--json"], opts).out) as { ops: number; damage?: unknown };
+      expect(after).toMatchObject({ ops: 2 });
+      expect(after.damage).toBeUndefined();
+      expect(runBin(["add", "slot", "third", "Int = 3"], opts).code).toBe(0);
+      expect(runBin(["list"], opts).out.split("\n")).toEqual(
+        expect.arrayContaining(["slot.first", "slot.second", "slot.third"]),
+      );
+    });
+  }
+
+  it("a damaged op-log.jsonl: the document is whole, repair writes the file again and keeps the old one", async () => {
+    const w = await workspace();
+    const opts = { cwd: w.root, env: w.env };
+    const file = path.join(w.root, ".kumiki", "op-log.jsonl");
+    const good = fs.readFileSync(file, "utf8");
+    fs.writeFileSync(file, `${good.slice(0, 40)}\n\u0000garbage\n`);
+    const fixed = runBin(["repair", "--json"], opts);
+    expect(fixed.code, fixed.err).toBe(0);
+    const r = JSON.parse(fixed.out) as { opLog: { unreadableLines: number; movedTo: string }; after: number };
+    expect(r.opLog.unreadableLines).toBe(2);
+    expect(r.after).toBe(2);
+    expect(fs.readFileSync(r.opLog.movedTo, "utf8")).toContain("garbage");
+    expect(fs.readFileSync(file, "utf8")).toBe(good);
+    expect(runBin(["view", "slot.second"], opts).out).toContain("slot second : Int = 2");
+    // Any full open writes a damaged file again too (it is derived from the document).
+    fs.writeFileSync(file, "garbage\n");
+    expect(runBin(["add", "slot", "third", "Int = 3"], opts).code).toBe(0);
+    expect(fs.readFileSync(file, "utf8").split("\n").filter(Boolean)).toHaveLength(3);
+  });
+});

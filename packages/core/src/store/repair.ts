@@ -1,0 +1,272 @@
+/**
+ * Repairing a workspace whose stored document is damaged (see {@link StoreDamage}): the damaged
+ * chunk files are moved aside into `.kumiki/damaged/<time>/` (never deleted), the sound Automerge
+ * chunks at the start of each are kept, and the ops op-log.jsonl holds that the document lacks are
+ * appended again, as one new change. A document whose first change was lost gets a new first change
+ * (a new history: see docs/semantics.md "Damage and repair" for what that means for sync). A
+ * damaged op-log.jsonl is moved aside and written again from the document.
+ *
+ * What cannot be recovered is said, never guessed: the changes op-log.jsonl was written after are
+ * known by hash, so a report can say whether every op acknowledged before its last write is back;
+ * a damaged chunk written after op-log.jsonl (ops a sync peer sent since) may have held ops no
+ * local file has, and is named for a sync with the server to bring back.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import * as A from "@automerge/automerge";
+import { AutomergeOpLog, OP_LOG_FORMAT, OP_LOG_KIND, type OpLogDocument } from "./automerge-op-log.js";
+import { snapshotName, walkChunks } from "./chunk-check.js";
+import { FileLock } from "./file-lock.js";
+import { DurableFSStorageAdapter } from "./fs-storage.js";
+import type { StoreDamage, StoredOp } from "./op-log.js";
+import { OpLogFile } from "./op-log-file.js";
+import { findWorkspace, readConfig, type WorkspacePaths, type WorkspaceResult } from "./workspace.js";
+
+/** One damaged chunk file, and where the repair put it. */
+export interface RepairedChunk {
+  readonly name: string;
+  readonly reason: string;
+  /** Where the file was moved (absent on a dry run). */
+  readonly movedTo?: string;
+  /** Bytes of sound Automerge chunks at its start, kept as a new chunk (0: nothing could be kept). */
+  readonly salvagedBytes: number;
+  /**
+   * Not among the chunks op-log.jsonl was derived from (written after it, or the file cannot say):
+   * it may have held ops no local file has (a sync with the server fetches them).
+   */
+  readonly newerThanOpLog: boolean;
+}
+
+/** What {@link repairWorkspace} found and did. */
+export interface RepairReport {
+  /** False when nothing was wrong (and nothing was done). */
+  readonly damaged: boolean;
+  /** True when files were changed (false on a dry run or when nothing was wrong). */
+  readonly repaired: boolean;
+  readonly chunks: readonly RepairedChunk[];
+  /** Changes op-log.jsonl was written after that the document lacked. */
+  readonly lostChanges: readonly string[];
+  readonly opLog: {
+    /** Ops read from the file. */
+    readonly ops: number;
+    /** Lines that held no op (a damaged file). */
+    readonly unreadableLines: number;
+    /** The file is as kumiki last wrote it (its sidecar matches): its ops were all in the document. */
+    readonly verified: boolean;
+    /** Where a damaged file was moved before it was written again. */
+    readonly movedTo?: string;
+  };
+  /** Ops the document held before the repair (its sound chunks). */
+  readonly before: number;
+  /** Ops taken back from op-log.jsonl. */
+  readonly fromOpLog: number;
+  /** Ops the document holds after (equal to `before + fromOpLog`; on a dry run, what it would hold). */
+  readonly after: number;
+  /** The document's first change was lost: it was given a new one (a new history). */
+  readonly newHistory: boolean;
+  /**
+   * Whether every op acknowledged before op-log.jsonl's last write is held again: "all" when the
+   * file was verified; "unknown" when it was not (edited, or its sidecar lost).
+   */
+  readonly acknowledged: "all" | "unknown";
+}
+
+/** How {@link repairWorkspace} runs. */
+export interface RepairOptions {
+  /** Report what would be done; change nothing. */
+  readonly dryRun?: boolean;
+  /** The time used to name the `damaged/` folder (tests). */
+  readonly now?: Date;
+}
+
+function fail<T>(
+  code: "no-workspace" | "storage-failed" | "store-missing",
+  message: string,
+): WorkspaceResult<T> {
+  return { ok: false, error: { code, message } };
+}
+
+/** Moves `file` into `dir` (made as needed), keeping its name; returns where it went. */
+function moveAside(file: string, dir: string, name: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const to = path.join(dir, name.replaceAll("/", "-"));
+  fs.renameSync(file, to);
+  return to;
+}
+
+/**
+ * Checks the workspace at or above `dir` and repairs what is damaged: its storage chunks and its
+ * op-log.jsonl. Holds the workspace's lock throughout, so no other process writes meanwhile.
+ */
+export async function repairWorkspace(
+  dir: string,
+  options: RepairOptions = {},
+): Promise<WorkspaceResult<RepairReport>> {
+  const found = findWorkspace(dir);
+  if (!found.ok) return found;
+  const paths = found.value;
+  const config = readConfig(paths);
+  if (!config.ok) return config;
+  const url = config.value.graph;
+  const documentId = url.slice("automerge:".length);
+  if (options.dryRun !== true) {
+    try {
+      fs.accessSync(paths.storage, fs.constants.W_OK);
+    } catch {
+      return fail("storage-failed", `no write access to ${paths.storage}: a repair needs it (try --dry-run)`);
+    }
+  }
+  const lock = new FileLock(path.join(paths.storage, ".lock"));
+  try {
+    return await lock.run(() => repairLocked(paths, url, documentId, lock, options));
+  } catch (e) {
+    return fail("storage-failed", `cannot repair ${paths.dir}: ${(e as Error).message}`);
+  }
+}
+
+async function repairLocked(
+  paths: WorkspacePaths,
+  url: string,
+  documentId: string,
+  lock: FileLock,
+  options: RepairOptions,
+): Promise<WorkspaceResult<RepairReport>> {
+  const dryRun = options.dryRun === true;
+  const mirror = new OpLogFile(paths.opLog);
+  const verified = mirror.writtenHeads(documentId) !== undefined;
+  const derivedFrom = new Set(mirror.writtenChunks(documentId) ?? []);
+  const fileOps = mirror.readTolerant();
+  mirror.dispose();
+  // What the document holds as it is: opened read-only, it reports its damage and reads nothing else.
+  let damage: StoreDamage | undefined;
+  let all: readonly StoredOp[] = [];
+  let noDocument = false;
+  try {
+    const log = await AutomergeOpLog.open({
+      directory: paths.storage,
+      url,
+      readOnly: true,
+      mirror: new OpLogFile(paths.opLog),
+    });
+    damage = log.damage;
+    all = log.all();
+    await log.close();
+  } catch {
+    // No chunk at all and no op-log.jsonl vouching for one, or a document that is no op log.
+    noDocument = true;
+  }
+  const fromFile = damage?.fromOpLog ?? 0;
+  const before = all.length - fromFile;
+  // Unreadable lines, changed since kumiki wrote it, or gone: written again from the document.
+  const opLogDamaged = fileOps.unreadable > 0 || !verified;
+  const chunks: RepairedChunk[] = [];
+  const storage = new DurableFSStorageAdapter(paths.storage, { lock });
+  const stamp = (options.now ?? new Date()).toISOString().replaceAll(":", "-");
+  const aside = path.join(paths.dir, "damaged", stamp);
+  // Ops the file holds that the document lacks: taken back when the file is verified, or when the
+  // document is known to be missing pieces (then the file is the only copy a local repair has).
+  const held = new Set(all.slice(0, before).map((o) => o["op-id"]));
+  const takeFromFile = verified || damage !== undefined || noDocument;
+  const missing = takeFromFile ? fileOps.ops.filter((o) => !held.has(o["op-id"])) : [];
+  const report = (repaired: boolean, newHistory: boolean, movedOpLog?: string): RepairReport => ({
+    damaged: damage !== undefined || noDocument || opLogDamaged,
+    repaired,
+    chunks,
+    lostChanges: damage?.lostChanges ?? [],
+    opLog: {
+      ops: fileOps.ops.length,
+      unreadableLines: fileOps.unreadable,
+      verified,
+      ...(movedOpLog === undefined ? {} : { movedTo: movedOpLog }),
+    },
+    before,
+    fromOpLog: missing.length,
+    after: before + missing.length,
+    newHistory,
+    acknowledged: verified ? "all" : "unknown",
+  });
+  try {
+    for (const c of damage?.chunks ?? []) {
+      const file = c.path ?? storage.chunkFile(documentId, c.name);
+      let data: Uint8Array = new Uint8Array(0);
+      try {
+        data = new Uint8Array(fs.readFileSync(file));
+      } catch {
+        // Gone since: nothing to keep.
+      }
+      const newer = !derivedFrom.has(c.name);
+      const sound = walkChunks(data).sound;
+      if (dryRun) {
+        chunks.push({ name: c.name, reason: c.reason, salvagedBytes: sound.length, newerThanOpLog: newer });
+        continue;
+      }
+      const movedTo = moveAside(file, aside, c.name);
+      if (sound.length > 0) {
+        const copy = new Uint8Array(sound);
+        await storage.save(
+          [documentId, "incremental", createHash("sha256").update(copy).digest("hex")],
+          copy,
+        );
+      }
+      chunks.push({
+        name: c.name,
+        reason: c.reason,
+        movedTo,
+        salvagedBytes: sound.length,
+        newerThanOpLog: newer,
+      });
+    }
+    if (dryRun || report(false, false).damaged === false) return { ok: true, value: report(false, false) };
+
+    // The document from its sound chunks: when its first change is gone, give it a new one.
+    let newHistory = false;
+    const probe = await AutomergeOpLog.open({
+      directory: paths.storage,
+      url,
+      readOnly: true,
+      acceptLostChanges: true,
+    }).catch(() => undefined);
+    const rooted = probe !== undefined;
+    await probe?.close();
+    if (!rooted) {
+      const root = A.change(A.init<OpLogDocument>(), (d) => {
+        d.kind = new A.ImmutableString(OP_LOG_KIND);
+        d.format = OP_LOG_FORMAT;
+        d.chunks = [];
+      });
+      await storage.save([documentId, "snapshot", snapshotName(A.getHeads(root))], A.save(root));
+      newHistory = true;
+    }
+    storage.dispose();
+
+    // A damaged op-log.jsonl is kept aside; the log writes it again in full on close.
+    let movedOpLog: string | undefined;
+    if (opLogDamaged && fs.existsSync(paths.opLog))
+      movedOpLog = moveAside(paths.opLog, aside, "op-log.jsonl");
+    const log = await AutomergeOpLog.open({
+      directory: paths.storage,
+      url,
+      lock,
+      acceptLostChanges: true,
+      mirror: new OpLogFile(paths.opLog),
+    });
+    try {
+      if (missing.length > 0) await log.append(missing);
+    } finally {
+      await log.close();
+    }
+    ignoreDamagedFolder(paths);
+    return { ok: true, value: report(true, newHistory, movedOpLog) };
+  } finally {
+    storage.dispose();
+  }
+}
+
+/** Keeps `.kumiki/damaged/` out of git: what was moved aside is evidence, not state. */
+function ignoreDamagedFolder(paths: WorkspacePaths): void {
+  const file = path.join(paths.dir, ".gitignore");
+  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+  if (!text.split("\n").includes("damaged/"))
+    fs.appendFileSync(file, `${text === "" || text.endsWith("\n") ? "" : "\n"}damaged/\n`);
+}
