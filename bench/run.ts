@@ -5,6 +5,7 @@
 import { cpus, totalmem } from "node:os";
 import { benchCheck } from "./check.js";
 import { benchCli } from "./cli.js";
+import { benchDamage } from "./damage.js";
 import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
 import { benchLive } from "./live.js";
@@ -20,6 +21,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["store", benchStore],
   ["live workspace", benchLive],
   ["repair loop", benchRepair],
+  ["damage and repair (10k ops)", benchDamage],
   ["sync", benchSync],
   ["cli (real bin)", benchCli],
 ];

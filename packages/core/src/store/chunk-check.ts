@@ -13,8 +13,9 @@
  *   is of its inflated form, is given to Automerge alone to parse (automerge-repo writes none:
  *   measured, `saveSince` of a 6 KB change is an uncompressed change chunk). Any other type is damage.
  *
- * Node's own SHA-256 runs at about 1 GB/s here: a check of a 10,000-op document's chunks costs
- * about a millisecond, next to the tens of milliseconds of loading them.
+ * Cost (bench/damage.ts): 3.1 ms for the 5.3 MB of a 10,000-op document, 0.02× of `Automerge.load`
+ * of the same bytes, which every open pays anyway (15 ms while a sound incremental file was also
+ * walked chunk by chunk: its name alone now vouches for it).
  */
 import { createHash } from "node:crypto";
 import * as A from "@automerge/automerge";
@@ -27,12 +28,12 @@ export type ChunkKind = "snapshot" | "incremental";
 /** What is wrong with a chunk file, or undefined when it is sound. */
 export function chunkDamage(kind: ChunkKind, name: string, data: Uint8Array): string | undefined {
   if (data.length === 0) return "empty file";
+  // An incremental file whose bytes hash to its name is exactly what automerge-repo wrote: one pass.
+  const named = kind === "incremental" && /^[0-9a-f]{64}$/.test(name);
+  if (named && sha256(data) === name) return undefined;
   const walked = walkChunks(data);
   if (walked.damage !== undefined) return walked.damage;
-  if (kind === "incremental" && /^[0-9a-f]{64}$/.test(name) && sha256(data) !== name) {
-    return "content does not match its name (the SHA-256 of what was stored)";
-  }
-  return undefined;
+  return named ? "content does not match its name (the SHA-256 of what was stored)" : undefined;
 }
 
 /** The sound Automerge chunks at the start of `data`, and what is wrong after them (if anything). */
