@@ -20,7 +20,8 @@ import { ok, reject, type StoreResult } from "./result.js";
 
 type Raw = Record<string, unknown>;
 
-function isSpecOp(v: unknown): v is Raw {
+/** True when `v` is an op in the §9.3.2 form (layer and name, no def): written by hand or a model. */
+export function isSpecOp(v: unknown): v is Raw {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   const o = v as Raw;
   return (

@@ -53,7 +53,7 @@ import { compareDefinitions, parseText, qualified, siteTarget } from "./material
 import type { OpLog, StoreDamage } from "./op-log.js";
 import { ok, type Rejection, reject, type StoreResult } from "./result.js";
 import { matchesPattern, parseSelector } from "./selector.js";
-import { completeSpecOps } from "./spec-op.js";
+import { completeSpecOps, isSpecOp } from "./spec-op.js";
 import { suggest } from "./suggest.js";
 import { planTaskUndo, type TaskUndoPlan } from "./task-undo.js";
 import { builtinGate, DEFAULT_VALIDATORS, type ValidationProblem, type WriteValidator } from "./validate.js";
@@ -989,7 +989,9 @@ export class Store {
       const raw = Array.isArray(input) ? input : [input];
       const completed = completeSpecOps(this.graph, raw);
       if (!completed.ok) return completed;
-      const checked = checkIncoming(this.graph, completed.value);
+      // Ops in the §9.3.2 form were written by hand or a model: held to what a local write is.
+      const spec = new Set(raw.filter(isSpecOp).map((o) => String(o["op-id"])));
+      const checked = checkIncoming(this.graph, completed.value, spec);
       if (!checked.ok) return checked;
       const fresh = checked.value;
       if (fresh.length > 0) {
@@ -2437,7 +2439,6 @@ function sameRefs(a: RefBindings, b: RefBindings): boolean {
 // Ops from elsewhere
 // ---------------------------------------------------------------------------------------------
 
-/** Checks wire ops from elsewhere against the graph; the new ones, or the first reason to refuse. */
 /** The top-level fields in which two ops differ, by name. */
 function differingFields(a: LogOp, b: LogOp): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
@@ -2447,7 +2448,18 @@ function differingFields(a: LogOp, b: LogOp): string[] {
     .sort();
 }
 
-function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<LogOp[]> {
+/**
+ * Checks wire ops from elsewhere against the graph; the new ones, or the first reason to refuse.
+ * A replica's op (not in `spec`, the op-ids of ops given in the §9.3.2 form) is taken as a faithful
+ * import stored it: a text that does not parse and binds nothing, or a reference site bound to
+ * nothing, is held as written (check reports it), as sync would hold it, so that `patch export`
+ * of any workspace applies to an empty one and the two paths never disagree.
+ */
+function checkIncoming(
+  graph: Graph,
+  inputs: readonly unknown[],
+  spec: ReadonlySet<string>,
+): StoreResult<LogOp[]> {
   const fresh: LogOp[] = [];
   const batch = new Map<OpId, LogOp>();
   for (const [i, input] of inputs.entries()) {
@@ -2521,12 +2533,15 @@ function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Lo
         head: op.head ?? `${op.layer} `,
       });
       const p = parseText(text);
-      if (!p.ok)
-        return reject("parse-error", `${where}: its text does not parse: ${p.error.message}`, {
-          op: op["op-id"],
-          text,
-          span: p.error.span,
-        });
+      if (!p.ok) {
+        // A replica's text that does not parse is kept as written, binding nothing (E0008).
+        if (!spec.has(op["op-id"]) && Object.keys(op.refs).length === 0) continue;
+        return reject(
+          "parse-error",
+          `${where}: its text does not parse${spec.has(op["op-id"]) ? "" : ", yet it binds references"}: ${p.error.message}`,
+          { op: op["op-id"], text, span: p.error.span },
+        );
+      }
       if (p.def.layer !== op.layer || p.def.name.name !== op.name) {
         return reject(
           "definition-mismatch",
@@ -2550,6 +2565,8 @@ function checkIncoming(graph: Graph, inputs: readonly unknown[]): StoreResult<Lo
         // Validated as a set: a forward reference (import adds the definitions, then links the
         // references to those added after them) or a cycle is bound by a link of the same batch.
         if (site.layers.some((l) => linked.has(`${op.def} ${l}:${site.name}`))) continue;
+        // A replica's reference that binds nothing is held unbound, as a faithful import holds it.
+        if (!spec.has(op["op-id"])) continue;
         return reject(
           "undefined-reference",
           `${where}: ${site.name} at ${site.span.line}:${site.span.column} is bound to no definition (looked for a ${site.layers.join(" or ")})`,

@@ -14,6 +14,8 @@ import { checkStore } from "../../src/check/store-check.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
 import { splitProgram } from "../../src/lang/split.js";
 import { exportProgram, importProgram } from "../../src/project/program.js";
+import { MemoryOpLog } from "../../src/store/memory-op-log.js";
+import { openStore, type Store } from "../../src/store/store.js";
 import {
   brokenCases,
   conformanceRoot,
@@ -229,3 +231,41 @@ describe.skipIf(!hasCorpus)("every example with a line that does not parse", () 
     },
   );
 });
+
+/** A checked memory store over `log` (the log is what `patch export` writes). */
+function storeOver(log: MemoryOpLog): Store {
+  let clock = 1_780_000_000_000;
+  const r = openStore({ log, author: "agent:test", now: () => clock++ });
+  if (!r.ok) throw new Error(r.error.message);
+  return r.value;
+}
+
+describe.skipIf(!present || !hasCorpus)(
+  "ops exported from a faithful import apply to an empty workspace",
+  () => {
+    if (!present || !hasCorpus) it.skip(corpusMissingMessage, () => {});
+    const sources = [
+      ...cases.map((c) => [c.file, fs.readFileSync(path.join(root, c.file), "utf8")] as const),
+      ...corpusPrograms().flatMap((p) => {
+        const m = withBrokenLine(p.source);
+        return m === undefined ? [] : [[`${p.id} with a line that does not parse`, m.text] as const];
+      }),
+    ];
+    it.each(sources)(
+      "%s: ingest takes every op, the same program and the same diagnostics",
+      async (_f, source) => {
+        const log = new MemoryOpLog();
+        const a = storeOver(log);
+        must(await importProgram(a, source));
+        // What a replica holds after sync, and what `patch export | patch apply` carries.
+        const b = storeOver(new MemoryOpLog());
+        const r = await b.ingest(log.all());
+        expect(r.ok, r.ok ? "" : `${r.error.code}: ${r.error.message}`).toBe(true);
+        expect(exportProgram(b)).toBe(exportProgram(a));
+        const diagnostics = (s: Store) =>
+          checkStore(s, { requireApp: false }).diagnostics.map((d) => `${d.code}@${d.location}`);
+        expect(diagnostics(b)).toEqual(diagnostics(a));
+      },
+    );
+  },
+);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { checkStore } from "../../src/check/store-check.js";
 import { defIdOf, type OpId } from "../../src/ops/ids.js";
 import type { Op } from "../../src/ops/op.js";
 import type { StoreResult } from "../../src/store/result.js";
@@ -513,16 +514,18 @@ describe("ops from elsewhere (ingest)", () => {
     await withOp((o) => {
       o["op-id"] = "op_123";
     }, "invalid-op-id");
+    // A text that does not parse binds nothing: an op that says it binds something is malformed.
+    const { store: held } = await todoStore();
+    const types = held.list("type");
+    const todoId = types.ok ? types.value.find((e) => e.name === "TodoId")?.def : undefined;
+    expect(todoId).toBeDefined();
     await withOp((o) => {
       o.body = " : Map(TodoId = {}";
+      o.refs = { "type:TodoId": todoId };
     }, "parse-error");
     await withOp((o) => {
       o.body = " : Map(TodoId, Todo) = {}";
       o.refs = { "type:TodoId": `def_${"7".repeat(26)}`, "type:Todo": `def_${"7".repeat(26)}` };
-    }, "undefined-reference");
-    await withOp((o) => {
-      o.body = " : Map(TodoId, Todo) = {}";
-      o.refs = {};
     }, "undefined-reference");
     await withOp((o) => {
       o["parent-ops"] = [`op_${"7".repeat(26)}`];
@@ -531,6 +534,26 @@ describe("ops from elsewhere (ingest)", () => {
       o.op = "replace";
       o.def = `def_${"7".repeat(26)}`;
     }, "unknown-definition");
+  });
+
+  it("hold a replica's text that does not parse, or a reference bound to nothing, as a faithful import does", async () => {
+    for (const [body, code] of [
+      [" : Map(TodoId = {}", "E0008"],
+      [" : Map(Nowhere, Int) = {}", "E0117"],
+    ] as const) {
+      const { store, log } = await todoStore();
+      const other = newStore(new TestLog(), "agent:b");
+      other.log.deliver(log.all());
+      await new Promise((r) => setTimeout(r, 0));
+      const w = await must(other.store.add({ layer: "slot", name: "extra", body: "Int = 1" }));
+      const op = { ...(JSON.parse(JSON.stringify(w.ops[0])) as Record<string, unknown>), body, refs: {} };
+      await must(store.ingest([op]));
+      expect(text(store, "slot.extra")).toBe(`slot extra${body}\n`);
+      const found = checkStore(store, { requireApp: false }).diagnostics.filter((d) =>
+        d.location.startsWith("slot.extra"),
+      );
+      expect(found.map((d) => d.code)).toEqual([code]);
+    }
   });
 
   it("take a peer's ops and show them", async () => {
