@@ -20,7 +20,10 @@ export {
   ErrorEnvelopeSchema,
   type KumikiMcpServer,
   type McpServerOptions,
+  MIRROR_BYTES,
+  SCHEMAS_URI,
   type StartupError,
+  schemasDocument,
 } from "./server.js";
 export { type StdioOptions, serveStdio } from "./stdio.js";
 export type { Outcome, Tool, ToolAnnotations, ToolContext } from "./tool.js";

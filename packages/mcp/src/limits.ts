@@ -31,7 +31,7 @@ export const LIMIT_DESCRIPTIONS: Readonly<Record<LimitName, { unit: string; appl
   },
   responseBytes: {
     unit: "bytes (UTF-8)",
-    applies: "the JSON of one result (sent as structuredContent and, identically, as its text item)",
+    applies: "the JSON of one result (its structuredContent)",
   },
   wildcardResults: {
     unit: "definitions",

@@ -83,9 +83,13 @@ export const DEFAULT_AUTHOR = "agent:mcp";
 const INSTRUCTIONS = [
   "Kumiki graph store: programs are definitions (layer.name) edited by ops, not files.",
   "Read with kumiki_list and kumiki_view (edit anchors match kumiki_view's text); write with kumiki_add, kumiki_replace, kumiki_edit, kumiki_rename, kumiki_remove: each answers the op-ids it wrote.",
-  "A refused write changes nothing. kumiki_check lists diagnostics; kumiki_fix proposes (or applies) their patches.",
-  'A failed call has isError true and {"error": {"kind", "message", …}}; branch on kind. Limits: kumiki://limits.',
+  "A refused write changes nothing. kumiki_check lists diagnostics; kumiki_fix proposes their patches, kumiki_fix_apply applies them.",
+  'Every result is JSON in structuredContent (the text item repeats it when short, else summarises it). A failed call has isError true and {"error": {"kind", "message", "code"?, "argument"?, "limit"?, "retryable"?, "details"?}}; branch on kind.',
+  `Result and error schemas: ${"kumiki://schemas"}. Limits: kumiki://limits.`,
 ].join("\n");
+
+/** The URI of the result schemas: each tool's result and the error envelope, published once. */
+export const SCHEMAS_URI = "kumiki://schemas";
 
 function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   const { $schema: _, ...rest } = z.toJSONSchema(schema, { target: "draft-7", io }) as Record<
@@ -95,28 +99,67 @@ function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): Record<string,
   return rest;
 }
 
-/** The tools/list entry of a tool: its strict input schema, and an output schema that is its result or the envelope. */
+/**
+ * The tools/list entry of a tool: its strict input schema and its hints, each said once. The result
+ * schemas are not repeated here (they were 65 % of a 33 KB listing, the error envelope 15 times):
+ * {@link SCHEMAS_URI} publishes every tool's result schema and the envelope, once. Hints at their
+ * MCP default (readOnlyHint false, idempotentHint false, destructiveHint true) are left out, and
+ * the title is the tool's own.
+ */
 function listing(tool: Tool): ToolListing {
+  const a = tool.annotations;
+  const annotations: ToolListing["annotations"] = {
+    ...(a.readOnlyHint === true ? { readOnlyHint: true } : {}),
+    ...(a.readOnlyHint !== true && a.destructiveHint === false ? { destructiveHint: false } : {}),
+    ...(a.idempotentHint === true ? { idempotentHint: true } : {}),
+    ...(a.openWorldHint === false ? { openWorldHint: false } : {}),
+  };
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
     inputSchema: jsonSchemaOf(tool.input, "input") as ToolListing["inputSchema"],
-    outputSchema: {
-      type: "object",
-      ...jsonSchemaOf(z.union([tool.output, ErrorEnvelopeSchema]), "output"),
-    } as ToolListing["outputSchema"],
-    annotations: { ...tool.annotations },
+    annotations,
   };
 }
 
-/** A result: the JSON as structuredContent and, identically, as the text item. */
-function result(value: object, isError: boolean): CallToolResult {
+/** The document at {@link SCHEMAS_URI}: the error envelope and every tool's result, as JSON Schema. */
+export function schemasDocument(tools: readonly Tool[]): Record<string, unknown> {
   return {
-    content: [{ type: "text", text: JSON.stringify(value) }],
+    error: jsonSchemaOf(ErrorEnvelopeSchema, "output"),
+    results: Object.fromEntries(tools.map((t) => [t.name, jsonSchemaOf(t.output, "output")])),
+  };
+}
+
+/** A result's JSON up to this size is repeated as the text item; a larger one is summarised there. */
+export const MIRROR_BYTES = 2_048;
+
+/**
+ * A result: the JSON as structuredContent; the text item repeats it when it is short, and
+ * otherwise carries `summary` (a readable rendering: a view's text, a check's diagnostic lines),
+ * so a large answer is not sent twice.
+ */
+function result(value: object, isError: boolean, summary?: (value: object) => string): CallToolResult {
+  const json = JSON.stringify(value);
+  const text =
+    Buffer.byteLength(json, "utf8") <= MIRROR_BYTES ? json : (summary?.(value) ?? summarise(value, json));
+  return {
+    content: [{ type: "text", text }],
     structuredContent: value as Record<string, unknown>,
     isError,
   };
+}
+
+/** A readable outline of a large result: each top-level field, lists by their length. */
+function summarise(value: object, json: string): string {
+  const parts = Object.entries(value).map(([k, v]) => {
+    if (Array.isArray(v)) return `${k}: ${v.length} item${v.length === 1 ? "" : "s"}`;
+    if (typeof v === "string")
+      return `${k}: ${v.length > 200 ? `${JSON.stringify(v.slice(0, 200))}…` : JSON.stringify(v)}`;
+    if (v !== null && typeof v === "object") return `${k}: {${Object.keys(v).join(", ")}}`;
+    return `${k}: ${String(v)}`;
+  });
+  return `${parts.join("; ")} (the whole result, ${Buffer.byteLength(json, "utf8")} bytes of JSON, is the structured content)`;
 }
 
 /** How long a failure's message may be, and how large its details, on the wire. */
@@ -262,7 +305,7 @@ export async function createMcpServer(
         ),
       );
     }
-    return result(value, false);
+    return result(value, false, tool.summary);
   };
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
@@ -293,19 +336,29 @@ export async function createMcpServer(
         description: "Every limit a call can hit, by the name a limit-exceeded error gives",
         mimeType: "application/json",
       },
+      {
+        uri: SCHEMAS_URI,
+        name: "schemas",
+        title: "Result and error schemas",
+        description:
+          "JSON Schema of each tool's structured result (results.<tool>) and of the error envelope (error)",
+        mimeType: "application/json",
+      },
     ],
   }));
+  const documents: Record<string, () => unknown> = {
+    [LIMITS_URI]: () => limitsDocument(limits.value),
+    [SCHEMAS_URI]: () => schemasDocument(tools),
+  };
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    if (request.params.uri !== LIMITS_URI)
+    const uri = request.params.uri;
+    const document = Object.hasOwn(documents, uri) ? documents[uri] : undefined;
+    if (document === undefined)
       throw new McpError(
         ErrorCode.InvalidParams,
-        `no resource ${request.params.uri}; the resources are ${LIMITS_URI}`,
+        `no resource ${uri.length > 64 ? `${uri.slice(0, 64)}…` : uri}; the resources are ${Object.keys(documents).join(", ")}`,
       );
-    return {
-      contents: [
-        { uri: LIMITS_URI, mimeType: "application/json", text: JSON.stringify(limitsDocument(limits.value)) },
-      ],
-    };
+    return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(document()) }] };
   });
 
   let closing: Promise<void> | undefined;

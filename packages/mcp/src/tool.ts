@@ -42,6 +42,8 @@ export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
   /** The successful result's shape; the declared outputSchema is this or the error envelope. */
   readonly output: O;
   readonly annotations: ToolAnnotations;
+  /** The text item of a large result (see the server's MIRROR_BYTES): a readable rendering of it. */
+  readonly summary?: (value: z.output<O>) => string;
   run(args: z.output<I>, ctx: ToolContext): Promise<Outcome<z.output<O>>> | Outcome<z.output<O>>;
 }
 
@@ -53,6 +55,8 @@ export interface Tool {
   readonly input: z.ZodObject;
   readonly output: z.ZodObject;
   readonly annotations: ToolAnnotations;
+  /** The text item of a large result: a readable rendering of it. */
+  readonly summary?: (value: object) => string;
   /** `args` must already have passed `input`. */
   run(args: unknown, ctx: ToolContext): Promise<Outcome<unknown>>;
 }
@@ -66,6 +70,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(spec: T
     input: spec.input,
     output: spec.output,
     annotations: { title: spec.title, ...spec.annotations },
+    ...(spec.summary === undefined ? {} : { summary: (v: object) => spec.summary!(v as z.output<O>) }),
     run: async (args, ctx) => spec.run(args as z.output<I>, ctx),
   };
 }

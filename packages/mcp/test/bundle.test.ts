@@ -67,17 +67,11 @@ describe("kumiki_apply and kumiki_revert", () => {
         (d) => d["auto-patch"] !== undefined,
       );
       expect(fixable.map((d) => d.code)).toEqual(["E0103", "E0103"]);
-      // kumiki_fix with a proposal id: only that one; an id that is not there is named as such.
+      // kumiki_fix_apply with a proposal id: only that one; an id that is not there is named as such.
       const listed = ok(await b.call("kumiki_fix", { error_code: "E0103" })).proposals as { id: string }[];
-      const missing = await b.call("kumiki_fix", {
-        error_code: "E0103",
-        apply: true,
-        proposal_id: "E0103@nowhere",
-      });
+      const missing = await b.call("kumiki_fix_apply", { error_code: "E0103", proposal_id: "E0103@nowhere" });
       expect(errorOf(missing).message).toContain(listed[0]!.id);
-      const one = ok(
-        await b.call("kumiki_fix", { error_code: "E0103", apply: true, proposal_id: listed[1]!.id }),
-      );
+      const one = ok(await b.call("kumiki_fix_apply", { error_code: "E0103", proposal_id: listed[1]!.id }));
       expect((one.applied as { id: string }[]).map((a) => a.id)).toEqual([listed[1]!.id]);
       expect(one.remaining).toMatchObject({ errors: 2 }); // the other typo, and E0003 (no app)
       const left = (ok(await b.call("kumiki_check", {})).diagnostics as { "auto-patch"?: unknown }[]).filter(

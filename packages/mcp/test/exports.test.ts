@@ -25,6 +25,10 @@ const EXPECTED = [
   "serveStdio",
   "versions",
   "wireKindOf",
+  // Result schemas published once (kumiki://schemas), and the text mirror's bound.
+  "MIRROR_BYTES",
+  "SCHEMAS_URI",
+  "schemasDocument",
 ];
 
 describe("@kumiki-graph/mcp exports", () => {
@@ -32,7 +36,7 @@ describe("@kumiki-graph/mcp exports", () => {
     expect(Object.keys(mcp).sort()).toEqual([...EXPECTED].sort());
   });
 
-  it("hold the twelve tools of ai-edit.md §9.7, in its order, then kumiki_conflicts, kumiki_apply and kumiki_revert", () => {
+  it("hold the twelve tools of ai-edit.md §9.7, in its order, then kumiki_fix_apply, kumiki_conflicts, kumiki_apply and kumiki_revert", () => {
     expect(mcp.TOOLS.map((t) => t.name)).toEqual([
       "kumiki_view",
       "kumiki_list",
@@ -46,6 +50,7 @@ describe("@kumiki-graph/mcp exports", () => {
       "kumiki_refs",
       "kumiki_history",
       "kumiki_episode",
+      "kumiki_fix_apply",
       "kumiki_conflicts",
       "kumiki_apply",
       "kumiki_revert",

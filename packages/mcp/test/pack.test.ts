@@ -129,7 +129,7 @@ describe("the packed packages, installed", () => {
   it("answers every tool", async () => {
     const session = s!;
     const { tools } = await session.client.listTools();
-    expect(tools).toHaveLength(15);
+    expect(tools).toHaveLength(16);
     const called = new Set<string>();
     const call = async (name: string, args: Record<string, unknown>): Promise<Called> => {
       called.add(name);
@@ -162,6 +162,10 @@ describe("the packed packages, installed", () => {
     const check = ok(await call("kumiki_check", {}));
     expect(Array.isArray(check.diagnostics)).toBe(true);
     expect(ok(await call("kumiki_fix", { error_code: "E0103" })).proposals).toEqual([]);
+    expect(ok(await call("kumiki_fix_apply", { error_code: "E0103" }))).toMatchObject({
+      applied: [],
+      refused: [],
+    });
     expect(ok(await call("kumiki_conflicts", {}))).toEqual({ policy: "strict", conflicts: [] });
     const bundled = ok(
       await call("kumiki_apply", {

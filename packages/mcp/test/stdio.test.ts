@@ -1,7 +1,7 @@
 /**
  * The real thing: an SDK client over stdio driving `node packages/cli/bin/kumiki.js mcp serve
  * --store DIR` on a workspace built from the TodoMVC example, through every tool and every error
- * form. The client validates every structuredContent against the tool's declared outputSchema.
+ * form. Every structuredContent is validated against the tool's result schema from kumiki://schemas.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { corpusMissingMessage, corpusProgram } from "../../core/test/support/corpus.js";
@@ -26,6 +26,7 @@ const TOOL_NAMES = [
   "kumiki_refs",
   "kumiki_history",
   "kumiki_episode",
+  "kumiki_fix_apply",
   "kumiki_conflicts",
   "kumiki_apply",
   "kumiki_revert",
@@ -34,6 +35,7 @@ const READ_ONLY = [
   "kumiki_view",
   "kumiki_list",
   "kumiki_check",
+  "kumiki_fix",
   "kumiki_refs",
   "kumiki_history",
   "kumiki_episode",
@@ -56,21 +58,34 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
     await dispose(dir);
   });
 
-  it("lists the twelve tools of §9.7 and ours (conflicts, apply, revert) with strict inputs, output schemas and annotations", async () => {
-    const { tools } = await s.client.listTools();
+  it("lists the twelve tools of §9.7 and ours (fix_apply, conflicts, apply, revert) with strict inputs and honest hints, in under 10 KB", async () => {
+    const listed = await s.client.listTools();
+    const { tools } = listed;
     expect(tools.map((t) => t.name)).toEqual(TOOL_NAMES);
+    // The JSON-RPC answer as it crosses the wire (was 33 KB with every result schema inline).
+    const wire = Buffer.byteLength(JSON.stringify({ result: listed, jsonrpc: "2.0", id: 1 }), "utf8");
+    expect(wire).toBeLessThan(10 * 1024);
     for (const t of tools) {
       expect(t.inputSchema.type).toBe("object");
       expect((t.inputSchema as { additionalProperties?: unknown }).additionalProperties).toBe(false);
-      expect(t.outputSchema?.type).toBe("object");
-      expect(JSON.stringify(t.outputSchema)).toContain('"error"');
-      expect(t.annotations?.readOnlyHint).toBe(READ_ONLY.includes(t.name));
-      expect(t.annotations?.destructiveHint).toBe(t.name === "kumiki_remove" || t.name === "kumiki_apply");
-      expect(typeof t.annotations?.idempotentHint).toBe("boolean");
+      expect(t.outputSchema).toBeUndefined();
+      // Hints at their MCP default are left out: readOnlyHint false, destructiveHint true, idempotentHint false.
+      expect(t.annotations?.readOnlyHint === true).toBe(READ_ONLY.includes(t.name));
+      const destructive = t.annotations?.readOnlyHint !== true && t.annotations?.destructiveHint !== false;
+      expect(destructive).toBe(t.name === "kumiki_remove" || t.name === "kumiki_apply");
+      expect(t.annotations?.openWorldHint).toBe(false);
     }
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect(byName.get("kumiki_view")?.annotations?.idempotentHint).toBe(true);
-    expect(byName.get("kumiki_edit")?.annotations?.idempotentHint).toBe(false);
+    expect(byName.get("kumiki_edit")?.annotations?.idempotentHint).toBeUndefined();
+    // Every tool's result schema and the error envelope, once, in kumiki://schemas.
+    const read = await s.client.readResource({ uri: "kumiki://schemas" });
+    const doc = JSON.parse(String((read.contents[0] as { text: string }).text)) as {
+      error: { properties: Record<string, unknown> };
+      results: Record<string, { type: string }>;
+    };
+    expect(Object.keys(doc.results)).toEqual(TOOL_NAMES);
+    expect(Object.keys(doc.error.properties)).toEqual(["error"]);
     expect(Object.keys(byName.get("kumiki_add")!.inputSchema.properties ?? {})).toEqual([
       "layer",
       "name",
@@ -82,7 +97,7 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
 
   it("declares its limits as a resource", async () => {
     const { resources } = await s.client.listResources();
-    expect(resources.map((r) => r.uri)).toEqual(["kumiki://limits"]);
+    expect(resources.map((r) => r.uri)).toEqual(["kumiki://limits", "kumiki://schemas"]);
     const read = await s.client.readResource({ uri: "kumiki://limits" });
     const doc = JSON.parse(String((read.contents[0] as { text: string }).text)) as {
       limits: { name: string; value: number }[];
@@ -132,7 +147,7 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
     expect(referrers.every((x) => x.lines.length > 0)).toBe(true);
   });
 
-  it("kumiki_check reports the error; kumiki_fix proposes, then applies its patch", async () => {
+  it("kumiki_check reports the error; kumiki_fix proposes (read-only), kumiki_fix_apply applies its patch", async () => {
     const before = ok(await s.call("kumiki_check", {}));
     expect(before.ok).toBe(false);
     const codes = (before.diagnostics as { code: string }[]).map((d) => d.code);
@@ -142,15 +157,13 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
     ok(await s.call("kumiki_check", { scope: "a11y" }));
 
     const proposed = ok(await s.call("kumiki_fix", { error_code: "E0301" }));
-    expect(proposed.apply).toBe(false);
     const proposals = proposed.proposals as { id: string; bundle: unknown[] }[];
     expect(proposals.length).toBeGreaterThan(0);
     expect(proposals[0]!.bundle.length).toBeGreaterThan(0);
     // Proposing wrote nothing.
     expect(ok(await s.call("kumiki_check", {})).errors).toBe(before.errors);
 
-    const applied = ok(await s.call("kumiki_fix", { error_code: "E0301", apply: true, task: "fix-caps" }));
-    expect(applied.apply).toBe(true);
+    const applied = ok(await s.call("kumiki_fix_apply", { error_code: "E0301", task: "fix-caps" }));
     const written = applied.applied as { opIds: string[] }[];
     expect(written.length).toBeGreaterThan(0);
     expect(written[0]!.opIds[0]).toMatch(/^op_/);

@@ -11,16 +11,13 @@ import { overBody, Task, WRITE } from "./write.js";
 
 export const apply = defineTool({
   name: "kumiki_apply",
-  title: "Apply several ops at once",
+  title: "Apply a bundle",
   description:
-    "Applies several ops as one atomic write: all or nothing. Items are {op: add|replace|edit|rename|remove|link|unlink, …} naming their target by qname or by layer and name; an auto-patch or a whole diagnostic from kumiki_check is taken as it is. Items see the items before them, so a tile and the reducer its onClick names can be added together. With dry_run the answer is the diff and a fingerprint, nothing written; pass that fingerprint as expect to apply exactly those ops.",
+    "One atomic write of several items, all or nothing: {op: add|replace|edit|rename|remove|link|unlink, …} naming targets by qname or by layer and name; a kumiki_check auto-patch or diagnostic is an item as it is. Items see the ones before them. dry_run answers a diff and a fingerprint; expect applies exactly those ops.",
   input: z.strictObject({
-    ops: z
-      .array(z.record(z.string(), z.unknown()))
-      .min(1)
-      .describe("the items, in order (or auto-patches / diagnostics carrying one)"),
-    dry_run: z.boolean().optional().describe("preview only: the diff and the fingerprint, nothing written"),
-    expect: z.string().optional().describe("the fingerprint of a dry run: apply exactly those ops, or fail"),
+    ops: z.array(z.record(z.string(), z.unknown())).min(1).describe("the items, in order"),
+    dry_run: z.boolean().optional().describe("only preview: the diff and a fingerprint"),
+    expect: z.string().optional().describe("a dry run's fingerprint: apply exactly its ops, or fail"),
     task: Task,
   }),
   output: z.object({
@@ -59,16 +56,13 @@ export const apply = defineTool({
 
 export const revert = defineTool({
   name: "kumiki_revert",
-  title: "Revert an op, or undo a task",
+  title: "Revert or undo",
   description:
-    "Reverts one op (op_id: an add is removed, a remove brought back, a replace/edit/rename undone) with a new op, itself revertable; or undoes every op of a task (task_id) with new ops, refused when others changed those definitions since unless confirm. Nothing is ever lost: the history keeps every op.",
+    "Reverts one op (op_id) with a new, revertable op, or undoes a task (task_id; refused if others changed its definitions since, unless confirm). Nothing is lost.",
   input: z.strictObject({
-    op_id: z.string().optional().describe("the op to revert (op_…), from a write's opIds or kumiki_history"),
-    task_id: z.string().optional().describe("undo every op written under this task id instead"),
-    confirm: z
-      .boolean()
-      .optional()
-      .describe("task undo: discard what others changed since (see the refusal)"),
+    op_id: z.string().optional().describe("op_… (a write's opIds, kumiki_history)"),
+    task_id: z.string().optional().describe("or undo every op of this task"),
+    confirm: z.boolean().optional().describe("undo even what others changed since"),
     task: Task,
   }),
   output: z.object({ opIds: z.array(z.string()).describe("the new ops written") }),

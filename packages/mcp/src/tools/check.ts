@@ -8,8 +8,9 @@ import {
   proposeFixes,
 } from "@kumiki-graph/core";
 import { z } from "zod";
-import { answer, defineTool, fail, fromCore, type ToolContext } from "../tool.js";
+import { answer, defineTool, fail, fromCore, type Outcome, type ToolContext } from "../tool.js";
 import { READ_ONLY } from "./read.js";
+import { Task } from "./write.js";
 
 /** A diagnostic as sent (ai-edit.md §9.6), without its span: `location` says where. */
 const DiagnosticOutput = z.object({
@@ -43,12 +44,9 @@ export const check = defineTool({
   name: "kumiki_check",
   title: "Check the program",
   description:
-    "Checks the store's graph and lists its diagnostics (code, kind, severity, location, message, suggestion, auto-patch). scope narrows to types, refs or effects, or adds the accessibility checks (a11y). Finding errors is an answer, not a failure: ok says whether there are any.",
+    "Lists the graph's diagnostics (code, kind, severity, location, message, suggestion, auto-patch); scope narrows to types, refs or effects, or adds a11y. Errors found are an answer (ok false), not a failure.",
   input: z.strictObject({
-    scope: z
-      .enum(CHECK_SCOPES)
-      .optional()
-      .describe("types, refs or effects narrow the report; a11y adds E0701–E0703"),
+    scope: z.enum(CHECK_SCOPES).optional().describe("a11y adds E0701–E0703"),
   }),
   output: z.object({
     ok: z.boolean().describe("no error diagnostic (warnings never change it)"),
@@ -57,6 +55,11 @@ export const check = defineTool({
     diagnostics: z.array(DiagnosticOutput),
   }),
   annotations: READ_ONLY,
+  summary: (v) =>
+    [
+      `${v.errors} error(s), ${v.warnings} warning(s); auto-patches and suggestions are in the structured content`,
+      ...v.diagnostics.map((d) => `${d.severity} ${d.code} ${d.kind} at ${d.location}: ${d.message}`),
+    ].join("\n"),
   run({ scope }, ctx) {
     const caps = ctx.capabilities === undefined ? {} : { capabilities: ctx.capabilities };
     const report = checkStore(ctx.store, scope === undefined ? caps : { [scope]: true, ...caps });
@@ -85,29 +88,50 @@ function proposalOf(p: FixProposal): z.output<typeof ProposalOutput> {
   };
 }
 
+/** Refuses a code errors.md does not list, naming the argument. */
+function unknownCode(code: string): Outcome<never> | undefined {
+  if (codeInfo(code) !== undefined) return undefined;
+  return fail({
+    kind: "invalid-request",
+    code: "invalid-input",
+    argument: "error_code",
+    message: `unknown diagnostic code ${JSON.stringify(code)}: a code of errors.md, e.g. E0103 (kumiki_check lists the codes present)`,
+  });
+}
+
+const ErrorCodeArg = z.string().max(16).describe("a diagnostic code, e.g. E0103");
+
+/** Proposing writes nothing, so it is its own tool, read-only; kumiki_fix_apply writes. */
 export const fix = defineTool({
   name: "kumiki_fix",
-  title: "Fix diagnostics",
+  title: "Propose fixes",
   description:
-    "The auto-patches for the error diagnostics with a code (E0103, …): without apply, the proposals (each a bundle of writes, nothing changed); with apply, they are applied one by one, each refused unless it removes an error and adds none, and the answer lists the op-ids written, the fixes refused and what remains.",
+    "The auto-patches for the errors with a code (E0103, …), each a bundle of writes with the diagnostic it removes. Writes nothing: kumiki_fix_apply (or kumiki_apply with a bundle) applies them.",
+  input: z.strictObject({ error_code: ErrorCodeArg }),
+  output: z.object({ proposals: z.array(ProposalOutput) }),
+  annotations: READ_ONLY,
+  run({ error_code }, ctx) {
+    return (
+      unknownCode(error_code) ??
+      answer({ proposals: proposeFixes(ctx.store, { code: error_code, ...checkOf(ctx) }).map(proposalOf) })
+    );
+  },
+});
+
+export const fixApply = defineTool({
+  name: "kumiki_fix_apply",
+  title: "Apply fixes",
+  description:
+    "Applies the auto-patches for the errors with a code (or one proposal_id) one by one, each refused unless it removes an error and adds none; answers the op-ids written, the fixes refused and what remains.",
   input: z.strictObject({
-    error_code: z.string().describe("a diagnostic code, e.g. E0103"),
-    apply: z.boolean().optional().describe("write the fixes (default: only propose them)"),
-    proposal_id: z
-      .string()
-      .optional()
-      .describe(
-        "with apply: write only this proposal (an id the proposals list, e.g. E0103@reducer.inc.body:1:46)",
-      ),
-    task: z.string().optional().describe("the task id the fixes' ops are written under"),
+    error_code: ErrorCodeArg,
+    proposal_id: z.string().max(1024).optional().describe("only this one of kumiki_fix's proposals"),
+    task: Task,
   }),
   output: z.object({
-    apply: z.boolean(),
-    proposals: z.array(ProposalOutput).optional().describe("apply false: what would be applied"),
     applied: z
       .array(z.object({ id: z.string(), summary: z.string(), opIds: z.array(z.string()) }))
-      .optional()
-      .describe("apply true: the fixes written, with their op-ids"),
+      .describe("the fixes written, with their op-ids"),
     refused: z
       .array(
         z.object({
@@ -116,28 +140,15 @@ export const fix = defineTool({
           error: z.object({ code: z.string(), message: z.string() }),
         }),
       )
-      .optional()
-      .describe("apply true: the fixes refused (nothing of theirs written)"),
+      .describe("the fixes refused (nothing of theirs written)"),
     remaining: z
       .object({ errors: z.number(), warnings: z.number() })
-      .optional()
-      .describe("apply true: what the graph still has (kumiki_check lists it)"),
+      .describe("what the graph still has (kumiki_check lists it)"),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  async run({ error_code, apply, proposal_id, task }, ctx) {
-    if (codeInfo(error_code) === undefined) {
-      return fail({
-        kind: "invalid-request",
-        code: "invalid-input",
-        argument: "error_code",
-        message: `unknown diagnostic code ${JSON.stringify(error_code)}: a code of errors.md, e.g. E0103 (kumiki_check lists the codes present)`,
-      });
-    }
-    if (apply !== true)
-      return answer({
-        apply: false,
-        proposals: proposeFixes(ctx.store, { code: error_code, ...checkOf(ctx) }).map(proposalOf),
-      });
+  async run({ error_code, proposal_id, task }, ctx) {
+    const bad = unknownCode(error_code);
+    if (bad !== undefined) return bad;
     const r = await applyFixes(ctx.store, {
       code: error_code,
       ...checkOf(ctx),
@@ -158,12 +169,11 @@ export const fix = defineTool({
           kind: "not-found",
           code: "not-found",
           argument: "proposal_id",
-          message: `no proposal ${JSON.stringify(proposal_id)} for ${error_code} now; the proposals are ${ids.length === 0 ? "none" : ids.join(", ")} (kumiki_fix without apply lists them)`,
+          message: `no proposal ${JSON.stringify(proposal_id)} for ${error_code} now; the proposals are ${ids.length === 0 ? "none" : ids.join(", ")} (kumiki_fix lists them)`,
         });
       }
     }
     return fromCore(r, ctx, (report) => ({
-      apply: true,
       applied: report.applied.map((a) => ({
         id: a.proposal.id,
         summary: a.proposal.summary,

@@ -21,9 +21,9 @@ const EpisodeOutput = z.object({
 
 export const episode = defineTool({
   name: "kumiki_episode",
-  title: "Episode log (from the op log)",
+  title: "Episode log",
   description:
-    "The ops written under a task id (the task argument of the write tools), or the op with an op-id, oldest first. A graph store keeps no runtime episode log (§9.9), so this is the op log of the source graph; the answer says so.",
+    "The ops written under a task id (the writes' task argument) or one op-id, oldest first: the source graph's op log (no runtime episode log is kept).",
   input: z.strictObject({
     episode_id: z.string().min(1).describe("a task id, or an op-id (op_…)"),
   }),

@@ -21,16 +21,17 @@ export const view = defineTool({
   name: "kumiki_view",
   title: "View definitions",
   description:
-    "The text of one definition (slot.todos, or def_… for one hidden by a name conflict or removed) or of a pattern's matches (slot.*, tile.Todo*, *.draft); with_deps adds everything they reference, transitively. Read this before kumiki_edit: anchors match this text.",
+    "The text of a definition (slot.todos; def_… for one hidden or removed) or of a pattern's matches (slot.*, tile.Todo*); with_deps adds what they reference, transitively. kumiki_edit anchors match this text.",
   input: z.strictObject({
     selector: z.string().describe("layer.name, a pattern with *, or a definition id def_…"),
-    with_deps: z.boolean().optional().describe("also the definitions they reference, transitively"),
+    with_deps: z.boolean().optional().describe("also what they reference, transitively"),
   }),
   output: z.object({
     text: z.string().describe("the definitions' texts, one after another, each ending with a newline"),
     definitions: z.array(DefinitionRef),
   }),
   annotations: READ_ONLY,
+  summary: (v) => v.text,
   run({ selector, with_deps }, ctx) {
     const sel = parseSelector(selector);
     if (!("error" in sel) && sel.kind === "name" && (sel.wildcard || sel.layer === undefined)) {
@@ -59,13 +60,13 @@ export const view = defineTool({
 export const list = defineTool({
   name: "kumiki_list",
   title: "List definitions",
-  description:
-    "The names of the definitions that show under their names, in one layer (type, slot, effect, reducer, tile, fn, app, test, theme, motion) or all.",
+  description: "The names that show, in one layer or in all.",
   input: z.strictObject({
     layer: z.enum(LAYERS).optional().describe("one layer; all layers when omitted"),
   }),
   output: z.object({ definitions: z.array(DefinitionRef) }),
   annotations: READ_ONLY,
+  summary: (v) => v.definitions.map((d) => `${d.qname} ${d.def}`).join("\n"),
   run({ layer }, ctx) {
     return fromCore(ctx.store.list(layer), ctx, (entries) => ({
       definitions: entries.map((e) => ({ qname: e.qname, def: e.def })),
@@ -75,9 +76,9 @@ export const list = defineTool({
 
 export const refs = defineTool({
   name: "kumiki_refs",
-  title: "Referrers of a definition",
+  title: "Referrers",
   description:
-    "The live definitions that reference a definition, with the lines of their text that do, and how many per layer: what a rename shows the new name in and what blocks a remove.",
+    "The live definitions referencing one, with their referencing lines and counts per layer: what a rename changes, what blocks a remove.",
   input: z.strictObject({ qname: z.string().describe("layer.name or def_…") }),
   output: z.object({
     target: z.string(),
@@ -120,9 +121,9 @@ const HistoryEntry = z.object({
 
 export const history = defineTool({
   name: "kumiki_history",
-  title: "History of a definition",
+  title: "History",
   description:
-    "The ops of the definitions that have had a name (the one shown now and every one renamed away, removed, or that lost a same-name add), each across all its renames; or of one definition by id.",
+    "The ops of every definition that has had a name (shown, renamed away, removed, or beaten to it), across renames; or of one def_….",
   input: z.strictObject({ qname: z.string().describe("layer.name (no pattern) or def_…") }),
   output: z.object({
     definitions: z.array(
@@ -180,9 +181,9 @@ export { HistoryEntry };
 
 export const conflicts = defineTool({
   name: "kumiki_conflicts",
-  title: "Merge conflicts",
+  title: "Conflicts",
   description:
-    "Every conflict record of the graph: where concurrent writes met and some op's intent did not take effect (a same-name add that lost the name, a replace or rename that lost, a remove overridden, a reference rolled back). Each says which ops, what was decided and how to retry. Same on every replica.",
+    "Every conflict record: where concurrent writes met and an op did not take effect (a same-name add, a losing replace or rename, an overridden remove, a rolled-back reference), with its ops, the decision and how to retry.",
   input: z.strictObject({}),
   output: z.object({
     policy: z.string().describe("the conflict policy in force: strict, heal or warn"),

@@ -23,18 +23,16 @@ export const Task = z
     /^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/,
     "a task id is letters, digits and . _ : @ / + -, from a letter or digit",
   )
-  .optional()
-  .describe("a task id the ops belong to (kumiki_episode reads a task's ops back)");
+  .optional();
 
 /** A definition name, as the language takes it: a letter, then letters, digits, _ and -; at most 32. */
 export const DefinitionName = z
   .string()
   .max(MAX_IDENTIFIER_LENGTH)
-  .regex(/^[a-zA-Z][a-zA-Z0-9_-]*$/, "a name is a letter, then letters, digits, _ and -")
-  .describe(`a name: a letter, then letters, digits, _ and - (at most ${MAX_IDENTIFIER_LENGTH})`);
+  .regex(/^[a-zA-Z][a-zA-Z0-9_-]*$/, "a name is a letter, then letters, digits, _ and -");
 
 /** One of the ten layers. */
-export const LayerArg = z.enum(LAYERS).describe(`the layer: ${LAYERS.join(", ")}`);
+export const LayerArg = z.enum(LAYERS);
 
 /** What every write answers. */
 const WriteOutput = z.object({
@@ -78,7 +76,7 @@ export const add = defineTool({
   name: "kumiki_add",
   title: "Add a definition",
   description:
-    "Adds a definition: layer, name, and body (what follows the name, e.g. for a slot ': Int = 0', for a fn '(n: Int) -> Int = n + 1'). Refused, changing nothing, when the name is taken, the text does not parse, or it introduces an error.",
+    "Adds a definition: layer, name, body (the text after the name, e.g. ': Int = 0' for a slot). Refused, changing nothing, if the name is taken, the text does not parse or it adds an error.",
   input: z.strictObject({
     layer: LayerArg,
     name: DefinitionName,
@@ -100,9 +98,9 @@ export const add = defineTool({
 
 export const replace = defineTool({
   name: "kumiki_replace",
-  title: "Replace a definition's text",
+  title: "Replace a definition",
   description:
-    "Replaces a definition's whole body (the text after its name). Its identity, and every reference to it, stay. Refused, changing nothing, when the text does not parse or introduces an error.",
+    "Replaces a definition's body (the text after its name); its identity and every reference to it stay. Refused, changing nothing, if the text does not parse or adds an error.",
   input: z.strictObject({
     qname: z.string().describe("layer.name or def_…"),
     body: z.string().describe("the new text after the name"),
@@ -120,20 +118,15 @@ export const replace = defineTool({
 
 export const edit = defineTool({
   name: "kumiki_edit",
-  title: "Edit part of a definition",
+  title: "Edit a definition",
   description:
-    "Edits a definition's text as kumiki_view shows it: each find must occur exactly once (trailing whitespace tolerated), and all anchors apply or none do. The patch of a kumiki_check auto-patch ({\"body:N\": \"replace 'A' -> 'B'\"}, line N counted from the line of the layer keyword, A exactly once on it) is taken as it is. Refused, changing nothing, otherwise.",
+    "Edits a definition's text as kumiki_view shows it: each find occurs exactly once (trailing whitespace tolerated); all apply or none. A kumiki_check auto-patch ({\"body:N\": \"replace 'A' -> 'B'\"}) is taken as it is.",
   input: z.strictObject({
     qname: z.string().describe("layer.name or def_…"),
     patch: z
       .union([
-        z
-          .array(z.strictObject({ find: z.string(), replace: z.string() }))
-          .min(1)
-          .describe("anchors: each find is replaced by its replace"),
-        z
-          .record(z.string().regex(/^body:[1-9][0-9]*$/), z.string())
-          .describe("an auto-patch's lines: body:N → replace 'A' -> 'B'"),
+        z.array(z.strictObject({ find: z.string(), replace: z.string() })).min(1),
+        z.record(z.string().regex(/^body:[1-9][0-9]*$/), z.string()),
       ])
       .describe("anchors, or the body:N lines of an auto-patch"),
     task: Task,
@@ -158,7 +151,7 @@ export const rename = defineTool({
   name: "kumiki_rename",
   title: "Rename a definition",
   description:
-    "Renames a definition. No hash and no dependent's op changes: references are by identity, and every dependent shows the new name.",
+    "Renames a definition. References are by identity: every dependent shows the new name, and no other op is written.",
   input: z.strictObject({
     qname: z.string().describe("layer.name or def_…"),
     new_name: z.string().describe("the new name (same layer)"),
@@ -176,10 +169,10 @@ export const remove = defineTool({
   name: "kumiki_remove",
   title: "Remove a definition",
   description:
-    "Removes a definition. Refused while live definitions reference it (they are listed); with cascade, it and every definition that references it, transitively, go in one atomic write. Answers the names removed. A removal can be reverted (kumiki_revert): nothing is lost.",
+    "Removes a definition. Refused while live definitions reference it (they are listed); cascade removes it and every referrer, transitively, in one atomic write. kumiki_revert brings it back.",
   input: z.strictObject({
     qname: z.string().describe("layer.name or def_…"),
-    cascade: z.boolean().optional().describe("also remove every definition that references it, transitively"),
+    cascade: z.boolean().optional().describe("also every referrer, transitively"),
     task: Task,
   }),
   output: WriteOutput,

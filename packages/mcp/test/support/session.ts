@@ -8,8 +8,11 @@ import path from "node:path";
 import { initWorkspace, openStore, splitProgram } from "@kumiki-graph/core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js";
 import { expect } from "vitest";
 import { repoRoot } from "../../../core/test/support/corpus.js";
+import { MIRROR_BYTES } from "../../src/server.js";
 
 /** The built CLI launcher (tests of the bin use dist: run `npx tsc -b` first). */
 export const kumikiBin = path.join(repoRoot, "packages/cli/bin/kumiki.js");
@@ -56,7 +59,11 @@ export async function workspaceFrom(
   }
 }
 
-/** A call's outcome, after checking that its text item is exactly the JSON of its structuredContent. */
+/**
+ * A call's outcome, after checking its structuredContent against the tool's result schema (or the
+ * error envelope) from kumiki://schemas, and its text item: the same JSON when that is at most
+ * MIRROR_BYTES, else a shorter readable summary.
+ */
 export interface Called {
   readonly isError: boolean;
   readonly value: Record<string, unknown>;
@@ -115,10 +122,25 @@ export async function connect(
     err += b.toString("utf8");
   });
   const client = new Client({ name: "kumiki-mcp-test", version: "0.0.0" });
+  const ajv = new AjvJsonSchemaValidator();
+  let validate: (name: string, isError: boolean, value: unknown) => void;
   try {
     await client.connect(transport);
-    // Listing caches each tool's outputSchema: from here on the client validates every structuredContent.
     await client.listTools();
+    // The result schemas are published once, as a resource (tools/list stays small).
+    const read = await client.readResource({ uri: "kumiki://schemas" });
+    const doc = JSON.parse(String((read.contents[0] as { text: string }).text)) as {
+      error: JsonSchemaType;
+      results: Record<string, JsonSchemaType>;
+    };
+    const envelope = ajv.getValidator(doc.error);
+    const results = new Map(Object.entries(doc.results).map(([n, sch]) => [n, ajv.getValidator(sch)]));
+    validate = (name, isError, value) => {
+      const v = isError ? envelope : results.get(name);
+      if (v === undefined) return;
+      const r = v(value);
+      expect(r.valid, `${name}: ${r.errorMessage ?? ""}`).toBe(true);
+    };
   } catch (e) {
     await client.close().catch(() => undefined);
     throw new Error(`${(e as Error).message}\nserver stderr:\n${err}`);
@@ -136,8 +158,11 @@ export async function connect(
       expect(r.structuredContent, `${name}: structuredContent`).toBeDefined();
       expect(r.content).toHaveLength(1);
       expect(r.content[0]!.type).toBe("text");
-      expect(r.content[0]!.text).toBe(JSON.stringify(r.structuredContent));
+      const json = JSON.stringify(r.structuredContent);
+      if (Buffer.byteLength(json, "utf8") <= MIRROR_BYTES) expect(r.content[0]!.text).toBe(json);
+      else expect(r.content[0]!.text!.length).toBeLessThan(json.length);
       expect(typeof r.isError).toBe("boolean");
+      validate(name, r.isError === true, r.structuredContent);
       if (options.hostPath !== undefined) expect(r.content[0]!.text).not.toContain(options.hostPath);
       return { isError: r.isError === true, value: r.structuredContent! };
     },
