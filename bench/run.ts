@@ -9,6 +9,7 @@ import { benchDamage } from "./damage.js";
 import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
 import { benchLive } from "./live.js";
+import { benchMcpContext } from "./mcp-context.js";
 import { benchRepair } from "./repair.js";
 import { benchScale } from "./scale.js";
 import { benchStore } from "./store.js";
@@ -21,6 +22,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["store", benchStore],
   ["live workspace", benchLive],
   ["repair loop", benchRepair],
+  ["MCP context (bytes per call)", benchMcpContext],
   ["damage and repair (10k ops)", benchDamage],
   ["sync", benchSync],
   ["cli (real bin)", benchCli],

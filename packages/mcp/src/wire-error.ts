@@ -103,9 +103,21 @@ export function fromRejection(r: Rejection, log: (line: string) => void): WireEr
   return {
     kind,
     code: r.code,
-    message: r.message,
+    message: messageOf(r),
     ...(r.details === undefined ? {} : { details: r.details }),
   };
+}
+
+/**
+ * The message of a rejection on the wire: core's, except where core's repeats its details for a
+ * reader who has no details to look at (the CLI's): a `validation-failed` names each added error
+ * in its message, and the same diagnostics are in `details.diagnostics`, so here it only counts them.
+ */
+function messageOf(r: Rejection): string {
+  const diagnostics = r.details?.diagnostics;
+  if (r.code !== "validation-failed" || !Array.isArray(diagnostics)) return r.message;
+  const n = diagnostics.length;
+  return `the write would add ${n === 1 ? "an error" : `${n} errors`} the graph does not have (details.diagnostics lists ${n === 1 ? "it" : "them"}, with ${n === 1 ? "its" : "their"} auto-patches); nothing was written`;
 }
 
 /** A `limit-exceeded` error naming the limit, its value, and what exceeded it. */

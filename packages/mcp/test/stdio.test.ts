@@ -336,6 +336,16 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
       // Said in MCP's terms: its cascade argument, and no CLI flag.
       expect(referenced.message).toMatch(/give cascade: true to remove every dependent too$/);
       expect(referenced.message).not.toContain("--");
+      // A write that would add an error: the diagnostics once, in details (not in the message too).
+      const added = errorOf(
+        await s.call("kumiki_add", { layer: "slot", name: "bad", body: ': Int = "text"' }),
+      );
+      expect(added).toMatchObject({ kind: "rejected", code: "validation-failed" });
+      const diagnostics = (added as { details?: { diagnostics?: { message: string }[] } }).details
+        ?.diagnostics;
+      expect(diagnostics?.length).toBeGreaterThan(0);
+      for (const d of diagnostics ?? []) expect(added.message).not.toContain(d.message);
+      expect(added.message).toContain("details.diagnostics");
       expect(ok(await s.call("kumiki_list", {})).definitions).toEqual(before);
     });
 
