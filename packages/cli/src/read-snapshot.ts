@@ -122,7 +122,16 @@ export function writeSnapshot(
   const file = snapshotPath(root, env);
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    // The cache folder and its parent, one level at a time: Node's recursive mkdir never returns
+    // where a parent refuses children (/proc), and a cache deeper than that is simply not kept.
+    const dir = path.dirname(file);
+    for (const d of [path.dirname(dir), dir]) {
+      try {
+        fs.mkdirSync(d, { mode: 0o700 });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      }
+    }
     const snap: SnapshotFile = { v: FORMAT, root, graph, generation, ops };
     fs.writeFileSync(tmp, JSON.stringify(snap), { mode: 0o600 });
     fs.renameSync(tmp, file);

@@ -35,7 +35,11 @@ export const importCommand: Command = {
         ...(ctx.task === undefined ? {} : { task: ctx.task }),
         ...(strict ? { strict: true } : {}),
         onProgress: (done, total) =>
-          ctx.progress(`importing ${name}: ${done}/${plural(total, "definition")}`),
+          ctx.progress(
+            done < total
+              ? `importing ${name}: ${done}/${plural(total, "definition")}`
+              : `importing ${name}: ${plural(total, "definition")} read; checking and storing them`,
+          ),
       }),
     );
     // The program's diagnostics as imported: what the repair loop starts from.

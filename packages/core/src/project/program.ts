@@ -8,7 +8,10 @@ import type { GraphReader } from "../store/view.js";
 export interface ImportOptions {
   /** The task every op of the import is tagged with. */
   readonly task?: string;
-  /** Told `(0, n)` once the text is split into its `n` definitions and `(n, n)` once they are stored. */
+  /**
+   * Told `(0, n)` once the text is split into its `n` definitions, `(k, n)` as they are read (about a
+   * hundred times, whatever `n`), and `(n, n)` again once they are checked and stored.
+   */
   readonly onProgress?: (done: number, total: number) => void;
   /**
    * Refuse a program with errors (the store's write gate judges it like any write). By default
@@ -74,7 +77,21 @@ export async function importProgram(
     return reject("program-empty", "the program holds no definition; nothing was imported");
   last.source += pending;
   options.onProgress?.(0, items.length);
-  const r = await store.apply({ ops: items satisfies BundleItem[] }, { keepErrors: options.strict !== true });
+  // About a hundred steps, whatever the size: a 5,000-definition import moves by 50 at a time.
+  const step = Math.max(1, Math.floor(items.length / 100));
+  const progress = options.onProgress;
+  const r = await store.apply(
+    { ops: items satisfies BundleItem[] },
+    {
+      keepErrors: options.strict !== true,
+      ...(progress === undefined
+        ? {}
+        : {
+            onProgress: (done: number, total: number) =>
+              done % step === 0 ? progress(done, total) : undefined,
+          }),
+    },
+  );
   if (!r.ok) {
     const index = r.error.details?.item;
     const at =

@@ -3,6 +3,7 @@ import path from "node:path";
 import { blake3 } from "@noble/hashes/blake3.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { type DefId, isDefId } from "../ops/ids.js";
+import { makeDirs } from "../store/make-dirs.js";
 import { ok, reject, type StoreResult } from "../store/result.js";
 import { WORKSPACE_DIR, writeFileAtomic } from "../store/workspace.js";
 import { parseDefinitionPath } from "./layout.js";
@@ -80,7 +81,7 @@ export function readSyncState(root: string): StoreResult<SyncState> {
  */
 export function writeSyncState(root: string, state: SyncState): void {
   const file = path.join(root, SYNC_STATE_FILE);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  makeDirs(path.dirname(file));
   ignoreLocally(path.dirname(file), path.basename(file));
   const lines = [...state]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { LAYERS } from "../lang/layers.js";
+import { makeDirs } from "../store/make-dirs.js";
 import { ok, reject, type StoreResult } from "../store/result.js";
 import { writeFileAtomic } from "../store/workspace.js";
 import { DEFINITION_EXT, LAYER_DIRS } from "./layout.js";
@@ -38,7 +39,7 @@ export function readTree(root: string): StoreResult<Map<string, string>> {
 /** Writes one file of the tree atomically (temp file, fsync, rename): a reader sees the old or the new content. */
 export function writeTreeFile(root: string, treePath: string, content: string): void {
   const file = path.join(root, treePath);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  makeDirs(path.dirname(file));
   writeFileAtomic(file, content);
 }
 

@@ -17,6 +17,7 @@ import type { Chunk, StorageKey } from "@automerge/automerge-repo/slim";
 import { NodeFSStorageAdapter } from "@automerge/automerge-repo-storage-nodefs";
 import { type ChunkKind, chunkDamage } from "./chunk-check.js";
 import { FileLock } from "./file-lock.js";
+import { makeDirs } from "./make-dirs.js";
 
 const CHUNK_TYPES = ["snapshot", "incremental"] as const;
 
@@ -171,7 +172,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     super(directory);
     this.frozen = options.readOnly === true;
     this.verify = options.verifyChunks !== false;
-    if (!this.frozen) fs.mkdirSync(directory, { recursive: true });
+    if (!this.frozen) makeDirs(directory);
     this.tmpDir = path.join(directory, ".tmp");
     this.generationFile = path.join(directory, ".generation");
     this.lock = this.readOnly
@@ -477,7 +478,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
       this.dirs.add(dir);
       return;
     }
-    const created = fs.mkdirSync(dir, { recursive: true });
+    const created = makeDirs(dir);
     if (created === undefined) return;
     // A new directory's entry lives in its parent: sync the parent of the outermost new one and
     // every new one down to `dir`.

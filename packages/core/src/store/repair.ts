@@ -19,6 +19,7 @@ import { AutomergeOpLog, OP_LOG_FORMAT, OP_LOG_KIND, type OpLogDocument } from "
 import { snapshotName, walkChunks } from "./chunk-check.js";
 import { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
+import { makeDirs } from "./make-dirs.js";
 import type { StoreDamage, StoredOp } from "./op-log.js";
 import { OpLogFile } from "./op-log-file.js";
 import { findWorkspace, readConfig, type WorkspacePaths, type WorkspaceResult } from "./workspace.js";
@@ -89,7 +90,7 @@ function fail<T>(
 
 /** Moves `file` into `dir` (made as needed), keeping its name; returns where it went. */
 function moveAside(file: string, dir: string, name: string): string {
-  fs.mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   const to = path.join(dir, name.replaceAll("/", "-"));
   fs.renameSync(file, to);
   return to;

@@ -86,6 +86,11 @@ export interface ApplyOptions {
    * must be free.
    */
   readonly keepErrors?: boolean;
+  /**
+   * Called as the items are read (parsed, bound), with how many are done of how many: what a long
+   * import shows as it goes. The check and the durable write follow the last call.
+   */
+  readonly onProgress?: (done: number, total: number) => void;
 }
 
 /** What a successful write did. */
@@ -871,7 +876,7 @@ export class Store {
    * fingerprint), writes exactly the previewed ops or refuses with `fingerprint-mismatch`.
    */
   apply(bundle: unknown, options: ApplyOptions = {}): Promise<StoreResult<WriteReceipt>> {
-    const build = this.bundleBuild(bundle, options.keepErrors === true);
+    const build = this.bundleBuild(bundle, options.keepErrors === true, options.onProgress);
     if (typeof build !== "function") return Promise.resolve({ ok: false, error: build });
     return this.write(build, options.expect);
   }
@@ -892,6 +897,7 @@ export class Store {
   private bundleBuild(
     bundle: unknown,
     keepErrors = false,
+    onProgress?: (done: number, total: number) => void,
   ): ((d: Draft) => Rejection | undefined) | Rejection {
     const r = BundleSchema.safeParse(
       Array.isArray(bundle)
@@ -916,6 +922,7 @@ export class Store {
             details: { ...why.details, item: i },
           };
         }
+        onProgress?.(i + 1, items.length);
       }
       return d.settle();
     };

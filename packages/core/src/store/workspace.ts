@@ -18,6 +18,7 @@ import path from "node:path";
 import type { NetworkAdapterInterface, PeerId, SharePolicy } from "@automerge/automerge-repo";
 import { AutomergeOpLog, OpLogOpenError } from "./automerge-op-log.js";
 import { FileLock, LockTimeoutError } from "./file-lock.js";
+import { makeDirs } from "./make-dirs.js";
 import type { OpLog, StoredOp } from "./op-log.js";
 import { OpLogFile } from "./op-log-file.js";
 import { SnapshotOpLog } from "./snapshot-op-log.js";
@@ -246,7 +247,7 @@ export async function initWorkspace<T extends StoredOp = StoredOp>(
   }
   let lock: FileLock;
   try {
-    fs.mkdirSync(paths.storage, { recursive: true });
+    makeDirs(paths.storage);
     lock = new FileLock(path.join(paths.storage, ".lock"));
   } catch (e) {
     return fail("storage-failed", `cannot create ${paths.storage}: ${(e as Error).message}`, {

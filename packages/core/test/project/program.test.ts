@@ -96,13 +96,26 @@ describe("importProgram / exportProgram", () => {
     expect(r.ok ? "ok" : r.error.code).toBe("program-empty");
   });
 
-  it("reports progress: split, then stored", async () => {
+  it("reports progress: split, each definition read, then stored", async () => {
     const seen: [number, number][] = [];
     must(await importProgram(memoryStore(), PROGRAM, { onProgress: (d, t) => seen.push([d, t]) }));
     expect(seen).toEqual([
       [0, 2],
+      [1, 2],
+      [2, 2],
       [2, 2],
     ]);
+  });
+
+  it("moves through a large import in about a hundred steps (was: 0, then all at once)", async () => {
+    const n = 1_000;
+    const source = Array.from({ length: n }, (_, i) => `slot s${i} : Int = ${i}\n`).join("\n");
+    const seen: number[] = [];
+    must(await importProgram(memoryStore(), source, { onProgress: (d, t) => (t === n ? seen.push(d) : 0) }));
+    expect(seen[0]).toBe(0);
+    expect(seen.at(-1)).toBe(n);
+    expect(seen.filter((d) => d > 0 && d < n).length).toBeGreaterThanOrEqual(90);
+    expect(seen.every((d, i) => i === 0 || d >= seen[i - 1]!)).toBe(true);
   });
 });
 

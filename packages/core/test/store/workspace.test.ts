@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { makeDirs } from "../../src/store/make-dirs.js";
 import { OpLogFile } from "../../src/store/op-log-file.js";
 import {
   findWorkspace,
@@ -59,6 +60,20 @@ describe("initWorkspace", () => {
     const again = await initWorkspace(dir);
     expect(again.ok).toBe(false);
     if (!again.ok) expect(again.error.code).toBe("workspace-exists");
+  });
+
+  it("makes missing parents one level at a time, and fails at once where a parent refuses children", async () => {
+    const dir = tempDir();
+    const deep = path.join(dir, "a", "b", "c");
+    expect(makeDirs(deep)).toBe(path.join(dir, "a"));
+    expect(fs.statSync(deep).isDirectory()).toBe(true);
+    expect(makeDirs(deep)).toBeUndefined();
+    // /proc exists and refuses children with ENOENT: Node's recursive mkdir spun there forever.
+    if (process.platform === "linux" && fs.existsSync("/proc/self")) {
+      expect(() => makeDirs("/proc/kumiki-test/x")).toThrow(/ENOENT/);
+      const r = await initWorkspace("/proc/kumiki-test");
+      expect(!r.ok && r.error.code).toBe("storage-failed");
+    }
   });
 
   it("of two concurrent inits in one folder, exactly one creates the graph", async () => {
