@@ -268,6 +268,13 @@ export {
   type DurableStorageOptions,
   type StorageFault,
 } from "./store/fs-storage.js";
+export {
+  FileIdempotencyLedger,
+  type IdempotencyLedger,
+  type IdempotencyRecord,
+  MemoryIdempotencyLedger,
+  withIdempotency,
+} from "./store/idempotency.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
 export type { OpLog, StoreDamage, StoredOp } from "./store/op-log.js";
 export {
@@ -351,6 +358,7 @@ export {
 export { CAPS_FILE, type CapsError, readCapabilityManifest } from "./workspace/caps.js";
 export {
   defaultAuthor,
+  IDEMPOTENCY_FILE,
   openWorkspaceStore,
   type WorkspaceStore,
   type WorkspaceStoreError,

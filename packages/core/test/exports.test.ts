@@ -135,6 +135,11 @@ const EXPECTED = [
   "chunkDamage",
   "walkChunks",
   "repairWorkspace",
+  // Idempotent writes.
+  "FileIdempotencyLedger",
+  "IDEMPOTENCY_FILE",
+  "MemoryIdempotencyLedger",
+  "withIdempotency",
 ];
 
 describe("@kumiki-graph/core exports", () => {

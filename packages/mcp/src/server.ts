@@ -8,7 +8,7 @@
  * of a tool is the `{"error": {...}}` envelope with a stable kind, and names the argument. An
  * unknown tool is a JSON-RPC error (-32602), as the 2025-11-25 spec lists it.
  */
-import { openWorkspaceStore, type Store } from "@kumiki-graph/core";
+import { opContentHash, openWorkspaceStore, type Store, withIdempotency } from "@kumiki-graph/core";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -84,6 +84,7 @@ const INSTRUCTIONS = [
   "Kumiki graph store: programs are definitions (layer.name) edited by ops, not files.",
   "Read with kumiki_list and kumiki_view (edit anchors match kumiki_view's text); write with kumiki_add, kumiki_replace, kumiki_edit, kumiki_rename, kumiki_remove: each answers the op-ids it wrote.",
   "A refused write changes nothing. kumiki_check lists diagnostics; kumiki_fix proposes their patches, kumiki_fix_apply applies them.",
+  "Writes take an optional idempotency_key: retried with the same key and arguments, a write is answered with its first receipt, not made twice.",
   'Every result is JSON in structuredContent (the text item repeats it when short, else summarises it). A failed call has isError true and {"error": {"kind", "message", "code"?, "argument"?, "limit"?, "retryable"?, "details"?}}; branch on kind.',
   `Result and error schemas: ${"kumiki://schemas"}. Limits: kumiki://limits.`,
 ].join("\n");
@@ -270,8 +271,15 @@ export async function createMcpServer(
     const parsed = tool.input.safeParse(args);
     if (!parsed.success) return failure(argumentError(tool, args, parsed.error));
     let outcome: Awaited<ReturnType<Tool["run"]>>;
+    const { idempotency_key: key, ...request } = parsed.data as { idempotency_key?: unknown };
+    const run = () => tool.run(parsed.data, ctx);
     try {
-      outcome = await tool.run(parsed.data, ctx);
+      // A retry with the same key and arguments is answered with the first call's receipt (core
+      // records the key with the op-ids, durably, before it appends them).
+      outcome =
+        typeof key === "string"
+          ? await withIdempotency(key, opContentHash({ tool: name, arguments: request }), run)
+          : await run();
     } catch (e) {
       log(`${name}: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       return failure({

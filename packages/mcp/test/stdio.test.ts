@@ -91,6 +91,7 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
       "name",
       "body",
       "task",
+      "idempotency_key",
     ]);
     expect(byName.get("kumiki_add")!.inputSchema.required).toEqual(["layer", "name", "body"]);
   });

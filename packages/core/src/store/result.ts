@@ -55,6 +55,8 @@ export const REJECTION_CODES = [
   // The stored document is damaged: reads work, writes wait for a repair.
   "store-damaged",
   "store-not-empty",
+  // An idempotency key given again with another request.
+  "idempotency-key-reused",
   // The merge: stored, but another writer's concurrent op won (details.receipt, details.lost).
   "write-lost",
   // Projections (program text, the project.kumiki/ tree).

@@ -48,6 +48,7 @@ import { canonicalItem } from "./bundle-form.js";
 import { definitionDiff } from "./diff.js";
 import { fatesOf, type OpFate, type OpStatus, statusOf } from "./fate.js";
 import { fingerprintOps, opContentHash } from "./fingerprint.js";
+import { type IdempotencyLedger, idempotencyContext } from "./idempotency.js";
 import { LINE_KEY, type LinePatch, patchAnchors } from "./line-patch.js";
 import { compareDefinitions, parseText, qualified, siteTarget } from "./materialize.js";
 import type { OpLog, StoreDamage } from "./op-log.js";
@@ -71,6 +72,11 @@ export interface StoreOptions {
   readonly now?: () => number;
   /** Random bytes for op-ids; defaults to `crypto.getRandomValues`. */
   readonly random?: (bytes: Uint8Array) => void;
+  /**
+   * Where idempotency keys are remembered (see store/idempotency.ts and {@link withIdempotency});
+   * without one, a write made under a key is an ordinary write. A workspace store has one.
+   */
+  readonly idempotency?: IdempotencyLedger;
 }
 
 /** How {@link Store.apply} writes a bundle. */
@@ -100,6 +106,11 @@ export interface WriteReceipt {
   readonly ops: readonly LogOp[];
   /** The definitions a remove took away (`layer.name`; every one of a cascade). */
   readonly removed?: readonly string[];
+  /**
+   * True when this is the receipt of an earlier write under the same idempotency key, answered
+   * again: nothing was written now.
+   */
+  readonly replayed?: true;
   /** What the write left that a person should know: references a forced remove left dangling. */
   readonly warnings?: readonly string[];
   /**
@@ -446,6 +457,7 @@ export class Store {
   private readonly validators: readonly WriteValidator[];
   private readonly now: () => number;
   private readonly ids: OpIdGenerator;
+  private readonly idempotency: IdempotencyLedger | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly listeners = new Set<(e: ChangeEvent) => void>();
@@ -461,6 +473,7 @@ export class Store {
     this.author = options.author as AuthorId;
     this.validators = [builtinGate, ...(options.validators ?? DEFAULT_VALIDATORS)];
     this.now = options.now ?? Date.now;
+    this.idempotency = options.idempotency;
     this.ids = createOpIdGenerator({
       now: this.now,
       ...(options.random === undefined ? {} : { random: options.random }),
@@ -1256,8 +1269,15 @@ export class Store {
     expect?: string,
   ): Promise<StoreResult<WriteReceipt>> {
     if (this.closed) return Promise.resolve(reject<WriteReceipt>("store-closed", "the store is closed"));
+    const scope = idempotencyContext.getStore();
+    const idem = scope !== undefined && !scope.used && this.idempotency !== undefined ? scope : undefined;
+    if (idem !== undefined) idem.used = true;
     return this.exclusively(async () => {
       if (this.closed) return reject<WriteReceipt>("store-closed", "the store is closed");
+      if (idem !== undefined) {
+        const replay = this.replay(idem.key, idem.request);
+        if (replay !== undefined) return replay;
+      }
       const drafted = this.draftWrite(build, (d, ops) => {
         if (expect !== undefined) {
           const actual = fingerprintOps(ops);
@@ -1274,6 +1294,16 @@ export class Store {
       if (!drafted.ok) return drafted;
       const { ops, removed, warnings } = drafted.value;
       try {
+        // Recorded before the append: a crash between the two leaves a key whose ops the graph
+        // lacks, and a retry then writes them (see replay).
+        if (idem !== undefined)
+          this.idempotency?.record({
+            key: idem.key,
+            request: idem.request,
+            opIds: ops.map((o) => o["op-id"]),
+            ...(removed.length > 0 ? { removed } : {}),
+            ...(warnings.length > 0 ? { warnings } : {}),
+          });
         await this.store(ops);
       } catch (e) {
         return storeFailure<WriteReceipt>(e, "the write could not be stored, nothing changed");
@@ -1290,6 +1320,36 @@ export class Store {
       if (fates.lost !== undefined) return lostWrite(receipt, fates.lost);
       return ok(receipt);
     });
+  }
+
+  /**
+   * The answer to a write under an idempotency key already recorded: the first write's receipt
+   * when the graph holds its ops, a refusal when the key was given with another request, and
+   * undefined when the first write never reached the log (then it is written now).
+   */
+  private replay(key: string, request: string): StoreResult<WriteReceipt> | undefined {
+    const prior = this.idempotency?.lookup(key);
+    if (prior === undefined) return undefined;
+    if (prior.request !== request) {
+      return reject(
+        "idempotency-key-reused",
+        `the idempotency key ${JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}…` : key)} was given before with another request; nothing was written (a new write needs a new key)`,
+        { opIds: [...prior.opIds] },
+      );
+    }
+    const ops = prior.opIds.map((id) => this.graph.op(id as OpId));
+    if (ops.some((o) => o === undefined)) return undefined;
+    const opIds = prior.opIds as readonly OpId[];
+    const fates = this.fates(opIds);
+    const receipt: WriteReceipt = {
+      opIds,
+      ops: ops as LogOp[],
+      replayed: true,
+      ...(prior.removed !== undefined && prior.removed.length > 0 ? { removed: prior.removed } : {}),
+      ...(prior.warnings !== undefined && prior.warnings.length > 0 ? { warnings: prior.warnings } : {}),
+      ...fates,
+    };
+    return fates.lost !== undefined ? lostWrite(receipt, fates.lost) : ok(receipt);
   }
 
   /**

@@ -206,7 +206,7 @@ export function writeFileAtomic(file: string, data: string): void {
 }
 
 const GITIGNORE =
-  "# Machine-local files of the store (kumiki writes them):\nop-log.jsonl.state\nautomerge/.lock\nautomerge/.generation\nautomerge/.tmp/\n";
+  "# Machine-local files of the store (kumiki writes them):\nop-log.jsonl.state\nautomerge/.lock\nautomerge/.generation\nautomerge/.tmp/\nidempotency.jsonl\ndamaged/\n";
 
 function openFailure<T>(e: unknown, paths: WorkspacePaths): WorkspaceResult<T> {
   if (e instanceof OpLogOpenError) {

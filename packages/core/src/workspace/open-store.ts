@@ -4,8 +4,10 @@
  * and open a store whose write gate is the checker with that manifest. What differs between edges
  * is only the author and, for sync, the network.
  */
+import path from "node:path";
 import { createCheckGate } from "../check/gate.js";
 import type { CapabilityManifest } from "../check/stdlib.js";
+import { FileIdempotencyLedger } from "../store/idempotency.js";
 import type { StoredOp } from "../store/op-log.js";
 import { openStore, type Store } from "../store/store.js";
 import type { WriteValidator } from "../store/validate.js";
@@ -24,6 +26,9 @@ export function defaultAuthor(env: Readonly<Record<string, string | undefined>> 
   const user = (env.USER ?? env.USERNAME ?? "anonymous").replace(/[^A-Za-z0-9._:@/+-]/g, "_");
   return `user:${user === "" ? "anonymous" : user}`;
 }
+
+/** The idempotency ledger of a workspace's store, in `.kumiki/` (machine-local, ignored by git). */
+export const IDEMPOTENCY_FILE = "idempotency.jsonl";
 
 /** How {@link openWorkspaceStore} opens. */
 export interface WorkspaceStoreOptions extends WorkspaceOpenOptions {
@@ -77,7 +82,12 @@ export async function openWorkspaceStore(
   const gate = validators ?? [
     capabilities === undefined ? createCheckGate() : createCheckGate({ capabilities }),
   ];
-  const store = openStore({ log: ws.value.log, author, validators: gate });
+  const store = openStore({
+    log: ws.value.log,
+    author,
+    validators: gate,
+    idempotency: new FileIdempotencyLedger(path.join(ws.value.paths.dir, IDEMPOTENCY_FILE)),
+  });
   if (!store.ok) return fail({ code: "invalid-author", message: store.error.message });
   const s = store.value;
   return {

@@ -7,18 +7,19 @@
 import { normalizePatch } from "@kumiki-graph/core";
 import { z } from "zod";
 import { defineTool, fromCore } from "../tool.js";
-import { overBody, Task, WRITE } from "./write.js";
+import { IdempotencyKey, overBody, Task, WRITE } from "./write.js";
 
 export const apply = defineTool({
   name: "kumiki_apply",
   title: "Apply a bundle",
   description:
-    "One atomic write of several items, all or nothing: {op: add|replace|edit|rename|remove|link|unlink, …} naming targets by qname or by layer and name; a kumiki_check auto-patch or diagnostic is an item as it is. Items see the ones before them. dry_run answers a diff and a fingerprint; expect applies exactly those ops.",
+    "One atomic write of several items, all or nothing: {op: add|replace|edit|rename|remove|link|unlink, …} with a qname or layer and name; a kumiki_check auto-patch or diagnostic is taken as an item. Items see earlier ones. dry_run answers a diff and fingerprint; expect applies exactly those ops.",
   input: z.strictObject({
     ops: z.array(z.record(z.string(), z.unknown())).min(1).describe("the items, in order"),
     dry_run: z.boolean().optional().describe("only preview: the diff and a fingerprint"),
     expect: z.string().optional().describe("a dry run's fingerprint: apply exactly its ops, or fail"),
     task: Task,
+    idempotency_key: IdempotencyKey,
   }),
   output: z.object({
     opIds: z.array(z.string()).describe("the ops written, in order (none for a dry run)"),
@@ -58,12 +59,13 @@ export const revert = defineTool({
   name: "kumiki_revert",
   title: "Revert or undo",
   description:
-    "Reverts one op (op_id) with a new, revertable op, or undoes a task (task_id; refused if others changed its definitions since, unless confirm). Nothing is lost.",
+    "Reverts one op (op_id) with a new, revertable op, or undoes a task (task_id; refused if others changed it since, unless confirm).",
   input: z.strictObject({
     op_id: z.string().optional().describe("op_… (a write's opIds, kumiki_history)"),
     task_id: z.string().optional().describe("or undo every op of this task"),
     confirm: z.boolean().optional().describe("undo even what others changed since"),
     task: Task,
+    idempotency_key: IdempotencyKey,
   }),
   output: z.object({ opIds: z.array(z.string()).describe("the new ops written") }),
   annotations: { ...WRITE, destructiveHint: false, idempotentHint: false },

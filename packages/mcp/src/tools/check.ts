@@ -42,9 +42,9 @@ export const CHECK_SCOPES = ["types", "refs", "effects", "a11y"] as const;
 
 export const check = defineTool({
   name: "kumiki_check",
-  title: "Check the program",
+  title: "Check",
   description:
-    "Lists the graph's diagnostics (code, kind, severity, location, message, suggestion, auto-patch); scope narrows to types, refs or effects, or adds a11y. Errors found are an answer (ok false), not a failure.",
+    "The graph's diagnostics (code, kind, severity, location, message, suggestion, auto-patch); scope narrows to types, refs or effects, or adds a11y. Errors found are an answer (ok false).",
   input: z.strictObject({
     scope: z.enum(CHECK_SCOPES).optional().describe("a11y adds E0701–E0703"),
   }),
@@ -106,7 +106,7 @@ export const fix = defineTool({
   name: "kumiki_fix",
   title: "Propose fixes",
   description:
-    "The auto-patches for the errors with a code (E0103, …), each a bundle of writes with the diagnostic it removes. Writes nothing: kumiki_fix_apply (or kumiki_apply with a bundle) applies them.",
+    "The auto-patches for the errors with a code (E0103, …): each a bundle of writes and the diagnostic it removes. Writes nothing; kumiki_fix_apply applies them.",
   input: z.strictObject({ error_code: ErrorCodeArg }),
   output: z.object({ proposals: z.array(ProposalOutput) }),
   annotations: READ_ONLY,
@@ -122,7 +122,7 @@ export const fixApply = defineTool({
   name: "kumiki_fix_apply",
   title: "Apply fixes",
   description:
-    "Applies the auto-patches for the errors with a code (or one proposal_id) one by one, each refused unless it removes an error and adds none; answers the op-ids written, the fixes refused and what remains.",
+    "Applies the auto-patches for the errors with a code (or one proposal_id), each refused unless it removes an error and adds none: the op-ids written, the fixes refused, what remains.",
   input: z.strictObject({
     error_code: ErrorCodeArg,
     proposal_id: z.string().max(1024).optional().describe("only this one of kumiki_fix's proposals"),

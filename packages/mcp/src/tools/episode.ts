@@ -23,7 +23,7 @@ export const episode = defineTool({
   name: "kumiki_episode",
   title: "Episode log",
   description:
-    "The ops written under a task id (the writes' task argument) or one op-id, oldest first: the source graph's op log (no runtime episode log is kept).",
+    "The ops of a task id (the writes' task argument) or one op-id, oldest first: the source graph's op log (no runtime episode log is kept).",
   input: z.strictObject({
     episode_id: z.string().min(1).describe("a task id, or an op-id (op_…)"),
   }),

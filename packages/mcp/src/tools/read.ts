@@ -19,9 +19,9 @@ const DefinitionRef = z.object({
 
 export const view = defineTool({
   name: "kumiki_view",
-  title: "View definitions",
+  title: "View",
   description:
-    "The text of a definition (slot.todos; def_… for one hidden or removed) or of a pattern's matches (slot.*, tile.Todo*); with_deps adds what they reference, transitively. kumiki_edit anchors match this text.",
+    "A definition's text (slot.todos; def_… if hidden or removed) or a pattern's matches (slot.*, tile.Todo*); with_deps adds what they reference. kumiki_edit anchors match this text.",
   input: z.strictObject({
     selector: z.string().describe("layer.name, a pattern with *, or a definition id def_…"),
     with_deps: z.boolean().optional().describe("also what they reference, transitively"),
@@ -59,7 +59,7 @@ export const view = defineTool({
 
 export const list = defineTool({
   name: "kumiki_list",
-  title: "List definitions",
+  title: "List",
   description: "The names that show, in one layer or in all.",
   input: z.strictObject({
     layer: z.enum(LAYERS).optional().describe("one layer; all layers when omitted"),
@@ -77,8 +77,7 @@ export const list = defineTool({
 export const refs = defineTool({
   name: "kumiki_refs",
   title: "Referrers",
-  description:
-    "The live definitions referencing one, with their referencing lines and counts per layer: what a rename changes, what blocks a remove.",
+  description: "The live definitions referencing one, with their referencing lines and counts per layer.",
   input: z.strictObject({ qname: z.string().describe("layer.name or def_…") }),
   output: z.object({
     target: z.string(),
@@ -183,7 +182,7 @@ export const conflicts = defineTool({
   name: "kumiki_conflicts",
   title: "Conflicts",
   description:
-    "Every conflict record: where concurrent writes met and an op did not take effect (a same-name add, a losing replace or rename, an overridden remove, a rolled-back reference), with its ops, the decision and how to retry.",
+    "Every conflict record: where concurrent writes met and an op did not take effect (same-name add, losing replace or rename, overridden remove, rolled-back reference), with the decision and how to retry.",
   input: z.strictObject({}),
   output: z.object({
     policy: z.string().describe("the conflict policy in force: strict, heal or warn"),

@@ -25,6 +25,13 @@ export const Task = z
   )
   .optional();
 
+/**
+ * An idempotency key (optional on every single write): a retried call with the same key and
+ * arguments is answered with the first call's receipt instead of writing twice (the server wraps
+ * the call; see server.ts).
+ */
+export const IdempotencyKey = z.string().max(128).optional();
+
 /** A definition name, as the language takes it: a letter, then letters, digits, _ and -; at most 32. */
 export const DefinitionName = z
   .string()
@@ -74,14 +81,15 @@ export const WRITE = { readOnlyHint: false, openWorldHint: false } as const;
 
 export const add = defineTool({
   name: "kumiki_add",
-  title: "Add a definition",
+  title: "Add",
   description:
-    "Adds a definition: layer, name, body (the text after the name, e.g. ': Int = 0' for a slot). Refused, changing nothing, if the name is taken, the text does not parse or it adds an error.",
+    "Adds a definition: layer, name, body (the text after the name, e.g. ': Int = 0'). Refused if the name is taken, the text does not parse or it adds an error.",
   input: z.strictObject({
     layer: LayerArg,
     name: DefinitionName,
     body: z.string().describe("the text after the name"),
     task: Task,
+    idempotency_key: IdempotencyKey,
   }),
   output: WriteOutput,
   annotations: { ...WRITE, destructiveHint: false, idempotentHint: true },
@@ -98,13 +106,14 @@ export const add = defineTool({
 
 export const replace = defineTool({
   name: "kumiki_replace",
-  title: "Replace a definition",
+  title: "Replace",
   description:
-    "Replaces a definition's body (the text after its name); its identity and every reference to it stay. Refused, changing nothing, if the text does not parse or adds an error.",
+    "Replaces a definition's body (the text after its name), keeping its identity and references. Refused if the text does not parse or adds an error.",
   input: z.strictObject({
     qname: z.string().describe("layer.name or def_…"),
     body: z.string().describe("the new text after the name"),
     task: Task,
+    idempotency_key: IdempotencyKey,
   }),
   output: WriteOutput,
   annotations: { ...WRITE, destructiveHint: false, idempotentHint: true },
@@ -118,9 +127,9 @@ export const replace = defineTool({
 
 export const edit = defineTool({
   name: "kumiki_edit",
-  title: "Edit a definition",
+  title: "Edit",
   description:
-    "Edits a definition's text as kumiki_view shows it: each find occurs exactly once (trailing whitespace tolerated); all apply or none. A kumiki_check auto-patch ({\"body:N\": \"replace 'A' -> 'B'\"}) is taken as it is.",
+    "Edits a definition's text as kumiki_view shows it: each find must occur once (trailing whitespace tolerated); all apply or none. A kumiki_check auto-patch ({\"body:N\": \"replace 'A' -> 'B'\"}) is taken as it is.",
   input: z.strictObject({
     qname: z.string().describe("layer.name or def_…"),
     patch: z
@@ -130,6 +139,7 @@ export const edit = defineTool({
       ])
       .describe("anchors, or the body:N lines of an auto-patch"),
     task: Task,
+    idempotency_key: IdempotencyKey,
   }),
   output: WriteOutput,
   annotations: { ...WRITE, destructiveHint: false, idempotentHint: false },
@@ -149,13 +159,13 @@ export const edit = defineTool({
 
 export const rename = defineTool({
   name: "kumiki_rename",
-  title: "Rename a definition",
-  description:
-    "Renames a definition. References are by identity: every dependent shows the new name, and no other op is written.",
+  title: "Rename",
+  description: "Renames a definition; dependents show the new name (references are by identity).",
   input: z.strictObject({
     qname: z.string().describe("layer.name or def_…"),
     new_name: z.string().describe("the new name (same layer)"),
     task: Task,
+    idempotency_key: IdempotencyKey,
   }),
   output: WriteOutput,
   annotations: { ...WRITE, destructiveHint: false, idempotentHint: true },
@@ -167,13 +177,14 @@ export const rename = defineTool({
 
 export const remove = defineTool({
   name: "kumiki_remove",
-  title: "Remove a definition",
+  title: "Remove",
   description:
-    "Removes a definition. Refused while live definitions reference it (they are listed); cascade removes it and every referrer, transitively, in one atomic write. kumiki_revert brings it back.",
+    "Removes a definition. Refused while live definitions reference it (they are listed); cascade also removes every referrer, transitively, in one write. kumiki_revert brings it back.",
   input: z.strictObject({
     qname: z.string().describe("layer.name or def_…"),
     cascade: z.boolean().optional().describe("also every referrer, transitively"),
     task: Task,
+    idempotency_key: IdempotencyKey,
   }),
   output: WriteOutput,
   annotations: { ...WRITE, destructiveHint: true, idempotentHint: true },
