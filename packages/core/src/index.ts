@@ -284,6 +284,8 @@ export {
   repairWorkspace,
 } from "./store/repair.js";
 export {
+  clip,
+  quoted,
   REJECTION_CODES,
   type Rejection,
   type RejectionCode,

@@ -140,6 +140,9 @@ const EXPECTED = [
   "IDEMPOTENCY_FILE",
   "MemoryIdempotencyLedger",
   "withIdempotency",
+  // Messages quote a short prefix of an input.
+  "clip",
+  "quoted",
 ];
 
 describe("@kumiki-graph/core exports", () => {

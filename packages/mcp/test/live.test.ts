@@ -72,16 +72,26 @@ describe("kumiki mcp serve beside the CLI on one workspace", () => {
     }
   }, 60_000);
 
-  it("bounds a failure: a 1 MiB selector or name gets a short answer, not its echo", async () => {
-    const huge = `slot.${"x".repeat(1 << 20)}`;
+  it("bounds a failure: a 1 MiB selector, name, error code or id gets an answer under 2 KB, quoting a short prefix", async () => {
+    const x = "x".repeat(1 << 20);
     for (const [tool, args] of [
-      ["kumiki_view", { selector: huge }],
-      ["kumiki_add", { layer: "slot", name: "y".repeat(1 << 20), body: "Int = 0" }],
+      ["kumiki_view", { selector: `slot.${x}` }],
+      ["kumiki_view", { selector: x }],
+      ["kumiki_add", { layer: "slot", name: x, body: "Int = 0" }],
+      ["kumiki_fix", { error_code: x }],
+      ["kumiki_history", { qname: x }],
+      ["kumiki_refs", { qname: x }],
+      ["kumiki_episode", { episode_id: x }],
+      ["kumiki_revert", { op_id: x }],
+      ["kumiki_add", { layer: "slot", name: "ok", body: "Int = 0", idempotency_key: x }],
     ] as const) {
-      const r = await s.call(tool, args as Record<string, unknown>);
+      const r = (await s.client.callTool({ name: tool, arguments: args as Record<string, unknown> })) as {
+        isError?: boolean;
+      };
       expect(r.isError).toBe(true);
-      const bytes = JSON.stringify(r.value).length;
-      expect(bytes, `${tool}: ${bytes} bytes`).toBeLessThan(20_000);
+      // The whole answer, structured content and text item together.
+      const bytes = Buffer.byteLength(JSON.stringify(r), "utf8");
+      expect(bytes, `${tool} ${Object.keys(args).join(",")}: ${bytes} bytes`).toBeLessThan(2048);
     }
   }, 60_000);
 });

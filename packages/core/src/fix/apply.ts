@@ -3,7 +3,7 @@ import { describeDiagnostics, errorDelta, errorKeys } from "../check/regression.
 import { liveCheckOf } from "../check/store-check.js";
 import type { OpId } from "../ops/ids.js";
 import { REPLACE_INSTRUCTION } from "../store/line-patch.js";
-import { ok, type Rejection, reject, type StoreResult } from "../store/result.js";
+import { ok, quoted, type Rejection, reject, type StoreResult } from "../store/result.js";
 import type { BundleItem, Store } from "../store/store.js";
 import { type FixOptions, type FixProposal, isKnownCode, proposeFixes } from "./propose.js";
 import { foreseeBundle } from "./simulate.js";
@@ -111,10 +111,7 @@ export async function applyFixes(
   options: ApplyFixesOptions = {},
 ): Promise<StoreResult<FixReport>> {
   if (options.code !== undefined && !isKnownCode(options.code))
-    return reject(
-      "invalid-input",
-      `unknown diagnostic code ${JSON.stringify(options.code)} (see docs/errors.md)`,
-    );
+    return reject("invalid-input", `unknown diagnostic code ${quoted(options.code)} (see docs/errors.md)`);
   const counts = (ds: readonly Diagnostic[]) => {
     let errors = 0;
     for (const d of ds) if (d.severity === "error") errors++;

@@ -1,6 +1,6 @@
 import { canonicalItem } from "../store/bundle-form.js";
 import { LINE_KEY, REPLACE_INSTRUCTION } from "../store/line-patch.js";
-import { ok, reject, type StoreResult } from "../store/result.js";
+import { ok, quoted, reject, type StoreResult } from "../store/result.js";
 import { type BundleItem, BundleItemSchema } from "../store/store.js";
 
 type Out = StoreResult<BundleItem[]>;
@@ -24,17 +24,17 @@ function autoPatchEdit(op: Record<string, unknown>, where: string): Out {
   if (typeof layer !== "string" || typeof name !== "string")
     return bad(where, "an auto-patch edit needs a string layer and name (or a bundle item's qname)");
   const extra = Object.keys(op).filter((k) => !["op", "layer", "name", "patch"].includes(k));
-  if (extra.length > 0) return bad(where, `unknown field ${JSON.stringify(extra[0])} in an auto-patch edit`);
+  if (extra.length > 0) return bad(where, `unknown field ${quoted(extra[0])} in an auto-patch edit`);
   if (!isObject(op.patch))
     return bad(where, `an auto-patch edit needs a patch object ({"body:2": "replace 'a' -> 'b'"})`);
   const lines: Record<string, string> = {};
   for (const [key, instruction] of Object.entries(op.patch)) {
     if (!LINE_KEY.test(key))
-      return bad(`${where}.patch`, `${JSON.stringify(key)} is not a line key (body:N, N from 1)`);
+      return bad(`${where}.patch`, `${quoted(key)} is not a line key (body:N, N from 1)`);
     if (typeof instruction !== "string" || !REPLACE_INSTRUCTION.test(instruction))
       return bad(
         `${where}.patch.${key}`,
-        `${JSON.stringify(instruction)} is not an instruction of the form replace 'A' -> 'B'`,
+        `${quoted(instruction)} is not an instruction of the form replace 'A' -> 'B'`,
       );
     lines[key] = instruction;
   }
@@ -70,7 +70,7 @@ function normalizeAt(input: unknown, where: string, depth: number): Out {
   // A store bundle `{ops: [...]}` or an auto-patch bundle `{op: "bundle", ops: [...]}`.
   if (input.ops !== undefined && (input.op === undefined || input.op === "bundle")) {
     const extra = Object.keys(input).filter((k) => k !== "ops" && k !== "op");
-    if (extra.length > 0) return bad(where, `unknown field ${JSON.stringify(extra[0])} beside ops`);
+    if (extra.length > 0) return bad(where, `unknown field ${quoted(extra[0])} beside ops`);
     if (!Array.isArray(input.ops)) return bad(`${where}.ops`, "ops must be an array");
     return normalizeAt(input.ops, `${where}.ops`, depth + 1);
   }

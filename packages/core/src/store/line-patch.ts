@@ -8,7 +8,7 @@
  * the anchor is line N itself, widened by whole lines above it until it occurs once in the text.
  */
 import type { Anchor } from "../ops/op.js";
-import type { RejectionCode } from "./result.js";
+import { quoted, type RejectionCode } from "./result.js";
 
 /** A `body:N` patch: line keys (`body:2`) to `replace 'A' -> 'B'` instructions. */
 export type LinePatch = Readonly<Record<string, string>>;
@@ -46,10 +46,10 @@ export function lineAnchors(
   const anchors: Anchor[] = [];
   for (const [key, change] of Object.entries(patch)) {
     if (!LINE_KEY.test(key))
-      return fail("invalid-input", `${JSON.stringify(key)} is not a line key (body:N, N from 1)`, { key });
+      return fail("invalid-input", `${quoted(key)} is not a line key (body:N, N from 1)`, { key });
     const m = REPLACE_INSTRUCTION.exec(change);
     if (m === null)
-      return fail("invalid-input", `${key}: ${JSON.stringify(change)} is not replace 'A' -> 'B'`, { key });
+      return fail("invalid-input", `${key}: ${quoted(change)} is not replace 'A' -> 'B'`, { key });
     const [, from, to] = m as unknown as [string, string, string];
     const n = Number(key.slice("body:".length));
     const at = first + n - 1;

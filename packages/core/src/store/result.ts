@@ -109,3 +109,19 @@ export function withRemedy(error: Rejection, words: string): Rejection {
     details: { ...error.details, remedy: words },
   };
 }
+
+/** `text` for a message: as it is up to `max` characters, else its first `max` and how long it was. */
+export function clip(text: string, max = 64): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
+/**
+ * `value` quoted (as JSON) for a message, cut like {@link clip}: a message quotes a short prefix
+ * of what it was given, never a megabyte of it.
+ */
+export function quoted(value: unknown, max = 64): string {
+  if (typeof value !== "string") return clip(JSON.stringify(value) ?? String(value), max);
+  return value.length <= max
+    ? JSON.stringify(value)
+    : `${JSON.stringify(value.slice(0, max))}… (${value.length} characters)`;
+}

@@ -1,5 +1,6 @@
 import { isLayer, type Layer } from "../lang/layers.js";
 import { type DefId, isDefId } from "../ops/ids.js";
+import { quoted } from "./result.js";
 
 export { matchesPattern } from "../ops/glob.js";
 
@@ -28,17 +29,17 @@ export function parseSelector(input: string): Selector | { readonly error: strin
   const dot = s.indexOf(".");
   if (dot <= 0) {
     return {
-      error: `selector ${JSON.stringify(input)} is not layer.name (slot.todos), a pattern (slot.*, tile.Todo*) or a definition id (def_…)`,
+      error: `selector ${quoted(input)} is not layer.name (slot.todos), a pattern (slot.*, tile.Todo*) or a definition id (def_…)`,
     };
   }
   const layer = s.slice(0, dot);
   const pattern = s.slice(dot + 1);
   if (layer !== "*" && !isLayer(layer)) {
-    return { error: `unknown layer ${JSON.stringify(layer)} in selector ${JSON.stringify(input)}` };
+    return { error: `unknown layer ${quoted(layer)} in selector ${quoted(input)}` };
   }
   if (!PATTERN_RE.test(pattern)) {
     return {
-      error: `name ${JSON.stringify(pattern)} in selector ${JSON.stringify(input)} is not a name or a pattern of letters, digits, _, - and *`,
+      error: `name ${quoted(pattern)} in selector ${quoted(input)} is not a name or a pattern of letters, digits, _, - and *`,
     };
   }
   return { kind: "name", layer: layer === "*" ? undefined : layer, pattern, wildcard: pattern.includes("*") };

@@ -52,7 +52,7 @@ import { type IdempotencyLedger, idempotencyContext } from "./idempotency.js";
 import { LINE_KEY, type LinePatch, patchAnchors } from "./line-patch.js";
 import { compareDefinitions, parseText, qualified, siteTarget } from "./materialize.js";
 import type { OpLog, StoreDamage } from "./op-log.js";
-import { ok, type Rejection, reject, type StoreResult } from "./result.js";
+import { clip, ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
 import { matchesPattern, parseSelector } from "./selector.js";
 import { completeSpecOps, isSpecOp } from "./spec-op.js";
 import { suggest } from "./suggest.js";
@@ -436,7 +436,7 @@ export function openStore(options: StoreOptions): StoreResult<Store> {
   if (!isAuthorId(options.author)) {
     return reject(
       "invalid-author",
-      `invalid author ${JSON.stringify(options.author)}: letters, digits and . _ : @ / + - without spaces, at most 128 characters (e.g. agent:claude-1)`,
+      `invalid author ${quoted(options.author)}: letters, digits and . _ : @ / + - without spaces, at most 128 characters (e.g. agent:claude-1)`,
     );
   }
   return ok(new Store(options));
@@ -588,7 +588,7 @@ export class Store {
     if (layer !== undefined && !isLayer(layer)) {
       return reject(
         "invalid-layer",
-        `unknown layer ${JSON.stringify(layer)}: one of type, slot, effect, reducer, tile, fn, app, test, theme, motion`,
+        `unknown layer ${quoted(layer)}: one of type, slot, effect, reducer, tile, fn, app, test, theme, motion`,
       );
     }
     const out = [...this.graph.definitions()]
@@ -639,14 +639,14 @@ export class Store {
       if (sel.wildcard || sel.layer === undefined)
         return reject(
           "invalid-selector",
-          `history takes one layer.name or a definition id, not ${JSON.stringify(qname)}`,
+          `history takes one layer.name or a definition id, not ${quoted(qname)}`,
         );
       const now = this.graph.lookup(sel.layer, sel.pattern);
       ids = [
         ...new Set([...(now === undefined ? [] : [now]), ...this.graph.everNamed(sel.layer, sel.pattern)]),
       ].filter((id) => this.graph.definition(id) !== undefined || this.graph.opsOf(id).length > 0);
     }
-    if (ids.length === 0) return reject("not-found", `no definition has ever been named ${qname}`);
+    if (ids.length === 0) return reject("not-found", `no definition has ever been named ${clip(qname)}`);
     return ok(ids.flatMap((id) => this.historyOf(id)));
   }
 
@@ -797,7 +797,7 @@ export class Store {
     if (dot <= 0 || !isLayer(layer)) {
       return reject(
         "invalid-selector",
-        `${JSON.stringify(qname)} is not layer.name (e.g. slot.todos) or a definition id (def_…)`,
+        `${quoted(qname)} is not layer.name (e.g. slot.todos) or a definition id (def_…)`,
       );
     }
     const id = graph.lookup(layer, name);
@@ -815,7 +815,7 @@ export class Store {
     ];
     return reject(
       "not-found",
-      `no ${layer} named ${name}${hints.length > 0 ? `: ${hints.join("; ")}` : ""}`,
+      `no ${layer} named ${clip(name)}${hints.length > 0 ? `: ${hints.join("; ")}` : ""}`,
       {
         layer,
         name,
@@ -989,7 +989,7 @@ export class Store {
   revert(opId: string, options: { task?: string } = {}): Promise<StoreResult<WriteReceipt>> {
     if (!isOpId(opId))
       return Promise.resolve(
-        reject("invalid-op-id", `${JSON.stringify(opId)} is not an op-id (op_ and a 26-character ULID)`),
+        reject("invalid-op-id", `${quoted(opId)} is not an op-id (op_ and a 26-character ULID)`),
       );
     return this.write((d) => d.revert(opId, options.task));
   }
@@ -1055,7 +1055,7 @@ export class Store {
       return Promise.resolve(
         reject(
           "invalid-policy",
-          `unknown conflict policy ${JSON.stringify(policy)}: one of ${CONFLICT_POLICIES.join(", ")}`,
+          `unknown conflict policy ${quoted(policy)}: one of ${CONFLICT_POLICIES.join(", ")}`,
           { policy, policies: [...CONFLICT_POLICIES] },
         ),
       );
@@ -1333,7 +1333,7 @@ export class Store {
     if (prior.request !== request) {
       return reject(
         "idempotency-key-reused",
-        `the idempotency key ${JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}…` : key)} was given before with another request; nothing was written (a new write needs a new key)`,
+        `the idempotency key ${quoted(key)} was given before with another request; nothing was written (a new write needs a new key)`,
         { opIds: [...prior.opIds] },
       );
     }
@@ -1473,7 +1473,7 @@ function checkTask(task: string | undefined): Rejection | undefined {
   if (task.length < 1 || task.length > 128 || !/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/.test(task)) {
     return {
       code: "invalid-input",
-      message: `invalid task id ${JSON.stringify(task)}: letters, digits and . _ : @ / + - (no spaces), at most 128 characters`,
+      message: `invalid task id ${quoted(task)}: letters, digits and . _ : @ / + - (no spaces), at most 128 characters`,
     };
   }
   return undefined;
@@ -1488,7 +1488,7 @@ function lockInput(
   if (!isAuthorId(input.agent)) {
     return reject(
       "invalid-input",
-      `invalid agent ${JSON.stringify(input.agent)}: an author id, letters, digits and . _ : @ / + - without spaces (e.g. agent:claude-1)`,
+      `invalid agent ${quoted(input.agent)}: an author id, letters, digits and . _ : @ / + - without spaces (e.g. agent:claude-1)`,
     );
   }
   const task = checkTask(input.task);
@@ -1507,7 +1507,7 @@ function lockInput(
       if (!isLockPattern(p)) {
         return reject(
           "invalid-input",
-          `invalid lock pattern ${JSON.stringify(p)}: layer.namepattern, e.g. slot.todos* or reducer.todo-* (a layer or *, a dot, then letters, digits, _, - and *; * is the only wildcard)`,
+          `invalid lock pattern ${quoted(p)}: layer.namepattern, e.g. slot.todos* or reducer.todo-* (a layer or *, a dot, then letters, digits, _, - and *; * is the only wildcard)`,
           { pattern: p },
         );
       }
@@ -1802,7 +1802,7 @@ class Draft {
     if (dot <= 0 || !isLayer(layer))
       return reject(
         "invalid-selector",
-        `${JSON.stringify(qname)} is not layer.name (e.g. slot.todos) or a definition id (def_…)`,
+        `${quoted(qname)} is not layer.name (e.g. slot.todos) or a definition id (def_…)`,
       );
     const id = this.fork.lookup(layer, name);
     if (id !== undefined) return ok(this.fork.definition(id)!);
@@ -1812,7 +1812,7 @@ class Draft {
     );
     return reject(
       "not-found",
-      `no ${layer} named ${name}${near.length > 0 ? `: did you mean ${near.map((n) => `${layer}.${n.name}`).join(", ")}?` : ""}`,
+      `no ${layer} named ${clip(name)}${near.length > 0 ? `: did you mean ${near.map((n) => `${layer}.${n.name}`).join(", ")}?` : ""}`,
       { layer, name, suggestions: near },
     );
   }
@@ -1972,13 +1972,13 @@ class Draft {
       if (!isLayer(layer)) {
         return {
           code: "invalid-layer",
-          message: `unknown layer ${JSON.stringify(layer)}: one of type, slot, effect, reducer, tile, fn, app, test, theme, motion`,
+          message: `unknown layer ${quoted(layer)}: one of type, slot, effect, reducer, tile, fn, app, test, theme, motion`,
         };
       }
       if (!isDefinitionName(name)) return this.badName(name);
       text = composeSource({ layer, name, body: input.body! });
     }
-    if (!isLayer(layer)) return { code: "invalid-layer", message: `unknown layer ${JSON.stringify(layer)}` };
+    if (!isLayer(layer)) return { code: "invalid-layer", message: `unknown layer ${quoted(layer)}` };
     if (!isDefinitionName(name)) return this.badName(name);
     const holder = this.fork.lookup(layer, name);
     // A faithful import keeps a program's second definition of a name (upstream: the later one
@@ -2008,8 +2008,8 @@ class Draft {
     return {
       code: "invalid-name",
       message: RESERVED_WORDS.has(name)
-        ? `${JSON.stringify(name)} is a reserved word and cannot name a definition`
-        : `${JSON.stringify(name)} is not a name: a letter, then letters, digits, _ or -, at most 32 characters`,
+        ? `${quoted(name)} is a reserved word and cannot name a definition`
+        : `${quoted(name)} is not a name: a letter, then letters, digits, _ or -, at most 32 characters`,
       details: { name },
     };
   }
@@ -2249,10 +2249,7 @@ class Draft {
   /** The stored keys of the sites of `s` shown as `ref` (`layer:name` with current names). */
   private keysShownAs(s: DefinitionState, ref: string): StoreResult<{ key: RefKey; bound: boolean }[]> {
     if (!isRefKey(ref))
-      return reject(
-        "invalid-ref",
-        `${JSON.stringify(ref)} is not a reference key: layer:name, e.g. slot:draft`,
-      );
+      return reject("invalid-ref", `${quoted(ref)} is not a reference key: layer:name, e.g. slot:draft`);
     const { layer, name } = splitRefKey(ref);
     const sites = this.reader.materializer.sites(s);
     if (sites === undefined)

@@ -4,6 +4,7 @@
  * it does hold is the op log of the source graph, so an episode here is the ops written under one
  * task id (or one op), and every answer says so in `source` and `note`.
  */
+import { quoted } from "@kumiki-graph/core";
 import { z } from "zod";
 import { answer, defineTool, fail, fromCore } from "../tool.js";
 import { entryOf, HistoryEntry, READ_ONLY } from "./read.js";
@@ -42,7 +43,7 @@ export const episode = defineTool({
     if (entries.length === 0) {
       return fail({
         kind: "not-found",
-        message: `no op in this store has task or op-id ${JSON.stringify(episode_id)}; ${EPISODE_NOTE}`,
+        message: `no op in this store has task or op-id ${quoted(episode_id)}; ${EPISODE_NOTE}`,
       });
     }
     // Op-ids are ULIDs: their order is the order the ops were written in.
