@@ -27,16 +27,24 @@ export async function serveStdio(options: StdioOptions): Promise<StartupError | 
   const mcp = created.value;
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
-  let stop = (): void => undefined;
+  // Why the session ended: the first reason is the one logged (the operator's stderr).
+  let reason: string | undefined;
+  let resolveEnded = (): void => undefined;
   const ended = new Promise<void>((resolve) => {
-    stop = resolve;
+    resolveEnded = resolve;
   });
-  const onSignal = (): void => stop();
-  stdin.once("end", stop);
-  stdin.once("close", stop);
-  process.once("SIGTERM", onSignal);
-  process.once("SIGINT", onSignal);
-  mcp.server.onclose = stop;
+  const stopWith = (why: string) => (): void => {
+    reason ??= why;
+    resolveEnded();
+  };
+  const onEnd = stopWith("the client closed standard input");
+  const onSigterm = stopWith("SIGTERM");
+  const onSigint = stopWith("SIGINT");
+  stdin.once("end", onEnd);
+  stdin.once("close", onEnd);
+  process.once("SIGTERM", onSigterm);
+  process.once("SIGINT", onSigint);
+  mcp.server.onclose = stopWith("the connection closed");
   // One message per line, each at most REQUEST_BYTES: a bigger one is answered with an error and
   // the session goes on (the SDK alone would close it).
   let answerOversized = (_r: OversizedRequest): void => undefined;
@@ -65,10 +73,12 @@ export async function serveStdio(options: StdioOptions): Promise<StartupError | 
     await mcp.connect(transport);
     await ended;
   } finally {
-    stdin.off("end", stop);
-    stdin.off("close", stop);
-    process.off("SIGTERM", onSignal);
-    process.off("SIGINT", onSignal);
+    stdin.off("end", onEnd);
+    stdin.off("close", onEnd);
+    process.off("SIGTERM", onSigterm);
+    process.off("SIGINT", onSigint);
+    const line = `session ended: ${reason ?? "the transport failed"}; answering the calls in flight, then closing the store`;
+    options.log?.(line) ?? process.stderr.write(`kumiki mcp: ${line}\n`);
     // A signal ends the session gracefully: every call in flight is answered before the
     // connection closes (bounded: a call is a store write, which takes milliseconds).
     await Promise.race([mcp.drain(), new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);

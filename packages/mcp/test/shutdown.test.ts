@@ -47,6 +47,8 @@ describe("kumiki mcp serve shuts down gracefully", () => {
       process.kill(s.pid!, signal);
       await Promise.all(calls);
       await s.close().catch(() => undefined);
+      // The reason the session ended is on the operator's stderr.
+      expect(s.stderr()).toContain(`session ended: ${signal}`);
       const ws = await openWorkspace(dir);
       if (!ws.ok) throw new Error(ws.error.message);
       const stored = new Set(
