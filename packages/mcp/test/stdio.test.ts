@@ -358,6 +358,25 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
       expect(errorOf(await s.call("kumiki_view", { selector: "slot.big" })).kind).toBe("not-found");
     });
 
+    it("more than 256 anchors or body:N lines: declared in the schema, refused by argument", async () => {
+      const { tools } = await s.client.listTools();
+      const patch = JSON.stringify(
+        tools.find((t) => t.name === "kumiki_edit")?.inputSchema.properties?.patch,
+      );
+      expect(patch).toContain('"maxItems":256');
+      expect(patch).toContain('"maxProperties":256');
+      const anchors = Array.from({ length: 257 }, (_, i) => ({ find: `a${i}`, replace: "b" }));
+      const lines = Object.fromEntries(
+        Array.from({ length: 257 }, (_, i) => [`body:${i + 1}`, "replace 'a' -> 'b'"]),
+      );
+      for (const p of [anchors, lines]) {
+        expect(errorOf(await s.call("kumiki_edit", { qname: "slot.draft", patch: p }))).toMatchObject({
+          kind: "invalid-argument",
+          argument: "patch",
+        });
+      }
+    });
+
     it("no call hit a bug (every result was also checked for the store's path)", () => {
       expect(s.stderr()).not.toContain("internal error");
     });

@@ -32,6 +32,9 @@ export const Task = z
  */
 export const IdempotencyKey = z.string().max(128).optional();
 
+/** The most anchors (or body:N lines) one edit takes, as core's edit input does. */
+const MAX_ANCHORS = 256;
+
 /** A definition name, as the language takes it: a letter, then letters, digits, _ and -; at most 32. */
 export const DefinitionName = z
   .string()
@@ -134,8 +137,14 @@ export const edit = defineTool({
     qname: z.string().describe("layer.name or def_…"),
     patch: z
       .union([
-        z.array(z.strictObject({ find: z.string(), replace: z.string() })).min(1),
-        z.record(z.string().regex(/^body:[1-9][0-9]*$/), z.string()),
+        z
+          .array(z.strictObject({ find: z.string(), replace: z.string() }))
+          .min(1)
+          .max(MAX_ANCHORS),
+        z
+          .record(z.string().regex(/^body:[1-9][0-9]*$/), z.string())
+          .refine((r) => Object.keys(r).length <= MAX_ANCHORS, `at most ${MAX_ANCHORS} lines`)
+          .meta({ maxProperties: MAX_ANCHORS }),
       ])
       .describe("anchors, or the body:N lines of an auto-patch"),
     task: Task,
