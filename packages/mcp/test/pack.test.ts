@@ -114,10 +114,70 @@ describe("the packed packages, installed", () => {
     await dispose(root);
   });
 
-  it("ships only what runs: dist and package.json", async () => {
-    const installed = path.join(prefix, "node_modules", "@kumiki-graph", "mcp");
-    expect((await readdir(installed)).sort()).toEqual(["dist", "package.json"]);
-    expect((await readdir(path.join(installed, "dist"))).some((f) => f.includes("test"))).toBe(false);
+  it("ships what runs, its licence and a README: no build info, no source maps of sources it lacks", async () => {
+    for (const p of PACKAGES) {
+      const installed = path.join(prefix, "node_modules", "@kumiki-graph", p);
+      const shipped = ["LICENSE", "README.md", ...(p === "cli" ? ["bin"] : []), "dist", "package.json"];
+      expect((await readdir(installed)).sort(), p).toEqual(shipped);
+      expect(await readFile(path.join(installed, "LICENSE"), "utf8")).toContain("Apache License");
+      const files = (await readdir(path.join(installed, "dist"), { recursive: true })).map(String);
+      expect(
+        files.filter((f) => /\.test\.|(^|[/\\])test[/\\]|\.map$|\.tsbuildinfo$/.test(f)),
+        p,
+      ).toEqual([]);
+    }
+  });
+
+  it("type-checks a TypeScript consumer of every package with skipLibCheck off (every type they mention resolves)", async () => {
+    await writeFile(
+      path.join(prefix, "consumer.ts"),
+      [
+        'import * as cli from "@kumiki-graph/cli";',
+        'import * as core from "@kumiki-graph/core";',
+        'import * as mcp from "@kumiki-graph/mcp";',
+        'import * as sync from "@kumiki-graph/sync-server";',
+        "export const all = [cli, core, mcp, sync];",
+        "",
+      ].join("\n"),
+    );
+    const tsconfig = {
+      compilerOptions: {
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2022",
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        // Node's own types, as a consumer has them; nothing else from this checkout.
+        typeRoots: [path.join(repoRoot, "node_modules/@types")],
+        types: ["node"],
+      },
+      files: ["consumer.ts"],
+    };
+    await writeFile(path.join(prefix, "tsconfig.json"), JSON.stringify(tsconfig));
+    const r = spawnSync(
+      process.execPath,
+      [path.join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", prefix],
+      {
+        encoding: "utf8",
+        timeout: 120_000,
+      },
+    );
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+  }, 150_000);
+
+  it("a CommonJS require gets Node's own answer for an ES module, never ERR_PACKAGE_PATH_NOT_EXPORTED", () => {
+    const r = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        'try { require("@kumiki-graph/core"); console.log("loaded") } catch (e) { console.log(e.code) }',
+      ],
+      { cwd: prefix, encoding: "utf8" },
+    );
+    // Node 20 cannot require an ES module (ERR_REQUIRE_ESM, whose message says to use import());
+    // from Node 22.12 the require loads it.
+    expect(["ERR_REQUIRE_ESM", "loaded"]).toContain(r.stdout.trim());
   });
 
   it("--doctor passes on the installed copy", () => {
