@@ -166,6 +166,23 @@ describe("the packed packages, installed", () => {
     expect(r.status, r.stdout + r.stderr).toBe(0);
   }, 150_000);
 
+  it("runs the core README's example as written, against the installed package", async () => {
+    const readme = await readFile(path.join(repoRoot, "packages/core/README.md"), "utf8");
+    const code = /```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(code).toBeDefined();
+    await writeFile(path.join(prefix, "readme-example.mjs"), code!);
+    const run = () =>
+      spawnSync(process.execPath, [path.join(prefix, "readme-example.mjs")], {
+        cwd: prefix,
+        encoding: "utf8",
+      });
+    const first = run();
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout.trimEnd()).toBe("slot count : Int = 0");
+    // A second run says why, as its comment promises.
+    expect(run().stderr).toContain("duplicate-name");
+  });
+
   it("a CommonJS require gets Node's own answer for an ES module, never ERR_PACKAGE_PATH_NOT_EXPORTED", () => {
     const r = spawnSync(
       process.execPath,
