@@ -104,6 +104,20 @@ export async function main(argv: readonly string[], cliIo: CliIo = processIo): P
     );
     if (family.length > 0) {
       const next = rest[0];
+      if (next === "--help" || next === "-h") {
+        // `kumiki remote --help`: the family's sub-verbs, each with its summary and usage.
+        const members = await Promise.all(
+          COMMANDS.filter((c) => c.name.startsWith(`${word} `)).map(resolveCommand),
+        );
+        const lines = [`kumiki ${word} — one of ${family.join(", ")}:`, ""];
+        for (const m of members) {
+          lines.push(`  kumiki ${m.name}: ${m.summary}`);
+          for (const u of m.usage) lines.push(`      kumiki ${u}`);
+        }
+        lines.push("", `kumiki ${word} ${family[0]} --help shows one sub-verb's options and examples.`);
+        io.stdout(`${lines.join("\n")}\n`);
+        return 0;
+      }
       io.stderr(
         `kumiki ${word}: ${next === undefined ? "give one of" : `unknown sub-verb '${next}': one of`} ${family.join(", ")} (kumiki ${word} ${family[0]} --help)\n`,
       );

@@ -76,7 +76,8 @@ export function readGeneration(root: string): string | undefined {
   }
 }
 
-function readGraphUrl(root: string): string | undefined {
+/** The graph URL `.kumiki/config.json` of the workspace at `root` names, or undefined. */
+export function readGraphUrl(root: string): string | undefined {
   try {
     const c = JSON.parse(fs.readFileSync(path.join(root, WORKSPACE_DIR, "config.json"), "utf8")) as {
       graph?: unknown;

@@ -51,7 +51,13 @@ const TABLE: readonly Row[] = [
   {
     argv: ["status", "--json"],
     exit: 0,
-    json: (v) => expect(v).toMatchObject({ definitions: 10, author: "user:tester" }),
+    json: (v) =>
+      expect(v).toMatchObject({
+        definitions: 10,
+        author: "user:tester",
+        // What `kumiki clone ws://server/<graph>` needs.
+        graph: expect.stringMatching(/^automerge:[1-9A-HJ-NP-Za-km-z]+$/),
+      }),
   },
   { argv: ["status", "x"], exit: 2 },
   { argv: ["status"], exit: 1, cwd: "outside", err: /no workspace found/ },
@@ -179,6 +185,12 @@ const TABLE: readonly Row[] = [
   { argv: ["patch", "apply", "bundle.json", "--dry-run", "--expect", "x"], exit: 2 },
   { argv: ["patch", "apply", "missing.json"], exit: 1, err: /no such file/ },
   { argv: ["patch"], exit: 2, err: /give one of apply, revert, export/ },
+  {
+    argv: ["patch", "--help"],
+    exit: 0,
+    out: /kumiki patch apply: [\s\S]*kumiki patch revert: [\s\S]*kumiki patch export: /,
+  },
+  { argv: ["remote", "-h"], exit: 0, out: /kumiki remote add NAME URL/ },
   // patch revert
   {
     argv: ["add", "slot", "reverted", "Int = 1", "--json"],

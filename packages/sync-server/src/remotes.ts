@@ -50,9 +50,12 @@ export function checkServerUrl(url: string): SyncResult<string> {
   return ok(url.replace(/\/+$/, ""));
 }
 
-/** Splits a graph address `ws://host:port/automerge:…` into the server URL and the graph URL. */
+/**
+ * Splits a graph address `ws://host:port[/path]/automerge:…` into the server URL (with its path,
+ * as `sync` takes it: a server behind a proxy at `/kumiki`) and the graph URL.
+ */
 export function parseGraphAddress(address: string): SyncResult<{ server: string; graph: string }> {
-  const m = /^(wss?:\/\/[^/]+)\/+(automerge:[1-9A-HJ-NP-Za-km-z]+)\/?$/.exec(address);
+  const m = /^(wss?:\/\/[^/]+(?:\/[^/]+)*?)\/+(automerge:[1-9A-HJ-NP-Za-km-z]+)\/?$/.exec(address);
   if (m === null) {
     return fail(
       "invalid-url",

@@ -18,6 +18,23 @@ function temp(prefix: string): string {
 }
 
 describe("sync through a server", () => {
+  it("clones and syncs through a server URL with a path (a server behind a proxy), as sync takes it", async () => {
+    const root = temp("path");
+    const a = path.join(root, "a");
+    const graph = await newWorkspace(a);
+    const server = await serve(path.join(root, "server"), tokensFor(graph));
+    servers.push(server);
+    await withStore(a, "agent:a", async (s) => {
+      must(await s.add({ layer: "slot", name: "count", body: "Int = 0" }));
+    });
+    const url = `${server.url}/kumiki/graphs`;
+    must(await syncWorkspace(a, { url, token: TOKENS.alice, author: "agent:a", timeoutMs: 20_000 }));
+    const b = path.join(root, "b");
+    must(await cloneWorkspace(`${url}/${graph}`, b, { token: TOKENS.bob, timeoutMs: 20_000 }));
+    expect(await viewOf(b)).toBe(await viewOf(a));
+    expect(await viewOf(b)).toContain("slot count : Int = 0");
+  });
+
   it("three workspaces with concurrent conflicting ops converge to identical views", async () => {
     const root = temp("three");
     const a = path.join(root, "a");

@@ -1,4 +1,5 @@
 import type { Command } from "../command.js";
+import { findWorkspaceRoot, readGraphUrl } from "../read-snapshot.js";
 
 /** `kumiki status`: one line saying where the store stands. */
 export const status: Command = {
@@ -10,7 +11,10 @@ export const status: Command = {
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
     const store = await ctx.openReadStore();
-    const s = store.status();
+    const root = findWorkspaceRoot(ctx.storeDir ?? ctx.io.cwd);
+    const graph = root === undefined ? undefined : readGraphUrl(root);
+    // The graph's URL: what `kumiki clone ws://server/<graph>` needs after the server's URL.
+    const s = { ...store.status(), ...(graph === undefined ? {} : { graph }) };
     const heads =
       s.heads.length === 0 ? "no ops yet" : `head${s.heads.length === 1 ? "" : "s"} ${s.heads.join(", ")}`;
     const text = [
