@@ -16,23 +16,9 @@ import path from "node:path";
 import * as A from "@automerge/automerge";
 import { chunkDamage, openWorkspace, type RepairReport, repairWorkspace } from "@kumiki-graph/core";
 import { type BenchRow, measure } from "./harness.js";
-import { seedWorkspace } from "./store.js";
+import { chunkFiles, seedWorkspace } from "./store.js";
 
 const N = 10_000;
-
-function chunkFiles(storage: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      if (e.name.startsWith(".")) continue;
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/[/\\](snapshot|incremental)[/\\]/.test(p)) out.push(p);
-    }
-  };
-  walk(storage);
-  return out;
-}
 
 function newest(storage: string): string {
   const files = chunkFiles(storage).filter((f) => /[/\\]incremental[/\\]/.test(f));
@@ -88,48 +74,41 @@ export async function benchDamage(): Promise<BenchRow[]> {
       target: "a small fraction",
     });
 
-    let last: RepairReport | undefined;
-    const truncated = await measure(
-      async () => {
-        last = must(await repairWorkspace(dir));
-      },
-      {
-        runs: 5,
-        warmup: 1,
-        setup: async () => {
+    // Each kind of damage, made again before every timed repair.
+    const kinds: [string, () => Promise<void> | void][] = [
+      [
+        "newest chunk truncated",
+        async () => {
           await appendOne();
           const f = newest(seed.storage);
           fs.truncateSync(f, fs.statSync(f).size - 7);
         },
-      },
-    );
-    rows.push({
-      name: `repair at ${N / 1000}k ops: newest chunk truncated`,
-      ours: truncated,
-      baseline: { name: "a full open of the sound workspace", timing: open },
-      note:
-        last === undefined ? "" : `ops ${last.before} + ${last.fromOpLog} from op-log.jsonl = ${last.after}`,
-    });
-
-    const deleted = await measure(
-      async () => {
-        last = must(await repairWorkspace(dir));
-      },
-      {
-        runs: 5,
-        warmup: 1,
-        setup: () => {
+      ],
+      [
+        "every chunk deleted",
+        () => {
           for (const f of chunkFiles(seed.storage)) fs.rmSync(f);
         },
-      },
-    );
-    rows.push({
-      name: `repair at ${N / 1000}k ops: every chunk deleted`,
-      ours: deleted,
-      baseline: { name: "a full open of the sound workspace", timing: open },
-      note:
-        last === undefined ? "" : `ops ${last.before} + ${last.fromOpLog} from op-log.jsonl = ${last.after}`,
-    });
+      ],
+    ];
+    for (const [kind, damage] of kinds) {
+      let last: RepairReport | undefined;
+      const timing = await measure(
+        async () => {
+          last = must(await repairWorkspace(dir));
+        },
+        { runs: 5, warmup: 1, setup: damage },
+      );
+      rows.push({
+        name: `repair at ${N / 1000}k ops: ${kind}`,
+        ours: timing,
+        baseline: { name: "a full open of the sound workspace", timing: open },
+        note:
+          last === undefined
+            ? ""
+            : `ops ${last.before} + ${last.fromOpLog} from op-log.jsonl = ${last.after}`,
+      });
+    }
     return rows;
   } finally {
     fs.rmSync(root, { recursive: true, force: true });

@@ -181,7 +181,8 @@ function must<T>(r: { ok: true; value: T } | { ok: false; error: { message: stri
   return r.value;
 }
 
-function chunkFiles(storage: string): string[] {
+/** The chunk files of a storage folder, snapshots first. */
+export function chunkFiles(storage: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
