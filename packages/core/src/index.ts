@@ -191,7 +191,7 @@ export {
   type OpIdGeneratorOptions,
   OpIdSchema,
 } from "./ops/ids.js";
-export type { ConflictPolicy, DanglingDecision, DanglingEdge } from "./ops/merge.js";
+export type { ConflictPolicy, DanglingDecision, DanglingEdge, DefinitionState } from "./ops/merge.js";
 export {
   type AddOp,
   type Anchor,
@@ -337,6 +337,8 @@ export {
   type ValidationProblem,
   type WriteValidator,
 } from "./store/validate.js";
+// The reader `Store.read()` returns and the definitions it and `view` give (types only).
+export type { DefinitionView, GraphReader } from "./store/view.js";
 export {
   findWorkspace,
   initWorkspace,

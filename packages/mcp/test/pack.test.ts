@@ -137,6 +137,10 @@ describe("the packed packages, installed", () => {
         'import * as mcp from "@kumiki-graph/mcp";',
         'import * as sync from "@kumiki-graph/sync-server";',
         "export const all = [cli, core, mcp, sync];",
+        // Types the API's signatures mention are exported (Store.read() returns a GraphReader).
+        'import type { DefinitionState, DefinitionView, GraphReader, StoreDamage } from "@kumiki-graph/core";',
+        "export type Mentioned = [DefinitionState, DefinitionView, GraphReader, StoreDamage];",
+        "export const reader = (s: core.Store): GraphReader => s.read();",
         "",
       ].join("\n"),
     );
