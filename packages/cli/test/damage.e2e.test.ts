@@ -7,6 +7,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { startSyncServer } from "@kumiki-graph/sync-server";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, run, runBin, tempDir, testEnv } from "./support.js";
 
@@ -148,4 +149,62 @@ describe("a damaged workspace, through real kumiki processes", () => {
     expect(runBin(["add", "slot", "third", "Int = 3"], opts).code).toBe(0);
     expect(fs.readFileSync(file, "utf8").split("\n").filter(Boolean)).toHaveLength(3);
   });
+});
+
+describe("repair with a remote: what only the server holds comes back", () => {
+  it("a chunk and op-log.jsonl both lost an op the server has: repair syncs it back", async () => {
+    const root = tempDir("damage-remote");
+    const cache = tempDir("damage-remote-cache");
+    dirs.push(root, cache);
+    const env = testEnv(cache);
+    const server = await startSyncServer({ dataDir: path.join(root, "server") });
+    if (!server.ok) throw new Error(server.error.message);
+    try {
+      const a = path.join(root, "a");
+      const b = path.join(root, "b");
+      fs.mkdirSync(a);
+      const inA = { cwd: a, env };
+      expect((await run(["init"], inA)).code).toBe(0);
+      // A document large enough that B's one op arrives as an incremental chunk beside its
+      // snapshot (a tiny one is compacted into a single snapshot, and losing that loses the
+      // document's first change: then repair says to clone again instead of syncing).
+      const program = Array.from({ length: 60 }, (_, i) => `slot s${i} : Int = ${i}\n`).join("\n");
+      fs.writeFileSync(path.join(a, "p.kumiki"), program);
+      expect((await run(["import", "p.kumiki"], inA)).code).toBe(0);
+      expect((await run(["remote", "add", "origin", server.value.url], inA)).code).toBe(0);
+      expect((await run(["sync"], inA)).code).toBe(0);
+      const graph = (JSON.parse((await run(["status", "--json"], inA)).out) as { graph: string }).graph;
+      expect((await run(["clone", `${server.value.url}/${graph}`, b], { cwd: root, env })).code).toBe(0);
+      expect((await run(["add", "slot", "fromB", "Int = 2"], { cwd: b, env })).code).toBe(0);
+      expect((await run(["sync"], { cwd: b, env })).code).toBe(0);
+      // A takes in B's op: a new chunk, and a line of op-log.jsonl.
+      const storage = path.join(a, ".kumiki", "automerge");
+      const before = new Set(chunkFiles(storage));
+      expect((await run(["sync"], inA)).code).toBe(0);
+      const fresh = chunkFiles(storage).filter((f) => !before.has(f));
+      expect(fresh.length).toBeGreaterThan(0);
+      // Both local copies of fromB are lost: its chunks emptied, its line cut from op-log.jsonl.
+      for (const f of fresh) fs.writeFileSync(f, "");
+      const file = path.join(a, ".kumiki", "op-log.jsonl");
+      const lines = fs.readFileSync(file, "utf8").split("\n");
+      fs.writeFileSync(file, lines.filter((l) => !l.includes('"fromB"')).join("\n"));
+
+      // In this process (the server runs here too: a synchronous child would block it).
+      const fixed = await run(["repair", "--json"], inA);
+      expect(fixed.code, fixed.err).toBe(0);
+      const r = JSON.parse(fixed.out) as { repaired: boolean; server?: { remote: string; received: number } };
+      expect(r.repaired, fixed.out).toBe(true);
+      expect(r.server).toMatchObject({ remote: "origin" });
+      expect(r.server!.received).toBeGreaterThan(0);
+      expect((await run(["view", "slot.fromB"], inA)).out).toContain("slot fromB : Int = 2");
+      const status = JSON.parse((await run(["status", "--json"], inA)).out) as {
+        ops: number;
+        damage?: unknown;
+      };
+      expect(status.damage).toBeUndefined();
+      expect(status.ops).toBe(61);
+    } finally {
+      await server.value.close();
+    }
+  }, 120_000);
 });

@@ -4,7 +4,7 @@ import type { Command } from "../command.js";
 import { loadCore } from "../core.js";
 import { fromRejection } from "../errors.js";
 
-function describe(r: RepairReport, dryRun: boolean): string {
+function describe(r: RepairReport, dryRun: boolean, syncing: boolean): string {
   if (!r.damaged) {
     return `nothing to repair: every chunk is sound and op-log.jsonl matches the document (${r.after} ops)`;
   }
@@ -36,7 +36,7 @@ function describe(r: RepairReport, dryRun: boolean): string {
       : "  op-log.jsonl could not vouch for the document: ops only the damaged chunks held may be missing",
   );
   const newer = r.chunks.filter((c) => c.newerThanOpLog);
-  if (newer.length > 0) {
+  if (newer.length > 0 && !syncing) {
     lines.push(
       `  ${newer.length} damaged chunk(s) were written after op-log.jsonl: ops a sync peer sent since may be missing; run \`kumiki sync\` to fetch them from the server`,
     );
@@ -44,17 +44,24 @@ function describe(r: RepairReport, dryRun: boolean): string {
   return lines.join("\n");
 }
 
-/** `kumiki repair [--dry-run]`: checks the stored document and op-log.jsonl, and repairs what is damaged. */
+/**
+ * `kumiki repair [--dry-run] [--offline]`: checks the stored document and op-log.jsonl, repairs
+ * what is damaged from what is local (core's repairWorkspace), then, when the workspace has a
+ * remote, syncs with it to fetch what only the server holds. A repair that had to give the document
+ * a new first change does not sync (its history no longer shares the server's root): it says how
+ * to start again from the server.
+ */
 export const repair: Command = {
   name: "repair",
   summary: "check the workspace's storage and rebuild what is damaged (damaged files are moved aside)",
-  usage: ["repair [--dry-run]"],
-  examples: ["kumiki repair --dry-run", "kumiki repair && kumiki status"],
+  usage: ["repair [--dry-run] [--offline]"],
+  examples: ["kumiki repair --dry-run", "kumiki repair && kumiki status", "kumiki repair --offline"],
   options: {
     "dry-run": {
       type: "boolean",
       description: "report what is damaged and what a repair would do; change nothing",
     },
+    offline: { type: "boolean", description: "do not sync with the remote after the repair" },
   },
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
@@ -62,7 +69,27 @@ export const repair: Command = {
     const dir = ctx.storeDir ?? ctx.io.cwd;
     const r = await (await loadCore()).repairWorkspace(dir, { dryRun });
     if (!r.ok) throw fromRejection(r.error);
+    const report = r.value;
+    let server: { remote: string; received: number; sent: number } | undefined;
+    // Loaded only after a repair: the sync client is not part of every verb's start-up.
+    const sync = report.repaired && !flag(ctx.options, "offline") ? await import("./sync.js") : undefined;
+    const remotes = sync?.remoteNames(ctx) ?? [];
+    let text = describe(report, dryRun, remotes.length > 0 && !report.newHistory);
+    if (sync !== undefined) {
+      const { syncRemote } = sync;
+      if (remotes.length > 0 && report.newHistory) {
+        text += `\n  not synced with ${remotes.join(", ")}: the new history does not share the server's; clone the graph again (kumiki clone <server>/<graph> DIR, the graph from kumiki status --json) and kumiki patch apply this workspace's .kumiki/op-log.jsonl into the clone`;
+      } else if (remotes.length > 0) {
+        const synced = await syncRemote(ctx, undefined);
+        server = { remote: synced.remote, received: synced.report.received, sent: synced.report.sent };
+        text += `\n  synced with ${synced.remote}: received ${synced.report.received} op(s) only the server held, sent ${synced.report.sent}`;
+      }
+    }
     // A dry run that finds damage exits 1, as `check` does with errors: scripts can test for it.
-    return { json: r.value, text: describe(r.value, dryRun), exit: dryRun && r.value.damaged ? 1 : 0 };
+    return {
+      json: { ...report, ...(server === undefined ? {} : { server }) },
+      text,
+      exit: dryRun && report.damaged ? 1 : 0,
+    };
   },
 };

@@ -1,5 +1,11 @@
 import { findWorkspace } from "@kumiki-graph/core";
-import { pickRemote, readTokenFile, type SyncReport, syncWorkspace } from "@kumiki-graph/sync-server";
+import {
+  pickRemote,
+  readRemotes,
+  readTokenFile,
+  type SyncReport,
+  syncWorkspace,
+} from "@kumiki-graph/sync-server";
 import { flag, stringOption } from "../args.js";
 import type { Command, CommandContext } from "../command.js";
 import { fromRejection, unwrap, usageError } from "../errors.js";
@@ -69,23 +75,41 @@ export const sync: Command = {
       return syncFilesCommand(ctx);
     }
     if (flag(ctx.options, "dry-run")) throw usageError("kumiki sync: --dry-run goes with --files");
-    const paths = unwrap(findWorkspace(ctx.storeDir ?? ctx.io.cwd));
-    const remote = unwrap(pickRemote(paths, ctx.positionals[0]));
-    const token = tokenFrom(ctx, remote.tokenFile);
-    const result = await syncWorkspace(paths.root, {
-      url: remote.url,
-      author: ctx.author,
-      timeoutMs: timeoutOption(ctx),
-      onProgress: (m) => ctx.progress(m),
-      ...(token === undefined ? {} : { token }),
-    });
-    if (!result.ok) throw fromRejection(result.error);
-    const r = result.value;
+    const { remote, report: r } = await syncRemote(ctx, ctx.positionals[0]);
     const failed = r.rolledBack.length > 0 || r.unpushed > 0;
     return {
-      json: { remote: remote.name, ...r },
-      text: describe(remote.name, r, ctx.author),
+      json: { remote, ...r },
+      text: describe(remote, r, ctx.author),
       ...(failed ? { exit: 1 as const } : {}),
     };
   },
 };
+
+/**
+ * Syncs the workspace with its remote `name` (the only one, or origin, when undefined): what
+ * `kumiki sync` and `kumiki repair` (to fetch what only the server has) do. Throws the CLI error.
+ */
+export async function syncRemote(
+  ctx: CommandContext,
+  name: string | undefined,
+): Promise<{ remote: string; report: SyncReport }> {
+  const paths = unwrap(findWorkspace(ctx.storeDir ?? ctx.io.cwd));
+  const remote = unwrap(pickRemote(paths, name));
+  const token = tokenFrom(ctx, remote.tokenFile);
+  const result = await syncWorkspace(paths.root, {
+    url: remote.url,
+    author: ctx.author,
+    timeoutMs: timeoutOption(ctx),
+    onProgress: (m) => ctx.progress(m),
+    ...(token === undefined ? {} : { token }),
+  });
+  if (!result.ok) throw fromRejection(result.error);
+  return { remote: remote.name, report: result.value };
+}
+
+/** The names of the workspace's remotes (none when it has none). */
+export function remoteNames(ctx: CommandContext): string[] {
+  const paths = unwrap(findWorkspace(ctx.storeDir ?? ctx.io.cwd));
+  const list = readRemotes(paths);
+  return list.ok ? list.value.map((r) => r.name) : [];
+}
