@@ -32,6 +32,7 @@ import {
   type LockOp,
   type LogOp,
   type LogOpKind,
+  OP_KINDS,
   OP_LIMITS,
   type Op,
   type OpKind,
@@ -400,6 +401,34 @@ function invalidInput(what: string, error: z.ZodError): Rejection {
     code: "invalid-input",
     message: `invalid ${what}: ${first === undefined ? "" : `${first.path.join(".") || "(input)"}: ${first.message}`}`,
     details: { issues },
+  };
+}
+
+/**
+ * A bundle that fails its schema, by the item at fault: `item 2 (add): layer: …`, and an unknown
+ * op kind by the kinds there are.
+ */
+function bundleInputError(items: readonly unknown[], bare: boolean, error: z.ZodError): Rejection {
+  const issue = error.issues.find((i) => i.code !== "invalid_union" || i.path.length > 0) ?? error.issues[0];
+  const path = (issue?.path ?? []).map(String);
+  const at = bare ? path : path[0] === "ops" ? path.slice(1) : path;
+  const index = at.length > 0 && /^\d+$/.test(at[0]!) ? Number(at[0]) : undefined;
+  if (issue === undefined || index === undefined) return invalidInput("bundle", error);
+  const op = (items[index] as { op?: unknown } | null)?.op;
+  const field = at.slice(1).join(".");
+  const what =
+    field === "op" && issue.code === "invalid_union"
+      ? `"op" must be one of ${OP_KINDS.join(", ")}${op === undefined ? "" : ` (got ${quoted(op)})`}`
+      : issue.code === "unrecognized_keys" && field === ""
+        ? `unknown field ${quoted(issue.keys[0])}`
+        : `${field === "" ? "(item)" : field}: ${issueMessage(issue)}`;
+  return {
+    code: "invalid-input",
+    message: `invalid bundle: item ${index + 1}${typeof op === "string" && field !== "op" ? ` (${op})` : ""}: ${what}`,
+    details: {
+      item: index,
+      issues: error.issues.map((i) => ({ path: i.path.map(String), message: issueMessage(i) })),
+    },
   };
 }
 
@@ -912,14 +941,25 @@ export class Store {
     keepErrors = false,
     onProgress?: (done: number, total: number) => void,
   ): ((d: Draft) => Rejection | undefined) | Rejection {
-    const r = BundleSchema.safeParse(
-      Array.isArray(bundle)
-        ? bundle.map(canonicalItem)
-        : typeof bundle === "object" && bundle !== null && Array.isArray((bundle as { ops?: unknown }).ops)
-          ? { ...bundle, ops: (bundle as { ops: unknown[] }).ops.map(canonicalItem) }
-          : bundle,
-    );
-    if (!r.success) return invalidInput("bundle", r.error);
+    // The shape is told first, so that a bad item is named by its place and field (parsing the
+    // union of both shapes at once answered "(input): Invalid input" for any bad item of an array).
+    const raw = Array.isArray(bundle)
+      ? bundle
+      : typeof bundle === "object" && bundle !== null && Array.isArray((bundle as { ops?: unknown }).ops)
+        ? (bundle as { ops: unknown[] }).ops
+        : undefined;
+    if (raw === undefined) {
+      const got = bundle === null ? "null" : Array.isArray(bundle) ? "an array" : typeof bundle;
+      return {
+        code: "invalid-input",
+        message: `invalid bundle: give {"ops": [item, …]} or the array of items, not ${got === "object" ? "an object without ops" : got}`,
+      };
+    }
+    const [asObject, asArray] = BundleSchema.options;
+    const r = Array.isArray(bundle)
+      ? asArray.safeParse(raw.map(canonicalItem))
+      : asObject.safeParse({ ...(bundle as object), ops: raw.map(canonicalItem) });
+    if (!r.success) return bundleInputError(raw, Array.isArray(bundle), r.error);
     const items = Array.isArray(r.data) ? r.data : r.data.ops;
     if (items.length === 0) return { code: "bundle-empty", message: "the bundle holds no ops" };
     return (d) => {

@@ -477,6 +477,29 @@ describe("bundles", () => {
     await refused(log, store.apply([{ op: "merge", qname: "x" }]), "invalid-input");
   });
 
+  it("a malformed bundle is refused naming the item and the field (was: '(input): Invalid input')", async () => {
+    const { store, log } = await todoStore();
+    const good = { op: "add", layer: "slot", name: "a", body: "Int = 0" };
+    for (const [bundle, says] of [
+      [42, /give \{"ops": \[item, …\]\} or the array of items, not number/],
+      [{ items: [] }, /not an object without ops/],
+      [[good, { op: "add", layer: 3 }], /^invalid bundle: item 2 \(add\): layer: /],
+      [{ ops: [good, { op: "add", layer: 3 }] }, /^invalid bundle: item 2 \(add\): layer: /],
+      [
+        [{ op: "frob" }],
+        /^invalid bundle: item 1: "op" must be one of add, replace, edit, rename, remove, link, unlink \(got "frob"\)$/,
+      ],
+      [
+        [{ op: "replace", qname: "slot.a", bdy: "x" }],
+        /^invalid bundle: item 1 \(replace\): unknown field "bdy"$/,
+      ],
+    ] as const) {
+      const m = await refused(log, store.apply(bundle), "invalid-input");
+      expect(m).toMatch(says);
+      expect(m).not.toContain("(input)");
+    }
+  });
+
   it("see the items before them", async () => {
     const { store } = await todoStore();
     await must(
