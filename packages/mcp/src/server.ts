@@ -8,7 +8,14 @@
  * of a tool is the `{"error": {...}}` envelope with a stable kind, and names the argument. An
  * unknown tool is a JSON-RPC error (-32602), as the 2025-11-25 spec lists it.
  */
-import { opContentHash, openWorkspaceStore, type Store, withIdempotency } from "@kumiki-graph/core";
+import {
+  clip,
+  opContentHash,
+  openWorkspaceStore,
+  quoted,
+  type Store,
+  withIdempotency,
+} from "@kumiki-graph/core";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -257,13 +264,9 @@ export async function createMcpServer(
     const tool = byName.get(name);
     if (tool === undefined) {
       // The 2025-11-25 spec lists an unknown tool as a protocol error (-32602), not a tool result.
-      const shown =
-        name.length > 64
-          ? `${JSON.stringify(name.slice(0, 64))}… (${name.length} characters)`
-          : JSON.stringify(name);
       throw new McpError(
         ErrorCode.InvalidParams,
-        `no tool ${shown}; the tools are ${tools.map((t) => t.name).join(", ")}`,
+        `no tool ${quoted(name)}; the tools are ${tools.map((t) => t.name).join(", ")}`,
         { kind: "unknown-tool", tools: tools.map((t) => t.name) },
       );
     }
@@ -364,7 +367,7 @@ export async function createMcpServer(
     if (document === undefined)
       throw new McpError(
         ErrorCode.InvalidParams,
-        `no resource ${uri.length > 64 ? `${uri.slice(0, 64)}…` : uri}; the resources are ${Object.keys(documents).join(", ")}`,
+        `no resource ${clip(uri)}; the resources are ${Object.keys(documents).join(", ")}`,
       );
     return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(document()) }] };
   });

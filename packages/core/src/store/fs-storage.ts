@@ -323,7 +323,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   }
 
   /** What is wrong with the chunk `key` holding `data` (recorded), or undefined when it is sound or not a chunk. */
-  private damaged_(key: StorageKey, data: Uint8Array): string | undefined {
+  private chunkFault(key: StorageKey, data: Uint8Array): string | undefined {
     if (!this.verify || !this.isChunk(key)) return undefined;
     const reason = chunkDamage(key[1] as ChunkKind, key[2]!, data);
     if (reason !== undefined) {
@@ -341,7 +341,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
 
   override async loadRange(keyPrefix: StorageKey): Promise<Chunk[]> {
     const chunks = (await super.loadRange(keyPrefix)).filter(
-      (c) => c.data === undefined || this.damaged_(c.key, c.data) === undefined,
+      (c) => c.data === undefined || this.chunkFault(c.key, c.data) === undefined,
     );
     for (const c of chunks) if (c.data !== undefined && this.isChunk(c.key)) this.known.add(c.key.join("/"));
     const rank = (c: Chunk): [number, string] => {
@@ -394,7 +394,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
         try {
           const data = new Uint8Array(fs.readFileSync(path.join(dir, name)));
           this.known.add(k);
-          if (this.damaged_([documentId, type, name], data) === undefined) out.push(data);
+          if (this.chunkFault([documentId, type, name], data) === undefined) out.push(data);
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
         }

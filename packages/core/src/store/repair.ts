@@ -15,7 +15,13 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import * as A from "@automerge/automerge";
-import { AutomergeOpLog, OP_LOG_FORMAT, OP_LOG_KIND, type OpLogDocument } from "./automerge-op-log.js";
+import {
+  AutomergeOpLog,
+  OP_LOG_FORMAT,
+  OP_LOG_KIND,
+  type OpLogDocument,
+  OpLogOpenError,
+} from "./automerge-op-log.js";
 import { snapshotName, walkChunks } from "./chunk-check.js";
 import { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
@@ -220,17 +226,26 @@ async function repairLocked(
     }
     if (dryRun || report(false, false).damaged === false) return { ok: true, value: report(false, false) };
 
-    // The document from its sound chunks: when its first change is gone, give it a new one.
+    // A damaged op-log.jsonl is kept aside; the log writes it again in full on close.
+    let movedOpLog: string | undefined;
+    if (opLogDamaged && fs.existsSync(paths.opLog))
+      movedOpLog = moveAside(paths.opLog, aside, "op-log.jsonl");
+    const open = () =>
+      AutomergeOpLog.open({
+        directory: paths.storage,
+        url,
+        lock,
+        acceptLostChanges: true,
+        mirror: new OpLogFile(paths.opLog),
+      });
+    // The document from its sound chunks; when it no longer opens (its first change is gone, or
+    // every chunk), it is given a new first change and opened again.
     let newHistory = false;
-    const probe = await AutomergeOpLog.open({
-      directory: paths.storage,
-      url,
-      readOnly: true,
-      acceptLostChanges: true,
-    }).catch(() => undefined);
-    const rooted = probe !== undefined;
-    await probe?.close();
-    if (!rooted) {
+    let log: AutomergeOpLog;
+    try {
+      log = await open();
+    } catch (e) {
+      if (!(e instanceof OpLogOpenError) || e.code === "store-unsupported") throw e;
       const root = A.change(A.init<OpLogDocument>(), (d) => {
         d.kind = new A.ImmutableString(OP_LOG_KIND);
         d.format = OP_LOG_FORMAT;
@@ -238,20 +253,9 @@ async function repairLocked(
       });
       await storage.save([documentId, "snapshot", snapshotName(A.getHeads(root))], A.save(root));
       newHistory = true;
+      log = await open();
     }
     storage.dispose();
-
-    // A damaged op-log.jsonl is kept aside; the log writes it again in full on close.
-    let movedOpLog: string | undefined;
-    if (opLogDamaged && fs.existsSync(paths.opLog))
-      movedOpLog = moveAside(paths.opLog, aside, "op-log.jsonl");
-    const log = await AutomergeOpLog.open({
-      directory: paths.storage,
-      url,
-      lock,
-      acceptLostChanges: true,
-      mirror: new OpLogFile(paths.opLog),
-    });
     try {
       if (missing.length > 0) await log.append(missing);
     } finally {
