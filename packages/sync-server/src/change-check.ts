@@ -48,7 +48,7 @@ export function shapeOf(doc: A.Doc<unknown> | undefined): DocumentShape {
       }
       for (const op of Array.isArray(ops) ? ops : []) {
         const opId = (op as { "op-id"?: unknown } | null)?.["op-id"];
-        // The first held is what every replica kept (the op log reads bundles in document order).
+        // A server's document has one claim per op-id: it refuses a second (docs/semantics.md).
         if (typeof opId === "string" && !shape.ops.has(opId)) shape.ops.set(opId, opContentHash(op));
       }
     }

@@ -30,6 +30,7 @@ import type { FileLock } from "./file-lock.js";
 import { opContentHash } from "./fingerprint.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import { copyStoredOp } from "./memory-op-log.js";
+import { decideClaims } from "./op-id-claims.js";
 import type { OpLog, StoreDamage, StoredOp } from "./op-log.js";
 import type { OpLogFile } from "./op-log-file.js";
 
@@ -123,9 +124,12 @@ function bundleText(v: unknown): string | undefined {
 export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private readonly ops: T[] = [];
   private readonly listeners = new Set<(ops: readonly T[]) => void>();
-  private readonly invalidEntries: InvalidEntry[] = [];
+  private invalidEntries: InvalidEntry[] = [];
   /** The held op of each op-id (held once; the same op again is told from another under its id). */
   private readonly byId = new Map<string, T>();
+  /** Op-ids seen with a second content since the last decision (see op-id-claims.ts). */
+  private undecided = new Set<string>();
+  private gen = 0;
   private readonly chunkSize: number;
   private readonly mirror: OpLogFile | undefined;
   private damageFound: StoreDamage | undefined;
@@ -164,6 +168,15 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   /** Entries of the document that are not valid bundles or ops (from a buggy or hostile peer). */
   get invalid(): readonly InvalidEntry[] {
     return this.invalidEntries;
+  }
+
+  /**
+   * Bumped when the op held under a contested op-id changed: a claim that came later turned out to
+   * be first by the rule of op-id-claims.ts, so the op at that position of {@link all} was replaced.
+   * A reader that sees it change reads `all()` afresh (see {@link OpLog.generation}).
+   */
+  get generation(): number {
+    return this.gen;
   }
 
   /** Creates a new, empty graph document in `options.directory`, durably. */
@@ -253,6 +266,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       }
       handle.on("change", log.onChange);
       log.readAll(doc);
+      log.decideContested(doc);
       // Everything on disk was just loaded: this records the generation (and merges any stragglers).
       log.mergeForeign();
       log.checkDamage(written);
@@ -537,18 +551,48 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   /**
    * An op whose op-id is held already: the same op again (two replicas appended it) is nothing;
    * another op under that id (forged, or corrupted: the sync server and ingest refuse those, a
-   * peer that bypassed both did not) is not held, and is reported as an invalid entry. The op held
-   * first is kept: on a full load that is the first in document order, the same on every replica.
+   * peer that bypassed both did not) is reported as an invalid entry, and the id is decided by
+   * {@link decideContested} once the change that brought it is taken in.
    */
   private noteReuse(op: T, at: readonly number[]): void {
     const held = this.byId.get(op["op-id"]);
     if (held === undefined || opContentHash(held) === opContentHash(op)) return;
+    this.undecided.add(op["op-id"]);
     if (this.invalidEntries.some((e) => e.opId === op["op-id"] && e.at.join(".") === at.join("."))) return;
-    this.invalidEntries.push({
-      at,
-      opId: op["op-id"],
-      reason: `op ${op["op-id"]} reuses a held op-id with other content (forged or corrupted); the op held first is kept`,
+    this.invalidEntries.push({ at, opId: op["op-id"], reason: reuseReason(op["op-id"]) });
+  }
+
+  /**
+   * Decides every op-id seen with a second content (op-id-claims.ts: the causally first claim, of
+   * concurrent ones the lowest content hash), whatever order the claims arrived in: the winner
+   * takes the held op's position in {@link all} (and {@link generation} is bumped when that
+   * changed what was held), every other claim is reported where the document stores it.
+   * Returns the ops that replaced held ones.
+   */
+  private decideContested(doc: A.Doc<OpLogDocument>): T[] {
+    if (this.undecided.size === 0) return [];
+    const winners = decideClaims(doc, this.undecided);
+    this.undecided = new Set();
+    if (winners.size === 0) return [];
+    const replaced: T[] = [];
+    for (const [id, w] of winners) {
+      const held = this.byId.get(id);
+      if (held === undefined || opContentHash(held) === w.hash) continue;
+      const op = copyStoredOp(w.op) as T;
+      this.ops[this.ops.indexOf(held)] = op;
+      this.byId.set(id, op);
+      replaced.push(op);
+    }
+    // Every losing claim, where the document stores it (the same list on every replica).
+    this.invalidEntries = this.invalidEntries.filter((e) => e.opId === undefined || !winners.has(e.opId));
+    forEachStoredOp(doc, (op, at) => {
+      const w = winners.get(op["op-id"]);
+      if (w !== undefined && opContentHash(op) !== w.hash) {
+        this.invalidEntries.push({ at, opId: op["op-id"], reason: reuseReason(op["op-id"]) });
+      }
     });
+    if (replaced.length > 0) this.gen++;
+    return replaced;
   }
 
   /**
@@ -625,13 +669,43 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       }
     }
     if (rescan) added.push(...this.readAll(doc));
-    if (added.length === 0) return;
+    const replaced = this.decideContested(doc);
+    if (added.length === 0 && replaced.length === 0) return;
     for (const l of [...this.listeners]) {
       try {
-        l(added);
+        l([...added, ...replaced]);
       } catch (e) {
         process.emitWarning(`an onRemote listener threw: ${String(e)}`);
       }
     }
   }
+}
+
+function reuseReason(opId: string): string {
+  return `op ${opId} reuses a held op-id with other content (forged or corrupted); kept: the causally first claim (of concurrent ones, the lowest content hash)`;
+}
+
+/** Calls `fn` with every op-like object of the document's bundles and its `[chunk, bundle, op]` position. */
+function forEachStoredOp(doc: A.Doc<OpLogDocument>, fn: (op: StoredOp, at: number[]) => void): void {
+  const chunks: unknown = doc.chunks;
+  if (!Array.isArray(chunks)) return;
+  chunks.forEach((chunk: unknown, c) => {
+    if (!Array.isArray(chunk)) return;
+    chunk.forEach((b: unknown, i) => {
+      const text = bundleText(b);
+      if (text === undefined) return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return;
+      }
+      const list: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
+      list.forEach((op, k) => {
+        if (typeof op === "object" && op !== null && typeof (op as StoredOp)["op-id"] === "string") {
+          fn(op as StoredOp, [c, i, k]);
+        }
+      });
+    });
+  });
 }

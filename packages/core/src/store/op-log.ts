@@ -48,12 +48,18 @@ export interface OpLog<T extends StoredOp = StoredOp> {
    * else's. The same process may append inside `fn`.
    */
   exclusive?<R>(fn: () => Promise<R>): Promise<R>;
+  /** Optional: what is wrong with the stored form, when something is (then appends are refused). */
+  readonly damage?: StoreDamage | undefined;
+  /**
+   * Optional, for logs that decide contested op-ids (several ops stored under one id): bumped when
+   * such a decision replaced the op held at some position of {@link all}. Until it changes, `all()`
+   * only grows; when it changes, a reader reads `all()` afresh from the start.
+   */
+  readonly generation?: number;
   /**
    * Optional: entries of the stored log that are not held as ops (not JSON, not an op, or an op
    * that reuses a held op-id with other content), for `status` to report as quarantined.
    */
-  /** Optional: what is wrong with the stored form, when something is (then appends are refused). */
-  readonly damage?: StoreDamage | undefined;
   readonly invalid?: readonly {
     readonly at: readonly number[];
     readonly reason: string;

@@ -221,7 +221,13 @@ export interface StoreStatus extends GraphStatus {
 /** A change to the graph, local or from elsewhere. */
 export interface ChangeEvent {
   readonly source: "local" | "remote";
+  /** The ops newly taken in. */
   readonly ops: readonly LogOp[];
+  /**
+   * True when the graph was folded again from the whole log (the log decided a contested op-id
+   * anew, replacing an op it held): anything may have changed, not only what `ops` touch.
+   */
+  readonly refolded?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -493,6 +499,8 @@ export class Store {
   private readonly unsubscribe: () => void;
   /** How many of the log's ops (`log.all()`, which only grows) the graph has taken in. */
   private taken = 0;
+  /** The log's {@link OpLog.generation} the graph was folded at. */
+  private generation = 0;
   /** True while a write of ours is being stored: its ops are held by the log but not yet done. */
   private storing = false;
 
@@ -508,6 +516,7 @@ export class Store {
       ...(options.random === undefined ? {} : { random: options.random }),
     });
     const held = this.log.all();
+    this.generation = this.log.generation ?? 0;
     this.graph = Graph.fold(held);
     this.taken = held.length;
     this.reader = new GraphReader(this.graph);
@@ -528,6 +537,16 @@ export class Store {
     if (this.closed || this.storing) return;
     this.log.poll?.();
     const all = this.log.all();
+    if ((this.log.generation ?? 0) !== this.generation) {
+      // The log decided a contested op-id anew (a held op replaced): fold everything again.
+      this.generation = this.log.generation ?? 0;
+      const fresh = all.slice(this.taken) as LogOp[];
+      this.taken = all.length;
+      this.graph = Graph.fold(all);
+      this.reader = new GraphReader(this.graph);
+      this.emit({ source: "remote", ops: fresh, refolded: true });
+      return;
+    }
     if (all.length === this.taken) return;
     const fresh = all.slice(this.taken);
     this.taken = all.length;

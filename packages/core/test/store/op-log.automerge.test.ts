@@ -10,6 +10,7 @@ import {
   OpLogOpenError,
   pushBundle,
 } from "../../src/store/automerge-op-log.js";
+import { opContentHash } from "../../src/store/fingerprint.js";
 import type { OpLog, StoredOp } from "../../src/store/op-log.js";
 import { openStore } from "../../src/store/store.js";
 import { op, runOpLogSuite } from "./op-log.shared.js";
@@ -178,6 +179,126 @@ describe("AutomergeOpLog", () => {
       expect.objectContaining({ opId: original["op-id"], code: "op-id-reused" }),
     );
     await again.close();
+  });
+
+  /** Two replicas of one document (directory copies, as two clones of one graph are). */
+  async function twoReplicas(): Promise<[AutomergeOpLog, AutomergeOpLog]> {
+    const a = await create();
+    await a.append([op()]);
+    const w = where.get(a)!;
+    await a.close();
+    const dir = tempDir();
+    fs.cpSync(w.directory, dir, { recursive: true });
+    const one = await AutomergeOpLog.open(w);
+    const two = await AutomergeOpLog.open({ directory: dir, url: w.url });
+    where.set(one, w);
+    where.set(two, { directory: dir, url: w.url });
+    return [one, two];
+  }
+  const actor = (n: number) => n.toString(16).padStart(32, "0");
+  const merge = (log: AutomergeOpLog, doc: A.Doc<OpLogDocument>) =>
+    log.handle.update((d) => A.merge(d, A.clone(doc)));
+  const held = (log: AutomergeOpLog) => ({
+    // As a set: a full load reads in document order, a live log in arrival order.
+    all: log
+      .all()
+      .map((o) => JSON.stringify(o))
+      .sort(),
+    invalid: log.invalid.map((e) => `${e.at.join(".")} ${e.opId}`).sort(),
+  });
+
+  it("two ops claimed concurrently under one op-id: every replica holds the same one, whatever the order they arrive in", async () => {
+    const [one, two] = await twoReplicas();
+    const base = one.handle.doc();
+    const id = "op_contested_1";
+    const claims = [
+      { "op-id": id, op: "add", body: "Int = 10" },
+      { "op-id": id, op: "add", body: "Int = 99999" },
+    ];
+    const docs = claims.map((c, i) =>
+      A.change(A.clone(base, { actor: actor(i + 1) }), (d: OpLogDocument) => pushBundle(d, [c])),
+    );
+    const expected = [...claims].sort((x, y) => (opContentHash(x) < opContentHash(y) ? -1 : 1))[0];
+    merge(one, docs[0]!);
+    merge(two, docs[1]!);
+    expect(one.all().at(-1)).toEqual(claims[0]);
+    expect(two.all().at(-1)).toEqual(claims[1]);
+    const gens = [one.generation, two.generation];
+    merge(one, docs[1]!);
+    merge(two, docs[0]!);
+    // The lowest content hash, on both: the one that had held the other was told (generation).
+    expect(one.all().at(-1)).toEqual(expected);
+    expect(held(two)).toEqual(held(one));
+    expect(one.invalid.filter((e) => e.opId === id)).toHaveLength(1);
+    expect(one.generation + two.generation - gens[0]! - gens[1]!).toBe(1);
+    // And after a full load, on both.
+    await one.close();
+    await two.close();
+    const again = [await openAgain(one), await openAgain(two)];
+    expect(held(again[0]!)).toEqual(held(one));
+    expect(held(again[1]!)).toEqual(held(one));
+    for (const l of again) await l.close();
+  });
+
+  it("a claim made after the original was seen loses, even when a peer puts it first in the document", async () => {
+    const [one] = await twoReplicas();
+    const original = op();
+    await one.append([original]);
+    // A hostile peer that has seen the original writes its forgery at the very front.
+    const forged = { ...original, body: "slot s = 99999" };
+    const peer = A.change(A.clone(one.handle.doc(), { actor: actor(9) }), (d: OpLogDocument) => {
+      d.chunks[0]!.unshift(new A.ImmutableString(JSON.stringify([forged])));
+    });
+    merge(one, peer);
+    expect(one.all()).toContainEqual(original);
+    expect(one.all()).not.toContainEqual(forged);
+    expect(one.invalid).toEqual([expect.objectContaining({ opId: original["op-id"], at: [0, 0, 0] })]);
+    await one.close();
+    // A full load reads the forgery first in document order: the causal rule still keeps the original.
+    const again = await openAgain(one);
+    expect(again.all()).toContainEqual(original);
+    expect(again.all()).not.toContainEqual(forged);
+    expect(held(again)).toEqual(held(one));
+    await again.close();
+  });
+
+  it("a store whose held op was replaced by a contested op-id's decision folds again and shows the winner", async () => {
+    const [one, two] = await twoReplicas();
+    const base = one.handle.doc();
+    const s1 = openStore({ log: one, author: "agent:one" });
+    const s2 = openStore({ log: two, author: "agent:two" });
+    if (!s1.ok || !s2.ok) throw new Error("open");
+    const w = await s1.value.add({ layer: "slot", name: "x", body: ": Int = 10" });
+    if (!w.ok) throw new Error(w.error.message);
+    const original = JSON.parse(JSON.stringify(w.value.ops[0])) as Record<string, unknown>;
+    // The same id with another body, made without seeing the original (concurrent).
+    let forged: Record<string, unknown> = { ...original, body: String(original.body).replace("10", "99999") };
+    for (let i = 0; opContentHash(forged) > opContentHash(original); i++) forged = { ...forged, ts: i };
+    const theirs = A.change(A.clone(base, { actor: actor(7) }), (d: OpLogDocument) =>
+      pushBundle(d, [forged as unknown as StoredOp]),
+    );
+    const events: boolean[] = [];
+    s1.value.onChange((e) => events.push(e.refolded === true));
+    const view = (s: typeof s1.value) => {
+      const v = s.view("slot.x");
+      return v.ok ? v.value.text : v.error.message;
+    };
+    expect(view(s1.value)).toBe("slot x : Int = 10\n");
+    merge(two, theirs);
+    expect(view(s2.value)).toBe("slot x : Int = 99999\n");
+    merge(one, theirs);
+    merge(two, one.handle.doc());
+    // The forgery has the lower content hash here (made so), and was concurrent: both show it.
+    expect(view(s1.value)).toBe("slot x : Int = 99999\n");
+    expect(view(s2.value)).toBe(view(s1.value));
+    expect(events).toContain(true);
+    for (const s of [s1.value, s2.value]) {
+      expect(s.status().quarantined).toContainEqual(
+        expect.objectContaining({ opId: original["op-id"], code: "op-id-reused" }),
+      );
+    }
+    await one.close();
+    await two.close();
   });
 
   it("refuses to open what is not there, or not an op log", async () => {
