@@ -208,3 +208,93 @@ describe("repair with a remote: what only the server holds comes back", () => {
     }
   }, 120_000);
 });
+
+describe("repair when the document's first change is lost and a remote holds the graph", () => {
+  /** A synced with a server, then one more local op, then every chunk deleted (the first change with them). */
+  async function lostRoot(root: string, env: Record<string, string>, url: string) {
+    const a = path.join(root, "a");
+    fs.mkdirSync(a);
+    const inA = { cwd: a, env };
+    expect((await run(["init"], inA)).code).toBe(0);
+    expect((await run(["add", "slot", "first", "Int = 1"], inA)).code).toBe(0);
+    expect((await run(["remote", "add", "origin", url], inA)).code).toBe(0);
+    expect((await run(["sync"], inA)).code).toBe(0);
+    const graph = (JSON.parse((await run(["status", "--json"], inA)).out) as { graph: string }).graph;
+    // Not pushed yet: only op-log.jsonl and the (now deleted) chunks hold it.
+    expect((await run(["add", "slot", "local", "Int = 2"], inA)).code).toBe(0);
+    for (const f of chunkFiles(path.join(a, ".kumiki", "automerge"))) fs.rmSync(f);
+    return { a, inA, graph };
+  }
+
+  it("takes up the server's history (not a new one), brings back every op and pushes the unpushed one", async () => {
+    const root = tempDir("damage-root");
+    const cache = tempDir("damage-root-cache");
+    dirs.push(root, cache);
+    const env = testEnv(cache);
+    const server = await startSyncServer({ dataDir: path.join(root, "server") });
+    if (!server.ok) throw new Error(server.error.message);
+    try {
+      const { inA, graph } = await lostRoot(root, env, server.value.url);
+      const fixed = await run(["repair", "--json"], inA);
+      expect(fixed.code, fixed.err).toBe(0);
+      const r = JSON.parse(fixed.out) as {
+        newHistory: boolean;
+        rootFromRemote: boolean;
+        fromRemote: number;
+        fromOpLog: number;
+        after: number;
+        server?: { sent: number };
+      };
+      expect(r).toMatchObject({
+        newHistory: false,
+        rootFromRemote: true,
+        fromRemote: 1,
+        fromOpLog: 1,
+        after: 2,
+      });
+      // Synced after the repair: the op the server never had was pushed.
+      expect(r.server?.sent).toBe(1);
+      const status = JSON.parse((await run(["status", "--json"], inA)).out) as {
+        ops: number;
+        damage?: unknown;
+      };
+      expect(status).toMatchObject({ ops: 2 });
+      expect(status.damage).toBeUndefined();
+      // A fresh clone shares the history: it holds both ops, and A and B sync both ways.
+      const b = path.join(root, "b");
+      expect((await run(["clone", `${server.value.url}/${graph}`, b], { cwd: root, env })).code).toBe(0);
+      expect((await run(["view", "slot.local"], { cwd: b, env })).out).toContain("slot local : Int = 2");
+      expect((await run(["add", "slot", "fromB", "Int = 3"], { cwd: b, env })).code).toBe(0);
+      expect((await run(["sync"], { cwd: b, env })).code).toBe(0);
+      expect((await run(["sync"], inA)).code).toBe(0);
+      expect((await run(["list"], inA)).out.split("\n")).toEqual(
+        expect.arrayContaining(["slot.first", "slot.local", "slot.fromB"]),
+      );
+    } finally {
+      await server.value.close();
+    }
+  }, 120_000);
+
+  it("an unreachable remote: nothing changes and the repair says why; --offline starts a new history", async () => {
+    const root = tempDir("damage-root-down");
+    const cache = tempDir("damage-root-down-cache");
+    dirs.push(root, cache);
+    const env = testEnv(cache);
+    const server = await startSyncServer({ dataDir: path.join(root, "server") });
+    if (!server.ok) throw new Error(server.error.message);
+    const { a, inA } = await lostRoot(root, env, server.value.url);
+    await server.value.close();
+    const files = snapshot(path.join(a, ".kumiki"));
+    const refused = await run(["repair", "--timeout", "2"], inA);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain("the remote's copy could not be fetched");
+    expect(refused.err).toContain("nothing was changed");
+    const json = await run(["repair", "--timeout", "2", "--json"], inA);
+    expect(JSON.parse(json.out)).toMatchObject({ error: { code: "remote-unavailable" } });
+    expect(snapshot(path.join(a, ".kumiki"))).toEqual(files);
+    const offline = await run(["repair", "--offline", "--json"], inA);
+    expect(offline.code, offline.err).toBe(0);
+    expect(JSON.parse(offline.out)).toMatchObject({ newHistory: true, rootFromRemote: false, after: 2 });
+    expect((await run(["view", "slot.local"], inA)).out).toContain("slot local : Int = 2");
+  }, 120_000);
+});

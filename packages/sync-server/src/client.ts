@@ -9,10 +9,12 @@
  * what the server lacks. The report says what moved, what the merge recorded, and which of this
  * author's ops lost their effect (with how to retry).
  *
- * {@link cloneWorkspace} makes a new workspace of a graph held by a server.
+ * {@link cloneWorkspace} makes a new workspace of a graph held by a server; {@link fetchGraphDocument}
+ * fetches a graph's whole document (what a repair takes up when a workspace lost its first change).
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import * as A from "@automerge/automerge";
 import type { PeerId } from "@automerge/automerge-repo";
@@ -21,6 +23,7 @@ import {
   type Conflict,
   findWorkspace,
   initWorkspace,
+  openWorkspace,
   openWorkspaceStore,
   type Quarantined,
   readConfig,
@@ -443,5 +446,31 @@ export async function cloneWorkspace(
     clearTimeout(timer);
     void stop;
     if (ws !== undefined) await ws.log.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The graph document at `address` (`ws://host:port/automerge:…`) as the server holds it, as
+ * `Automerge.save` bytes (what core's `repairWorkspace` takes as `fetchDocument`), or undefined
+ * when the server does not hold that graph. It is cloned into a temporary folder, read and removed,
+ * so it goes through exactly the checks and the convergence a clone does.
+ */
+export async function fetchGraphDocument(
+  address: string,
+  options: ConnectOptions = {},
+): Promise<SyncResult<Uint8Array | undefined>> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-fetch-"));
+  try {
+    const cloned = await cloneWorkspace(address, path.join(tmp, "graph"), options);
+    if (!cloned.ok) return cloned.error.code === "graph-unavailable" ? ok(undefined) : cloned;
+    const ws = await openWorkspace(path.join(tmp, "graph"), { readOnly: true });
+    if (!ws.ok) return fail("storage-failed", ws.error.message, { path: tmp });
+    try {
+      return ok(A.save(ws.value.log.handle.doc()));
+    } finally {
+      await ws.value.log.close();
+    }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
   }
 }

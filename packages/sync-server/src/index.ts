@@ -16,6 +16,7 @@ export {
   type CloneReport,
   type ConnectOptions,
   cloneWorkspace,
+  fetchGraphDocument,
   type RolledBack,
   type SyncOptions,
   type SyncReport,

@@ -27,9 +27,16 @@ function describe(r: RepairReport, dryRun: boolean, syncing: boolean): string {
         (r.opLog.movedTo === undefined ? "" : ` (the old one moved to ${r.opLog.movedTo})`),
     );
   }
-  lines.push(`  ops: ${r.before} in the sound chunks + ${r.fromOpLog} from op-log.jsonl = ${r.after}`);
+  const remote = r.rootFromRemote ? ` + ${r.fromRemote} from the remote` : "";
+  lines.push(
+    `  ops: ${r.before} in the sound chunks${remote} + ${r.fromOpLog} from op-log.jsonl = ${r.after}`,
+  );
   if (r.newHistory)
     lines.push("  the document's first change was lost: it was given a new history (see docs/semantics.md)");
+  if (r.rootFromRemote)
+    lines.push(
+      "  the document's first change was lost: the history was taken up again from the remote's copy",
+    );
   lines.push(
     r.acknowledged === "all"
       ? "  every op acknowledged before op-log.jsonl's last write is held"
@@ -47,32 +54,50 @@ function describe(r: RepairReport, dryRun: boolean, syncing: boolean): string {
 /**
  * `kumiki repair [--dry-run] [--offline]`: checks the stored document and op-log.jsonl, repairs
  * what is damaged from what is local (core's repairWorkspace), then, when the workspace has a
- * remote, syncs with it to fetch what only the server holds. A repair that had to give the document
- * a new first change does not sync (its history no longer shares the server's root): it says how
- * to start again from the server.
+ * remote, syncs with it to fetch what only the server holds. A document that lost its first change
+ * takes up the remote's history (fetched before anything changes; unreachable: nothing changes and
+ * the repair fails with remote-unavailable); with --offline or no remote it is given a new first
+ * change, and a repair that did so does not sync (its history no longer shares the server's root).
  */
 export const repair: Command = {
   name: "repair",
   summary: "check the workspace's storage and rebuild what is damaged (damaged files are moved aside)",
-  usage: ["repair [--dry-run] [--offline]"],
+  usage: ["repair [--dry-run] [--offline] [--timeout SECONDS]"],
   examples: ["kumiki repair --dry-run", "kumiki repair && kumiki status", "kumiki repair --offline"],
   options: {
     "dry-run": {
       type: "boolean",
       description: "report what is damaged and what a repair would do; change nothing",
     },
-    offline: { type: "boolean", description: "do not sync with the remote after the repair" },
+    offline: {
+      type: "boolean",
+      description: "do not reach the remote (no sync after; a lost first change gets a new history)",
+    },
+    timeout: {
+      type: "string",
+      value: "SECONDS",
+      description: "give up reaching the remote after this long (default 60)",
+    },
   },
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
     const dryRun = flag(ctx.options, "dry-run");
+    const offline = flag(ctx.options, "offline");
     const dir = ctx.storeDir ?? ctx.io.cwd;
-    const r = await (await loadCore()).repairWorkspace(dir, { dryRun });
+    // Loaded only when asked (a lost first change): the sync client is not part of every start-up.
+    const fetchDocument = async () => {
+      const s = await import("./sync.js");
+      return s.remoteNames(ctx).length === 0 ? undefined : s.fetchRemoteDocument(ctx, undefined);
+    };
+    const r = await (await loadCore()).repairWorkspace(dir, {
+      dryRun,
+      ...(offline ? {} : { fetchDocument }),
+    });
     if (!r.ok) throw fromRejection(r.error);
     const report = r.value;
     let server: { remote: string; received: number; sent: number } | undefined;
     // Loaded only after a repair: the sync client is not part of every verb's start-up.
-    const sync = report.repaired && !flag(ctx.options, "offline") ? await import("./sync.js") : undefined;
+    const sync = report.repaired && !offline ? await import("./sync.js") : undefined;
     const remotes = sync?.remoteNames(ctx) ?? [];
     let text = describe(report, dryRun, remotes.length > 0 && !report.newHistory);
     if (sync !== undefined) {

@@ -1,5 +1,6 @@
-import { findWorkspace } from "@kumiki-graph/core";
+import { findWorkspace, readConfig } from "@kumiki-graph/core";
 import {
+  fetchGraphDocument,
   pickRemote,
   readRemotes,
   readTokenFile,
@@ -105,6 +106,28 @@ export async function syncRemote(
   });
   if (!result.ok) throw fromRejection(result.error);
   return { remote: remote.name, report: result.value };
+}
+
+/**
+ * The workspace's graph document as its remote (`name`, or the only one, or origin) holds it, for
+ * a repair (core's `fetchDocument`): undefined when the server does not hold the graph; throws,
+ * with the reason, when it cannot be fetched.
+ */
+export async function fetchRemoteDocument(
+  ctx: CommandContext,
+  name: string | undefined,
+): Promise<Uint8Array | undefined> {
+  const paths = unwrap(findWorkspace(ctx.storeDir ?? ctx.io.cwd));
+  const remote = unwrap(pickRemote(paths, name));
+  const graph = unwrap(readConfig(paths)).graph;
+  const token = tokenFrom(ctx, remote.tokenFile);
+  ctx.progress(`fetching the graph from ${remote.name} (${remote.url})…`);
+  const r = await fetchGraphDocument(`${remote.url.replace(/\/+$/, "")}/${graph}`, {
+    timeoutMs: timeoutOption(ctx),
+    ...(token === undefined ? {} : { token }),
+  });
+  if (!r.ok) throw new Error(`${remote.name} (${remote.url}): ${r.error.code}: ${r.error.message}`);
+  return r.value;
 }
 
 /** The names of the workspace's remotes (none when it has none). */

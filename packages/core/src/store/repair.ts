@@ -2,7 +2,8 @@
  * Repairing a workspace whose stored document is damaged (see {@link StoreDamage}): the damaged
  * chunk files are moved aside into `.kumiki/damaged/<time>/` (never deleted), the sound Automerge
  * chunks at the start of each are kept, and the ops op-log.jsonl holds that the document lacks are
- * appended again, as one new change. A document whose first change was lost gets a new first change
+ * appended again, as one new change. A document whose first change was lost takes up the history a
+ * remote holds ({@link RepairOptions.fetchDocument}), or, with no remote, gets a new first change
  * (a new history: see docs/semantics.md "Damage and repair" for what that means for sync). A
  * damaged op-log.jsonl is moved aside and written again from the document.
  *
@@ -66,12 +67,22 @@ export interface RepairReport {
   };
   /** Ops the document held before the repair (its sound chunks). */
   readonly before: number;
+  /**
+   * Ops the remote's copy of the document brought that the sound chunks did not show (taken when
+   * the first change was lost; then the local chunks that depended on it show again too).
+   */
+  readonly fromRemote: number;
   /** Ops taken back from op-log.jsonl. */
   readonly fromOpLog: number;
-  /** Ops the document holds after (equal to `before + fromOpLog`; on a dry run, what it would hold). */
+  /**
+   * Ops the document holds after (`before + fromRemote + fromOpLog`; on a dry run, what it would
+   * hold from local files).
+   */
   readonly after: number;
-  /** The document's first change was lost: it was given a new one (a new history). */
+  /** The document's first change was lost and no remote gave it back: it was given a new one (a new history). */
   readonly newHistory: boolean;
+  /** The document's first change was lost and was taken back from the remote's copy. */
+  readonly rootFromRemote: boolean;
   /**
    * Whether every op acknowledged before op-log.jsonl's last write is held again: "all" when the
    * file was verified; "unknown" when it was not (edited, or its sidecar lost).
@@ -85,10 +96,18 @@ export interface RepairOptions {
   readonly dryRun?: boolean;
   /** The time used to name the `damaged/` folder (tests). */
   readonly now?: Date;
+  /**
+   * The graph document as a remote holds it (`Automerge.save` bytes), or undefined when the remote
+   * does not hold this graph; throws when the remote cannot be reached. Asked only when the
+   * document's first change is lost, before anything is changed: the repair then takes up the
+   * remote's history instead of starting a new one (which could not sync with it again). When it
+   * throws, nothing is changed and the repair fails with `remote-unavailable`.
+   */
+  readonly fetchDocument?: () => Promise<Uint8Array | undefined>;
 }
 
 function fail<T>(
-  code: "no-workspace" | "storage-failed" | "store-missing",
+  code: "no-workspace" | "storage-failed" | "store-missing" | "remote-unavailable",
   message: string,
 ): WorkspaceResult<T> {
   return { ok: false, error: { code, message } };
@@ -149,6 +168,7 @@ async function repairLocked(
   let damage: StoreDamage | undefined;
   let all: readonly StoredOp[] = [];
   let noDocument = false;
+  let rootLost = false;
   try {
     const log = await AutomergeOpLog.open({
       directory: paths.storage,
@@ -158,6 +178,8 @@ async function repairLocked(
     });
     damage = log.damage;
     all = log.all();
+    // No op-log marker: the change that made the document is not among the sound chunks.
+    rootLost = (log.handle.doc() as { kind?: unknown }).kind === undefined;
     await log.close();
   } catch {
     // No chunk at all and no op-log.jsonl vouching for one, or a document that is no op log.
@@ -176,7 +198,16 @@ async function repairLocked(
   const held = new Set(all.slice(0, before).map((o) => o["op-id"]));
   const takeFromFile = verified || damage !== undefined || noDocument;
   const missing = takeFromFile ? fileOps.ops.filter((o) => !held.has(o["op-id"])) : [];
-  const report = (repaired: boolean, newHistory: boolean, movedOpLog?: string): RepairReport => ({
+  const report = (
+    repaired: boolean,
+    newHistory: boolean,
+    movedOpLog?: string,
+    counts: { fromRemote: number; fromOpLog: number; root: boolean } = {
+      fromRemote: 0,
+      fromOpLog: missing.length,
+      root: false,
+    },
+  ): RepairReport => ({
     damaged: damage !== undefined || noDocument || opLogDamaged,
     repaired,
     chunks,
@@ -188,11 +219,30 @@ async function repairLocked(
       ...(movedOpLog === undefined ? {} : { movedTo: movedOpLog }),
     },
     before,
-    fromOpLog: missing.length,
-    after: before + missing.length,
+    fromRemote: counts.fromRemote,
+    fromOpLog: counts.fromOpLog,
+    after: before + counts.fromRemote + counts.fromOpLog,
     newHistory,
+    rootFromRemote: counts.root,
     acknowledged: verified ? "all" : "unknown",
   });
+  // The remote's copy, fetched before anything is changed (a failure then leaves every file as it was).
+  let remoteDocument: Uint8Array | undefined;
+  if (!dryRun && (rootLost || noDocument) && options.fetchDocument !== undefined) {
+    try {
+      remoteDocument = await options.fetchDocument();
+      if (remoteDocument !== undefined) {
+        const kind: unknown = A.load<OpLogDocument>(remoteDocument).kind;
+        const text = kind instanceof A.ImmutableString ? kind.val : kind;
+        if (text !== OP_LOG_KIND) throw new Error("the remote's copy is not a Kumiki op log");
+      }
+    } catch (e) {
+      return fail(
+        "remote-unavailable",
+        `the document's first change is lost and the remote's copy could not be fetched (${(e as Error).message}); nothing was changed: repair again once the remote can be reached, or repair offline to start a new history (which cannot sync with that remote again)`,
+      );
+    }
+  }
   try {
     for (const c of damage?.chunks ?? []) {
       const file = c.path ?? storage.chunkFile(documentId, c.name);
@@ -242,6 +292,11 @@ async function repairLocked(
     // every chunk), it is given a new first change and opened again.
     let newHistory = false;
     let log: AutomergeOpLog;
+    if (remoteDocument !== undefined) {
+      // The remote's history, beside the sound chunks: they depended on its first change.
+      const heads = A.getHeads(A.load<OpLogDocument>(remoteDocument));
+      await storage.save([documentId, "snapshot", snapshotName(heads)], remoteDocument);
+    }
     try {
       log = await open();
     } catch (e) {
@@ -256,13 +311,24 @@ async function repairLocked(
       log = await open();
     }
     storage.dispose();
+    const heldNow = new Set(log.all().map((o) => o["op-id"]));
+    let fromRemote = 0;
+    if (remoteDocument !== undefined) for (const id of heldNow) if (!held.has(id)) fromRemote++;
+    let fromOpLog = missing.length;
     try {
-      if (missing.length > 0) await log.append(missing);
+      if (remoteDocument === undefined) {
+        if (missing.length > 0) await log.append(missing);
+      } else {
+        // Only what neither the remote nor the chunks that show again hold.
+        const take = missing.filter((o) => !heldNow.has(o["op-id"]));
+        fromOpLog = take.length === 0 ? 0 : (await log.append(take)).length;
+      }
     } finally {
       await log.close();
     }
     ignoreDamagedFolder(paths);
-    return { ok: true, value: report(true, newHistory, movedOpLog) };
+    const counts = { fromRemote, fromOpLog, root: remoteDocument !== undefined && !newHistory };
+    return { ok: true, value: report(true, newHistory, movedOpLog, counts) };
   } finally {
     storage.dispose();
   }

@@ -58,7 +58,9 @@ export type WorkspaceErrorCode =
   | "store-missing"
   | "store-corrupt"
   | "store-unsupported"
-  | "storage-failed";
+  | "storage-failed"
+  /** A repair needed the remote's copy of the graph (its first change was lost) and could not get it. */
+  | "remote-unavailable";
 
 /** A workspace failure: a code, a message saying what, where and what to do, and details. */
 export interface WorkspaceError {
