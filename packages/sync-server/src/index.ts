@@ -43,6 +43,7 @@ export {
 } from "./remotes.js";
 export { fail, ok, type SyncError, type SyncErrorCode, type SyncResult } from "./result.js";
 export {
+  HEALTH_DAMAGE_LIMIT,
   type SyncServer,
   type SyncServerHealth,
   type SyncServerOptions,

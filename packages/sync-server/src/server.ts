@@ -52,12 +52,25 @@ function watchStorageFaults(): void {
   });
 }
 
+/** At most this many damaged chunk files are named by `/health` (the count is whole). */
+export const HEALTH_DAMAGE_LIMIT = 20;
+
 /** What `GET /health` returns (HTTP 503 while `ok` is false). */
 export interface SyncServerHealth {
   /** False while the server cannot store (a full disk): it serves reads, and confirms no push. */
   readonly ok: boolean;
   /** The storage fault while there is one (`ENOSPC`, …); absent when writes succeed. */
   readonly storage?: { readonly fault: string; readonly message: string };
+  /**
+   * Chunk files that failed their check as a graph was loaded (truncated, a checksum mismatch, …):
+   * held back, never loaded, and left where they are. The server serves and stores what the sound
+   * chunks hold, and clients holding the rest push it again as they sync, so `ok` stays true;
+   * absent when no loaded graph had one. `files` lists the first {@link HEALTH_DAMAGE_LIMIT}.
+   */
+  readonly damage?: {
+    readonly count: number;
+    readonly files: readonly { readonly graph: string; readonly name: string; readonly reason: string }[];
+  };
   readonly service: "kumiki-sync-server";
   /** Graphs loaded in memory. */
   readonly graphs: number;
@@ -222,9 +235,14 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   const health = (): SyncServerHealth => {
     // A fault stands until a write as large as the failed one fits: probe() tries one.
     const fault = storage.probe();
+    const damaged = storage.damaged;
+    const files = damaged
+      .slice(0, HEALTH_DAMAGE_LIMIT)
+      .map((d) => ({ graph: `automerge:${d.documentId}`, name: d.name, reason: d.reason }));
     return {
       ok: fault === undefined,
       ...(fault === undefined ? {} : { storage: { fault: fault.code, message: fault.message } }),
+      ...(damaged.length === 0 ? {} : { damage: { count: damaged.length, files } }),
       service: "kumiki-sync-server",
       graphs: Object.keys(repo.handles).length,
       peers: repo.peers.length,

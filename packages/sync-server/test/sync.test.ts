@@ -88,3 +88,60 @@ describe("sync through a server", () => {
     expect(new Set(losers).size).toBe(2);
   });
 });
+
+describe("a damaged chunk in the server's data folder", () => {
+  function chunkFiles(dir: string): string[] {
+    const out: string[] = [];
+    const walk = (d: string) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (/[/\\](snapshot|incremental)[/\\]/.test(p)) out.push(p);
+      }
+    };
+    walk(dir);
+    return out;
+  }
+
+  it("is held back and named on /health, and the clients' next sync gives the server back what it held", async () => {
+    const root = temp("server-damage");
+    const a = path.join(root, "a");
+    const data = path.join(root, "server");
+    const graph = await newWorkspace(a);
+    let server = await serve(data);
+    const sync = (dir: string) =>
+      syncWorkspace(dir, { url: server.url, author: "agent:a", timeoutMs: 20_000 });
+    await withStore(a, "agent:a", async (s) => {
+      must(await s.add({ layer: "slot", name: "one", body: "Int = 1" }));
+    });
+    must(await sync(a));
+    await withStore(a, "agent:a", async (s) => {
+      must(await s.add({ layer: "slot", name: "two", body: "Int = 2" }));
+    });
+    must(await sync(a));
+    await server.close();
+    // Every chunk file of the graph cut short by 7 bytes: what the server held is unreadable.
+    const files = chunkFiles(data);
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) fs.truncateSync(f, Math.max(0, fs.statSync(f).size - 7));
+
+    server = await serve(data);
+    servers.push(server);
+    expect(server.health().damage).toBeUndefined(); // nothing loaded yet
+    const r = must(await sync(a));
+    expect(r.sent).toBeGreaterThan(0);
+    const health = (await (await fetch(`${server.url.replace("ws:", "http:")}/health`)).json()) as {
+      ok: boolean;
+      damage?: { count: number; files: { graph: string; name: string; reason: string }[] };
+    };
+    expect(health.ok).toBe(true);
+    expect(health.damage?.count).toBe(files.length);
+    expect(health.damage?.files[0]).toMatchObject({ graph, reason: expect.stringMatching(/truncated/) });
+    // The damaged files stay where they were, untouched; what A pushed again is served to a clone.
+    for (const f of files) expect(fs.existsSync(f)).toBe(true);
+    const c = path.join(root, "c");
+    must(await cloneWorkspace(`${server.url}/${graph}`, c, { timeoutMs: 20_000 }));
+    expect(await viewOf(c)).toBe(await viewOf(a));
+    expect(await viewOf(c)).toContain("slot two : Int = 2");
+  });
+});
