@@ -32,15 +32,25 @@ export {
   newDiagnostics,
   type Suggestion,
 } from "./check/diagnostic.js";
-export { type CheckGateOptions, checkGate, createCheckGate } from "./check/gate.js";
 export type { CheckInput } from "./check/graph.js";
 export { nearestName } from "./check/similarity.js";
-export { type CapabilityManifest, manifestCapabilities, STANDARD_CAPABILITIES } from "./check/stdlib.js";
-export { type CheckReport, checkStore } from "./check/store-check.js";
 export { type ApplyFixesOptions, applyFixes, type FixReport } from "./fix/apply.js";
 export { type RepairContext, repairContext } from "./fix/context.js";
 export { normalizePatch } from "./fix/normalize.js";
 export { type FixOptions, type FixProposal, proposeFixes } from "./fix/propose.js";
+export {
+  type Conflict,
+  type ConflictKind,
+  Graph,
+  type GraphStatus,
+  type LockEntry,
+  type Quarantined,
+} from "./graph/graph.js";
+// The reader `Store.read()` returns and the definitions it and `view` give (types only).
+export type { DefinitionView, GraphReader } from "./graph/reader.js";
+export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-store.js";
+export { type CheckGateOptions, checkGate, createCheckGate } from "./integrity/gate.js";
+export { type CheckReport, checkStore } from "./integrity/store-check.js";
 export type {
   AnyIdWildcard,
   AppDef,
@@ -166,16 +176,9 @@ export { type RenderNames, renderDefinition } from "./lang/render.js";
 export { hashProgram, type ResolvedDefinition, resolveProgram, resolveSite } from "./lang/resolve.js";
 export type { Span } from "./lang/span.js";
 export { joinPieces, type Piece, splitProgram } from "./lang/split.js";
+export { type CapabilityManifest, manifestCapabilities, STANDARD_CAPABILITIES } from "./lang/stdlib.js";
 export { type CausalOp, causalOrder } from "./ops/causality.js";
 export { matchesLockPattern, matchesPattern } from "./ops/glob.js";
-export {
-  type Conflict,
-  type ConflictKind,
-  Graph,
-  type GraphStatus,
-  type LockEntry,
-  type Quarantined,
-} from "./ops/graph.js";
 export {
   type AuthorId,
   AuthorIdSchema,
@@ -302,7 +305,6 @@ export {
   BundleItemSchema,
   BundleSchema,
   type ChangeEvent,
-  createStore,
   type DefinitionHistory,
   type EditInput,
   EditInputSchema,
@@ -312,7 +314,6 @@ export {
   type ListEntry,
   type OpFate,
   type OpStatus,
-  openStore,
   type Preview,
   type Referrer,
   type RefsResult,
@@ -332,13 +333,10 @@ export {
 } from "./store/store.js";
 export {
   builtinGate,
-  DEFAULT_VALIDATORS,
   type ProposedWrite,
   type ValidationProblem,
   type WriteValidator,
 } from "./store/validate.js";
-// The reader `Store.read()` returns and the definitions it and `view` give (types only).
-export type { DefinitionView, GraphReader } from "./store/view.js";
 export {
   findWorkspace,
   initWorkspace,

@@ -10,5 +10,7 @@ export { isDefinitionName } from "./ops/op.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
 export { parseSelector } from "./store/selector.js";
 export { SnapshotOpLog } from "./store/snapshot-op-log.js";
-export { openStore, type Store } from "./store/store.js";
+// The store layer's factory: no checker in the write gate (this entry is for reading; write
+// through the main entry, whose openStore has the checker), so the checker is not bundled here.
+export { openStoreWith as openStore, type Store } from "./store/store.js";
 export { CAPS_FILE, readCapabilityManifest } from "./workspace/caps.js";

@@ -1,11 +1,11 @@
 import type { Definition, ReducerDef } from "../lang/ast.js";
 import { LAYERS, type Layer } from "../lang/layers.js";
+import { type CapabilityManifest, manifestCapabilities } from "../lang/stdlib.js";
 import { narrowingOf } from "./codes.js";
 import { CheckContext, type CheckSettings, makeDiagnostic } from "./context.js";
 import { checkDefinition } from "./definition.js";
 import type { Diagnostic } from "./diagnostic.js";
 import { type CheckInput, type Deps, Graph, nameKey } from "./graph.js";
-import { type CapabilityManifest, manifestCapabilities } from "./stdlib.js";
 
 /** Options of a check (ai-edit.md §9.2.3). */
 export interface CheckOptions {

@@ -21,10 +21,6 @@ import type { Layer } from "../lang/layers.js";
 import { BUILTIN_TILES, HANDLER_NAMES } from "../lang/parser/builtins.js";
 import type { ReferenceSite } from "../lang/references.js";
 import type { Span } from "../lang/span.js";
-import type { CheckContext } from "./context.js";
-import type { CheckInput } from "./graph.js";
-import { appendCapPatch, notFoundPatch, renamePatch } from "./patch.js";
-import type { NameSuggestion } from "./similarity.js";
 import {
   BUILTIN_CALLS,
   BUILTIN_EFFECTS,
@@ -37,7 +33,11 @@ import {
   TOKEN_GROUPS,
   TYPE_MEMBER_CALLS,
   UNIMPLEMENTED_CALLS,
-} from "./stdlib.js";
+} from "../lang/stdlib.js";
+import type { CheckContext } from "./context.js";
+import type { CheckInput } from "./graph.js";
+import { appendCapPatch, notFoundPatch, renamePatch } from "./patch.js";
+import type { NameSuggestion } from "./similarity.js";
 import { lazyTy, structural, type Ty, TypeResolver, typeText, tyText, UNKNOWN, variantsOf } from "./types.js";
 
 /** A local binding in scope, with its type when known. */

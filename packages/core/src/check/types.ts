@@ -1,7 +1,7 @@
 import type { TypeDef, TypeExpr } from "../lang/ast.js";
+import { GENERIC_TYPES, PRIMITIVE_TYPES } from "../lang/stdlib.js";
 import type { CheckContext } from "./context.js";
 import type { CheckInput } from "./graph.js";
-import { GENERIC_TYPES, PRIMITIVE_TYPES } from "./stdlib.js";
 
 /**
  * A type as the checks reason about it. Deliberately small: only what a literal can be compared

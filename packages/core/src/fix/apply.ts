@@ -1,6 +1,6 @@
 import type { Diagnostic } from "../check/diagnostic.js";
 import { describeDiagnostics, errorDelta, errorKeys } from "../check/regression.js";
-import { liveCheckOf } from "../check/store-check.js";
+import { liveCheckOf } from "../integrity/store-check.js";
 import type { OpId } from "../ops/ids.js";
 import { REPLACE_INSTRUCTION } from "../store/line-patch.js";
 import { ok, quoted, type Rejection, reject, type StoreResult } from "../store/result.js";

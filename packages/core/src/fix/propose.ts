@@ -1,7 +1,7 @@
 import type { CheckOptions } from "../check/check.js";
 import { codeInfo } from "../check/codes.js";
 import type { Diagnostic } from "../check/diagnostic.js";
-import { checkStore } from "../check/store-check.js";
+import { checkStore } from "../integrity/store-check.js";
 import type { BundleItem, Store } from "../store/store.js";
 import { normalizePatch } from "./normalize.js";
 

@@ -1,12 +1,12 @@
 import type { CheckInput } from "../check/graph.js";
+import { parseText } from "../graph/materialize.js";
+import type { GraphReader } from "../graph/reader.js";
 import { isLayer, type Layer } from "../lang/layers.js";
 import { applyPatch, describePatchFailure } from "../ops/patch.js";
 import { composeSource, decomposeSource } from "../ops/source.js";
 import { patchAnchors } from "../store/line-patch.js";
-import { parseText } from "../store/materialize.js";
 import { ok, reject, type StoreResult } from "../store/result.js";
 import type { BundleItem } from "../store/store.js";
-import type { GraphReader } from "../store/view.js";
 
 /** A definition as a bundle would leave it, before any check input is made of it. */
 interface Pending {

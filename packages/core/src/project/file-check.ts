@@ -1,7 +1,7 @@
+import { parseText } from "../graph/materialize.js";
 import { canonicalForm } from "../lang/canonical.js";
 import type { Layer } from "../lang/layers.js";
 import { isDefinitionName } from "../ops/op.js";
-import { parseText } from "../store/materialize.js";
 import { parseDefinitionPath } from "./layout.js";
 
 /** Why a file of the tree cannot be taken: where, and what to do. */

@@ -1,8 +1,8 @@
+import type { DefinitionState } from "../graph/graph.js";
+import type { GraphReader } from "../graph/reader.js";
 import { splitProgram, splitProgramTolerant } from "../lang/split.js";
-import type { DefinitionState } from "../ops/graph.js";
 import { reject, type StoreResult } from "../store/result.js";
 import type { BundleItem, Store, WriteReceipt } from "../store/store.js";
-import type { GraphReader } from "../store/view.js";
 
 /** How {@link importProgram} runs. */
 export interface ImportOptions {

@@ -1,6 +1,6 @@
+import type { GraphReader } from "../graph/reader.js";
 import type { Layer } from "../lang/layers.js";
 import type { DefId } from "../ops/ids.js";
-import type { GraphReader } from "../store/view.js";
 import { fileTextOf } from "./file-text.js";
 import { definitionPath } from "./layout.js";
 import { programOrder } from "./program.js";

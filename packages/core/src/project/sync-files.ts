@@ -1,9 +1,9 @@
-import { Graph } from "../ops/graph.js";
+import { Graph } from "../graph/graph.js";
+import { GraphReader } from "../graph/reader.js";
 import type { DefId } from "../ops/ids.js";
 import { decomposeSource } from "../ops/source.js";
 import { ok, type Rejection, reject, type StoreResult } from "../store/result.js";
 import type { BundleItem, Store, WriteReceipt } from "../store/store.js";
-import { GraphReader } from "../store/view.js";
 import { checkFile, type FileProblem, moveKey } from "./file-check.js";
 import { sourceFromFile } from "./file-text.js";
 import { parseDefinitionPath } from "./layout.js";

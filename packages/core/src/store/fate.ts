@@ -4,7 +4,7 @@
  * rule of docs/semantics.md, and how to retry. The same decision on every replica: it is read from
  * the fold, which is a function of the op set.
  */
-import type { Conflict, Graph } from "../ops/graph.js";
+import type { Conflict, Graph } from "../graph/graph.js";
 import type { OpId } from "../ops/ids.js";
 
 /** What became of an op in the merged graph. */

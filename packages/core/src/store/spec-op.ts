@@ -9,13 +9,14 @@
  * form a person types (`Map(TodoId, Todo) = {}` for a slot) gets the separator its layer needs.
  * An op that carries `def` is taken as it is.
  */
-import { isStandardReference } from "../check/stdlib.js";
+
+import type { Graph } from "../graph/graph.js";
+import { parseText } from "../graph/materialize.js";
 import { isLayer, type Layer } from "../lang/layers.js";
-import type { Graph } from "../ops/graph.js";
+import { isStandardReference } from "../lang/stdlib.js";
 import { type DefId, defIdOf, isOpId } from "../ops/ids.js";
 import { OP_KINDS } from "../ops/op.js";
 import { composeSource, normalizeBody } from "../ops/source.js";
-import { parseText } from "./materialize.js";
 import { ok, reject, type StoreResult } from "./result.js";
 
 type Raw = Record<string, unknown>;

@@ -1,12 +1,14 @@
 import { z } from "zod";
-import { isStandardReference } from "../check/stdlib.js";
+import type { LockEntry } from "../graph/graph.js";
+import { type Conflict, type DefinitionState, Graph, type GraphStatus } from "../graph/graph.js";
+import { compareDefinitions, parseText, qualified, siteTarget } from "../graph/materialize.js";
+import { type DefinitionView, GraphReader } from "../graph/reader.js";
 import type { ContentHash } from "../lang/hash.js";
 import { isLayer, LAYER_PLURALS, type Layer } from "../lang/layers.js";
 import type { ReferenceSite } from "../lang/references.js";
 import { commentBlockStart } from "../lang/split.js";
+import { isStandardReference } from "../lang/stdlib.js";
 import { matchesLockPattern } from "../ops/glob.js";
-import type { LockEntry } from "../ops/graph.js";
-import { type Conflict, type DefinitionState, Graph, type GraphStatus } from "../ops/graph.js";
 import {
   type AuthorId,
   createOpIdGenerator,
@@ -51,15 +53,13 @@ import { fatesOf, type OpFate, type OpStatus, statusOf } from "./fate.js";
 import { fingerprintOps, opContentHash } from "./fingerprint.js";
 import { type IdempotencyLedger, idempotencyContext } from "./idempotency.js";
 import { LINE_KEY, type LinePatch, patchAnchors } from "./line-patch.js";
-import { compareDefinitions, parseText, qualified, siteTarget } from "./materialize.js";
 import type { OpLog, StoreDamage } from "./op-log.js";
 import { clip, ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
 import { matchesPattern, parseSelector } from "./selector.js";
 import { completeSpecOps, isSpecOp } from "./spec-op.js";
 import { suggest } from "./suggest.js";
 import { planTaskUndo, type TaskUndoPlan } from "./task-undo.js";
-import { builtinGate, DEFAULT_VALIDATORS, type ValidationProblem, type WriteValidator } from "./validate.js";
-import { type DefinitionView, GraphReader } from "./view.js";
+import { builtinGate, type ValidationProblem, type WriteValidator } from "./validate.js";
 
 /** How a store is opened. */
 export interface StoreOptions {
@@ -67,7 +67,10 @@ export interface StoreOptions {
   readonly log: OpLog;
   /** Who writes through this store: `agent:claude-1`, `user:alice`. */
   readonly author: string;
-  /** Validators run after the built-in gate on every write; default DEFAULT_VALIDATORS (the checker). */
+  /**
+   * Validators run after the built-in gate on every write. Here, in the store layer, none by
+   * default; core's public `openStore` / `createStore` default to the checker (`DEFAULT_VALIDATORS`).
+   */
   readonly validators?: readonly WriteValidator[];
   /** Milliseconds since the epoch, for op timestamps and ids; defaults to `Date.now`. */
   readonly now?: () => number;
@@ -144,7 +147,7 @@ export interface Preview {
   readonly divergence?: string;
 }
 
-export type { LockEntry } from "../ops/graph.js";
+export type { LockEntry } from "../graph/graph.js";
 
 /** What `view` returns. */
 export interface ViewResult {
@@ -443,17 +446,18 @@ function bundleInputError(items: readonly unknown[], bare: boolean, error: z.Zod
 // ---------------------------------------------------------------------------------------------
 
 /**
- * A new store over an empty log. Refused (`store-not-empty`) when the log already holds ops: use
- * {@link openStore} for an existing graph.
+ * A new store over an empty log, running exactly `options.validators` after the built-in gate
+ * (none when absent). Refused (`store-not-empty`) when the log already holds ops: use
+ * {@link openStoreWith} for an existing graph. Core's public `createStore` is this with the checker.
  */
-export function createStore(options: StoreOptions): StoreResult<Store> {
+export function createStoreWith(options: StoreOptions): StoreResult<Store> {
   if (options.log.all().length > 0) {
     return reject(
       "store-not-empty",
       "the log already holds ops; open it with openStore instead of creating a store",
     );
   }
-  return openStore(options);
+  return openStoreWith(options);
 }
 
 /**
@@ -466,8 +470,12 @@ function storeFailure<T>(e: unknown, what: string): StoreResult<T> {
   return reject<T>("storage-failed", `${what}: ${message}`);
 }
 
-/** Opens a store over a log: folds every op it holds (ops that fail the wire schema are quarantined, see `status`). */
-export function openStore(options: StoreOptions): StoreResult<Store> {
+/**
+ * Opens a store over a log: folds every op it holds (ops that fail the wire schema are quarantined,
+ * see `status`), running exactly `options.validators` after the built-in gate (none when absent).
+ * Core's public `openStore` is this with the checker as the default validator.
+ */
+export function openStoreWith(options: StoreOptions): StoreResult<Store> {
   if (!isAuthorId(options.author)) {
     return reject(
       "invalid-author",
@@ -504,11 +512,11 @@ export class Store {
   /** True while a write of ours is being stored: its ops are held by the log but not yet done. */
   private storing = false;
 
-  /** @internal Use {@link openStore} or {@link createStore}. */
+  /** @internal Use {@link openStoreWith} or {@link createStoreWith} (or core's `openStore`). */
   constructor(options: StoreOptions) {
     this.log = options.log;
     this.author = options.author as AuthorId;
-    this.validators = [builtinGate, ...(options.validators ?? DEFAULT_VALIDATORS)];
+    this.validators = [builtinGate, ...(options.validators ?? [])];
     this.now = options.now ?? Date.now;
     this.idempotency = options.idempotency;
     this.ids = createOpIdGenerator({

@@ -1,9 +1,9 @@
-import type { DefinitionState, Graph } from "../ops/graph.js";
+import type { DefinitionState, Graph } from "../graph/graph.js";
+import type { GraphReader } from "../graph/reader.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import { isControlOp, type Op, type RefBindings } from "../ops/op.js";
 import { definitionDiff } from "./diff.js";
 import { ok, reject, type StoreResult } from "./result.js";
-import type { GraphReader } from "./view.js";
 
 /** What one definition looked like, for an undo. */
 export interface DefinitionSnapshot {

@@ -1,10 +1,9 @@
-import { checkGate } from "../check/gate.js";
+import { parseText } from "../graph/materialize.js";
+import type { BrokenSite, GraphReader } from "../graph/reader.js";
 import type { Layer } from "../lang/layers.js";
 import type { DefId } from "../ops/ids.js";
 import type { Op } from "../ops/op.js";
-import { parseText } from "./materialize.js";
 import type { RejectionCode } from "./result.js";
-import type { BrokenSite, GraphReader } from "./view.js";
 
 /** A write as the gate sees it: its ops, and the graph before and after them. */
 export interface ProposedWrite {
@@ -116,13 +115,6 @@ export const builtinGate: WriteValidator = {
     return problems;
   },
 };
-
-/**
- * The validators a store runs after {@link builtinGate} when it is opened without `validators`: the
- * full checker ({@link checkGate}: no write may add an error diagnostic). A store opened with
- * `validators` runs those instead (e.g. `createCheckGate({capabilities})` with a caps manifest).
- */
-export const DEFAULT_VALIDATORS: readonly WriteValidator[] = [checkGate];
 
 /**
  * Why a definition's shown text would read differently from the graph: re-read by name (as anyone

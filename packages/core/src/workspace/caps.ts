@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type { CapabilityManifest } from "../check/stdlib.js";
+import type { CapabilityManifest } from "../lang/stdlib.js";
 
 /** The manifest's file name, in the folder that holds `.kumiki/`. */
 export const CAPS_FILE = "kumiki.caps.json";

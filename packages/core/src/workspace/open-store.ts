@@ -5,11 +5,12 @@
  * is only the author and, for sync, the network.
  */
 import path from "node:path";
-import { createCheckGate } from "../check/gate.js";
-import type { CapabilityManifest } from "../check/stdlib.js";
+import { openStore } from "../integrity/checked-store.js";
+import { createCheckGate } from "../integrity/gate.js";
+import type { CapabilityManifest } from "../lang/stdlib.js";
 import { FileIdempotencyLedger } from "../store/idempotency.js";
 import type { StoredOp } from "../store/op-log.js";
-import { openStore, type Store } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import type { WriteValidator } from "../store/validate.js";
 import {
   openWorkspace,

@@ -17,9 +17,9 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check/check.js";
 import { COMPILER_DIFFERENCES, type CompilerDifference } from "../../src/check/codes.js";
-import type { CapabilityManifest } from "../../src/check/stdlib.js";
 import { parseProgram } from "../../src/lang/parser.js";
 import { resolveProgram } from "../../src/lang/resolve.js";
+import type { CapabilityManifest } from "../../src/lang/stdlib.js";
 import { corpusMissingMessage, kumikiShared } from "../support/corpus.js";
 
 const root = path.join(kumikiShared, "conformance");

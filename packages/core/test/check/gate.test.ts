@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkStore } from "../../src/check/store-check.js";
+import { checkStore } from "../../src/integrity/store-check.js";
 import type { Store } from "../../src/store/store.js";
 import { brief } from "./helpers.js";
 import { seedMistake, storeOf } from "./store-support.js";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { codeInfo } from "../../src/check/codes.js";
-import { createCheckGate } from "../../src/check/gate.js";
-import { checkStore } from "../../src/check/store-check.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
+import { createCheckGate } from "../../src/integrity/gate.js";
+import { checkStore } from "../../src/integrity/store-check.js";
 import { corpusMissingMessage, corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { brief, errorsOf } from "./helpers.js";
 import { CUSTOM_CAP, manifest, optionsFor, SEEDS } from "./seeds.js";

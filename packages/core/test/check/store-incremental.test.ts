@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LiveCheck } from "../../src/check/live.js";
-import { checkStore } from "../../src/check/store-check.js";
+import { LiveCheck } from "../../src/integrity/live.js";
+import { checkStore } from "../../src/integrity/store-check.js";
 import type { Store } from "../../src/store/store.js";
 import { seedMistake, storeOf } from "./store-support.js";
 

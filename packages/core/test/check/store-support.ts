@@ -1,10 +1,11 @@
+import { parseText } from "../../src/graph/materialize.js";
+import { createStore } from "../../src/integrity/checked-store.js";
 import { splitProgram } from "../../src/lang/split.js";
 import { type AuthorId, createOpIdGenerator, type DefId, defIdOf } from "../../src/ops/ids.js";
 import type { Op, RefBindings, RefKey } from "../../src/ops/op.js";
 import { decomposeSource } from "../../src/ops/source.js";
-import { parseText } from "../../src/store/materialize.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
-import { createStore, type Store, type StoreOptions } from "../../src/store/store.js";
+import type { Store, StoreOptions } from "../../src/store/store.js";
 import { seededRandom } from "../ops/builder.js";
 
 const logs = new WeakMap<Store, MemoryOpLog>();

@@ -10,14 +10,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { codeInfo } from "../../src/check/codes.js";
-import { createCheckGate } from "../../src/check/gate.js";
-import type { CapabilityManifest } from "../../src/check/stdlib.js";
-import { checkStore } from "../../src/check/store-check.js";
 import { applyFixes } from "../../src/fix/apply.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
+import { openStore } from "../../src/integrity/checked-store.js";
+import { createCheckGate } from "../../src/integrity/gate.js";
+import { checkStore } from "../../src/integrity/store-check.js";
+import type { CapabilityManifest } from "../../src/lang/stdlib.js";
 import { exportProgram, importProgram } from "../../src/project/program.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
 import {
   type BrokenCase,
   brokenCases,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { checkStore } from "../../src/check/store-check.js";
 import { applyFixes } from "../../src/fix/apply.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
 import { proposeFixes } from "../../src/fix/propose.js";
+import { checkStore } from "../../src/integrity/store-check.js";
 import type { Store } from "../../src/store/store.js";
 import { brief, errorsOf } from "../check/helpers.js";
 import { TODO } from "../check/seeds.js";

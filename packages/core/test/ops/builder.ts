@@ -1,5 +1,5 @@
+import type { Graph } from "../../src/graph/graph.js";
 import type { Layer } from "../../src/lang/layers.js";
-import type { Graph } from "../../src/ops/graph.js";
 import { type AuthorId, createOpIdGenerator, type DefId, defIdOf, type OpId } from "../../src/ops/ids.js";
 import type { Anchor, EditOp, Op, RefBindings, RefKey } from "../../src/ops/op.js";
 import { decomposeSource } from "../../src/ops/source.js";

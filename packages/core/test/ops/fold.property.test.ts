@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { Graph } from "../../src/graph/graph.js";
 import type { Layer } from "../../src/lang/layers.js";
-import { Graph } from "../../src/ops/graph.js";
 import {
   type AuthorId,
   createOpIdGenerator,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Graph } from "../../src/ops/graph.js";
+import { Graph } from "../../src/graph/graph.js";
 import type { DefId, OpId } from "../../src/ops/ids.js";
 import type { Op } from "../../src/ops/op.js";
 import { dump, OpBuilder, shown } from "./builder.js";

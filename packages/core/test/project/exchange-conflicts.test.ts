@@ -7,9 +7,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { openStore } from "../../src/integrity/checked-store.js";
 import { exportProgram, importProgram } from "../../src/project/program.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
 import { observe } from "../store/support.js";
 import { corpusMissingMessage, corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { must } from "./helpers.js";

@@ -10,12 +10,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkStore } from "../../src/check/store-check.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
+import { openStore } from "../../src/integrity/checked-store.js";
+import { checkStore } from "../../src/integrity/store-check.js";
 import { splitProgram } from "../../src/lang/split.js";
 import { exportProgram, importProgram } from "../../src/project/program.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
 import {
   brokenCases,
   conformanceRoot,

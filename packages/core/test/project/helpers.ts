@@ -1,9 +1,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { openStore } from "../../src/integrity/checked-store.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { StoreResult } from "../../src/store/result.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
 
 /**
  * A store over a fresh in-memory log, with a deterministic clock. Without `checked`, the write gate

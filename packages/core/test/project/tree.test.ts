@@ -1,12 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../src/integrity/checked-store.js";
 import { importProgram } from "../../src/project/program.js";
 import { projectTree } from "../../src/project/project-tree.js";
 import { projectGraph } from "../../src/project/projection.js";
 import { syncFiles } from "../../src/project/sync-files.js";
 import { SYNC_STATE_FILE } from "../../src/project/sync-state.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
 import { initWorkspace } from "../../src/store/workspace.js";
 import { corpusMissingMessage, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { get, memoryStore, must, put, snapshot, TempDirs } from "./helpers.js";

@@ -1,9 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkStore } from "../../src/check/store-check.js";
+import { openStore } from "../../src/integrity/checked-store.js";
+import { checkStore } from "../../src/integrity/store-check.js";
 import type { LogOp, Op } from "../../src/ops/op.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
 import { seededRandom } from "../ops/builder.js";
 
 // "Mode" is capitalized: in a value it is a variant unless bound, so unlinking it is a valid write.

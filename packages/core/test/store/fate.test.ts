@@ -3,7 +3,8 @@
  * the merge is reported as lost (which op, which rule, how to retry), never as a plain success.
  */
 import { describe, expect, it } from "vitest";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore } from "../../src/integrity/checked-store.js";
+import type { Store } from "../../src/store/store.js";
 import { TestLog } from "../ops/memory-log.js";
 import { must, okValue } from "./support.js";
 

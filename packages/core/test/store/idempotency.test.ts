@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { openStore } from "../../src/integrity/checked-store.js";
 import {
   FileIdempotencyLedger,
   type IdempotencyLedger,
@@ -14,7 +15,7 @@ import {
   withIdempotency,
 } from "../../src/store/idempotency.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
 
 function store(ledger: IdempotencyLedger = new MemoryIdempotencyLedger(), log = new MemoryOpLog()): Store {
   const r = openStore({ log, author: "agent:test", validators: [], idempotency: ledger });

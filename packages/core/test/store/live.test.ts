@@ -2,7 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ChangeEvent, openStore, type Store } from "../../src/store/store.js";
+import { openStore } from "../../src/integrity/checked-store.js";
+import type { ChangeEvent, Store } from "../../src/store/store.js";
 import { initWorkspace, openWorkspace } from "../../src/store/workspace.js";
 import { must, okValue } from "./support.js";
 

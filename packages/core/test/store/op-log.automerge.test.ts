@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import * as A from "@automerge/automerge";
 import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../src/integrity/checked-store.js";
 import {
   AutomergeOpLog,
   OP_LOG_FORMAT,
@@ -12,7 +13,6 @@ import {
 } from "../../src/store/automerge-op-log.js";
 import { opContentHash } from "../../src/store/fingerprint.js";
 import type { OpLog, StoredOp } from "../../src/store/op-log.js";
-import { openStore } from "../../src/store/store.js";
 import { op, runOpLogSuite } from "./op-log.shared.js";
 
 const dirs: string[] = [];

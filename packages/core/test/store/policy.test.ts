@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { openStore } from "../../src/store/store.js";
+import { openStore } from "../../src/integrity/checked-store.js";
 import { TestLog } from "../ops/memory-log.js";
 import { must, newStore, observe, refused, replicas, text } from "./support.js";
 

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { checkStore } from "../../src/check/store-check.js";
+import { createStore, openStore } from "../../src/integrity/checked-store.js";
+import { checkStore } from "../../src/integrity/store-check.js";
 import { defIdOf, type OpId } from "../../src/ops/ids.js";
 import type { Op } from "../../src/ops/op.js";
 import type { StoreResult } from "../../src/store/result.js";
-import { createStore, openStore, type Store, type WriteReceipt } from "../../src/store/store.js";
+import type { Store, WriteReceipt } from "../../src/store/store.js";
 import type { WriteValidator } from "../../src/store/validate.js";
 import { TestLog } from "../ops/memory-log.js";
 

@@ -1,6 +1,7 @@
 import { expect } from "vitest";
+import { openStore } from "../../src/integrity/checked-store.js";
 import type { StoreResult } from "../../src/store/result.js";
-import { openStore, type Store, type WriteReceipt } from "../../src/store/store.js";
+import type { Store, WriteReceipt } from "../../src/store/store.js";
 import { TestLog } from "../ops/memory-log.js";
 
 let clock = 1_779_884_546_000;

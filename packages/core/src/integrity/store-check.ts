@@ -1,7 +1,7 @@
+import { type CheckOptions, narrowingFilter } from "../check/check.js";
+import type { Diagnostic } from "../check/diagnostic.js";
 import type { DefId } from "../ops/ids.js";
 import type { Store } from "../store/store.js";
-import { type CheckOptions, narrowingFilter } from "./check.js";
-import type { Diagnostic } from "./diagnostic.js";
 import { LiveCheck } from "./live.js";
 
 /** What `checkStore` returns (`kumiki check --json`). */

@@ -1,9 +1,9 @@
 import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
-import { Causality, causalOrder, compareIds, MinHeap } from "./causality.js";
-import { CowMap } from "./cow-map.js";
-import { matchesLockPattern } from "./glob.js";
-import type { DefId, OpId } from "./ids.js";
+import { Causality, causalOrder, compareIds, MinHeap } from "../ops/causality.js";
+import { CowMap } from "../ops/cow-map.js";
+import { matchesLockPattern } from "../ops/glob.js";
+import type { DefId, OpId } from "../ops/ids.js";
 import {
   type ApplyFailure,
   applyToDefinition,
@@ -19,7 +19,7 @@ import {
   nameOf,
   replayDefinition,
   resolveDangling,
-} from "./merge.js";
+} from "../ops/merge.js";
 import {
   CONFIG_DEFAULTS,
   type ConfigOp,
@@ -32,10 +32,10 @@ import {
   parseOp,
   type RefKey,
   type UnlockOp,
-} from "./op.js";
-import { describePatchFailure } from "./patch.js";
+} from "../ops/op.js";
+import { describePatchFailure } from "../ops/patch.js";
 
-export type { Body, DefinitionState } from "./merge.js";
+export type { Body, DefinitionState } from "../ops/merge.js";
 
 /** The kinds of conflict record; see docs/semantics.md. */
 export type ConflictKind =

@@ -1,10 +1,10 @@
-import { isStandardReference } from "../check/stdlib.js";
 import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
 import type { ReferenceSite } from "../lang/references.js";
-import type { DefinitionState, Graph } from "../ops/graph.js";
+import { isStandardReference } from "../lang/stdlib.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import type { RefBindings, RefKey } from "../ops/op.js";
+import type { DefinitionState, Graph } from "./graph.js";
 import { compareDefinitions, Materializer, parseText, qualified, type ShownSite } from "./materialize.js";
 
 /** A definition as a reader sees it. */

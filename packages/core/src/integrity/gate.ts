@@ -1,8 +1,8 @@
-import type { Graph as OpGraph } from "../ops/graph.js";
+import { describeDiagnostics, errorDelta, errorKeys } from "../check/regression.js";
+import type { Graph as OpGraph } from "../graph/graph.js";
+import type { CapabilityManifest } from "../lang/stdlib.js";
 import type { ProposedWrite, ValidationProblem, WriteValidator } from "../store/validate.js";
 import { headsKey, LiveCheck } from "./live.js";
-import { describeDiagnostics, errorDelta, errorKeys } from "./regression.js";
-import type { CapabilityManifest } from "./stdlib.js";
 
 /** Options of the checker's write gate. */
 export interface CheckGateOptions {

@@ -1,11 +1,11 @@
-import type { DefinitionState, Graph as OpGraph } from "../ops/graph.js";
+import { type Checker, type CheckOptions, createChecker } from "../check/check.js";
+import { requireCode } from "../check/codes.js";
+import type { Diagnostic } from "../check/diagnostic.js";
+import type { CheckInput } from "../check/graph.js";
+import type { DefinitionState, Graph as OpGraph } from "../graph/graph.js";
+import { Materializer, parseText } from "../graph/materialize.js";
 import type { DefId } from "../ops/ids.js";
 import { decomposeSource } from "../ops/source.js";
-import { Materializer, parseText } from "../store/materialize.js";
-import { type Checker, type CheckOptions, createChecker } from "./check.js";
-import { requireCode } from "./codes.js";
-import type { Diagnostic } from "./diagnostic.js";
-import type { CheckInput } from "./graph.js";
 
 /**
  * What the checker reads of one store definition: its text with the current names (so locations

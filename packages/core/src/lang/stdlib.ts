@@ -84,7 +84,7 @@ export const TYPE_MEMBER_CALLS: ReadonlySet<string> = new Set(["fresh", "parse",
 
 // The primitives and the generic constructors are the language's (a name in them is never a
 // reference), so the front-end's list is the one source of truth.
-export { GENERIC_TYPES, PRIMITIVE_TYPES } from "../lang/parser/builtins.js";
+export { GENERIC_TYPES, PRIMITIVE_TYPES } from "./parser/builtins.js";
 
 /** The standard library's domain types (stdlib.md §2.1.3); a program may define its own. */
 export const DOMAIN_TYPES: ReadonlySet<string> = new Set([

@@ -7,9 +7,9 @@ import type { ParseError } from "../lang/parse-error.js";
 import { parseDefinition } from "../lang/parser.js";
 import { type ReferenceSite, referenceSites } from "../lang/references.js";
 import { renderDefinition } from "../lang/render.js";
-import type { DefinitionState, Graph } from "../ops/graph.js";
 import type { DefId } from "../ops/ids.js";
 import type { RefBindings, RefKey } from "../ops/op.js";
+import type { DefinitionState, Graph } from "./graph.js";
 
 /** A definition's text, parsed: the AST and its reference sites, or why it does not parse. */
 export type Parsed =
