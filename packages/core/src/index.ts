@@ -278,6 +278,25 @@ export {
   MemoryIdempotencyLedger,
   withIdempotency,
 } from "./store/idempotency.js";
+export {
+  type AddInput,
+  AddInputSchema,
+  type BundleItem,
+  BundleItemSchema,
+  BundleSchema,
+  type EditInput,
+  EditInputSchema,
+  type LinkInput,
+  LinkInputSchema,
+  type RemoveInput,
+  RemoveInputSchema,
+  type RenameInput,
+  RenameInputSchema,
+  type ReplaceInput,
+  ReplaceInputSchema,
+  type UnlinkInput,
+  UnlinkInputSchema,
+} from "./store/inputs.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
 export type { OpLog, StoreDamage, StoredOp } from "./store/op-log.js";
 export {
@@ -297,40 +316,23 @@ export {
 } from "./store/result.js";
 export { parseSelector, type Selector as DefinitionSelector } from "./store/selector.js";
 export { SnapshotOpLog } from "./store/snapshot-op-log.js";
-export {
-  type AddInput,
-  AddInputSchema,
-  type ApplyOptions,
-  type BundleItem,
-  BundleItemSchema,
-  BundleSchema,
-  type ChangeEvent,
-  type DefinitionHistory,
-  type EditInput,
-  EditInputSchema,
-  type HistoryEntry,
-  type LinkInput,
-  LinkInputSchema,
-  type ListEntry,
-  type OpFate,
-  type OpStatus,
-  type Preview,
-  type Referrer,
-  type RefsResult,
-  type RemoveInput,
-  RemoveInputSchema,
-  type RenameInput,
-  RenameInputSchema,
-  type ReplaceInput,
-  ReplaceInputSchema,
-  Store,
-  type StoreOptions,
-  type StoreStatus,
-  type UnlinkInput,
-  UnlinkInputSchema,
-  type ViewResult,
-  type WriteReceipt,
-} from "./store/store.js";
+export { Store } from "./store/store.js";
+export type {
+  ApplyOptions,
+  ChangeEvent,
+  DefinitionHistory,
+  HistoryEntry,
+  ListEntry,
+  OpFate,
+  OpStatus,
+  Preview,
+  Referrer,
+  RefsResult,
+  StoreOptions,
+  StoreStatus,
+  ViewResult,
+  WriteReceipt,
+} from "./store/store-types.js";
 export {
   builtinGate,
   type ProposedWrite,

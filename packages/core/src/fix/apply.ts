@@ -2,9 +2,10 @@ import type { Diagnostic } from "../check/diagnostic.js";
 import { describeDiagnostics, errorDelta, errorKeys } from "../check/regression.js";
 import { liveCheckOf } from "../integrity/store-check.js";
 import type { OpId } from "../ops/ids.js";
+import type { BundleItem } from "../store/inputs.js";
 import { REPLACE_INSTRUCTION } from "../store/line-patch.js";
 import { ok, quoted, type Rejection, reject, type StoreResult } from "../store/result.js";
-import type { BundleItem, Store } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import { type FixOptions, type FixProposal, isKnownCode, proposeFixes } from "./propose.js";
 import { foreseeBundle } from "./simulate.js";
 

@@ -1,7 +1,7 @@
 import { canonicalItem } from "../store/bundle-form.js";
+import { type BundleItem, BundleItemSchema } from "../store/inputs.js";
 import { LINE_KEY, REPLACE_INSTRUCTION } from "../store/line-patch.js";
 import { ok, quoted, reject, type StoreResult } from "../store/result.js";
-import { type BundleItem, BundleItemSchema } from "../store/store.js";
 
 type Out = StoreResult<BundleItem[]>;
 

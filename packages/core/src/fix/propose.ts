@@ -2,7 +2,8 @@ import type { CheckOptions } from "../check/check.js";
 import { codeInfo } from "../check/codes.js";
 import type { Diagnostic } from "../check/diagnostic.js";
 import { checkStore } from "../integrity/store-check.js";
-import type { BundleItem, Store } from "../store/store.js";
+import type { BundleItem } from "../store/inputs.js";
+import type { Store } from "../store/store.js";
 import { normalizePatch } from "./normalize.js";
 
 /** One repair `fix` can make (ai-edit.md §9.2.4): a diagnostic and the bundle that repairs it. */

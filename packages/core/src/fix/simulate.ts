@@ -4,9 +4,9 @@ import type { GraphReader } from "../graph/reader.js";
 import { isLayer, type Layer } from "../lang/layers.js";
 import { applyPatch, describePatchFailure } from "../ops/patch.js";
 import { composeSource, decomposeSource } from "../ops/source.js";
+import type { BundleItem } from "../store/inputs.js";
 import { patchAnchors } from "../store/line-patch.js";
 import { ok, reject, type StoreResult } from "../store/result.js";
-import type { BundleItem } from "../store/store.js";
 
 /** A definition as a bundle would leave it, before any check input is made of it. */
 interface Pending {

@@ -5,7 +5,8 @@
  */
 
 import type { StoreResult } from "../store/result.js";
-import { createStoreWith, openStoreWith, type Store, type StoreOptions } from "../store/store.js";
+import { createStoreWith, openStoreWith, type Store } from "../store/store.js";
+import type { StoreOptions } from "../store/store-types.js";
 import type { WriteValidator } from "../store/validate.js";
 import { checkGate } from "./gate.js";
 

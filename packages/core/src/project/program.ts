@@ -1,8 +1,10 @@
 import type { DefinitionState } from "../graph/graph.js";
 import type { GraphReader } from "../graph/reader.js";
 import { splitProgram, splitProgramTolerant } from "../lang/split.js";
+import type { BundleItem } from "../store/inputs.js";
 import { reject, type StoreResult } from "../store/result.js";
-import type { BundleItem, Store, WriteReceipt } from "../store/store.js";
+import type { Store } from "../store/store.js";
+import type { WriteReceipt } from "../store/store-types.js";
 
 /** How {@link importProgram} runs. */
 export interface ImportOptions {

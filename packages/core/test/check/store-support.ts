@@ -5,7 +5,8 @@ import { type AuthorId, createOpIdGenerator, type DefId, defIdOf } from "../../s
 import type { Op, RefBindings, RefKey } from "../../src/ops/op.js";
 import { decomposeSource } from "../../src/ops/source.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
-import type { Store, StoreOptions } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
+import type { StoreOptions } from "../../src/store/store-types.js";
 import { seededRandom } from "../ops/builder.js";
 
 const logs = new WeakMap<Store, MemoryOpLog>();

@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../src/integrity/checked-store.js";
-import type { ChangeEvent, Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
+import type { ChangeEvent } from "../../src/store/store-types.js";
 import { initWorkspace, openWorkspace } from "../../src/store/workspace.js";
 import { must, okValue } from "./support.js";
 

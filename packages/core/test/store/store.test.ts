@@ -4,7 +4,8 @@ import { checkStore } from "../../src/integrity/store-check.js";
 import { defIdOf, type OpId } from "../../src/ops/ids.js";
 import type { Op } from "../../src/ops/op.js";
 import type { StoreResult } from "../../src/store/result.js";
-import type { Store, WriteReceipt } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
+import type { WriteReceipt } from "../../src/store/store-types.js";
 import type { WriteValidator } from "../../src/store/validate.js";
 import { TestLog } from "../ops/memory-log.js";
 

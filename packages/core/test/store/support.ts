@@ -1,7 +1,8 @@
 import { expect } from "vitest";
 import { openStore } from "../../src/integrity/checked-store.js";
 import type { StoreResult } from "../../src/store/result.js";
-import type { Store, WriteReceipt } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
+import type { WriteReceipt } from "../../src/store/store-types.js";
 import { TestLog } from "../ops/memory-log.js";
 
 let clock = 1_779_884_546_000;

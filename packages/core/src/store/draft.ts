@@ -1,0 +1,1017 @@
+/** Authoring: a write's ops drafted against a fork of the graph (see {@link Draft}). */
+
+import type { z } from "zod";
+import type { DefinitionState, Graph } from "../graph/graph.js";
+import { compareDefinitions, parseText, qualified, siteTarget } from "../graph/materialize.js";
+import { GraphReader } from "../graph/reader.js";
+import { isLayer, LAYER_PLURALS, type Layer } from "../lang/layers.js";
+import type { ReferenceSite } from "../lang/references.js";
+import { isStandardReference } from "../lang/stdlib.js";
+import { type AuthorId, type DefId, defIdOf, isDefId, type OpId, type OpIdGenerator } from "../ops/ids.js";
+import {
+  type Anchor,
+  type ConfigOp,
+  type ControlOp,
+  isControlOp,
+  isDefinitionName,
+  isRefKey,
+  type LockOp,
+  type LogOp,
+  type OpKind,
+  parseOp,
+  RESERVED_WORDS,
+  type RefBindings,
+  type RefKey,
+  splitRefKey,
+  type UnlockOp,
+} from "../ops/op.js";
+import { applyPatch, describePatchFailure } from "../ops/patch.js";
+import { composeSource, decomposeSource } from "../ops/source.js";
+import type { BundleItem, ReplaceInputSchema } from "./inputs.js";
+import { type LinePatch, patchAnchors } from "./line-patch.js";
+import { clip, ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
+import { suggest } from "./suggest.js";
+import type { TaskUndoPlan } from "./task-undo.js";
+
+/**
+ * The text a replace writes: `given`, with the lines that stood above the old text's keyword line
+ * (its comments, and the blank lines an import kept there) unless `given` brings lines of its own
+ * above its keyword. A replace changes a definition, not the comment that documents it.
+ */
+function keepLeadingComments(old: string, given: string): string {
+  const oldHead = decomposeSource(old)?.head;
+  if (oldHead === undefined) return given;
+  const above = oldHead.slice(0, oldHead.lastIndexOf("\n") + 1);
+  if (above === "") return given;
+  const newHead = decomposeSource(given)?.head;
+  if (newHead?.includes("\n") === true) return given;
+  return above + given;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Authoring: turning requests into ops, against a fork of the graph
+// ---------------------------------------------------------------------------------------------
+
+/** Site resolution failure, for messages. */
+export interface Unresolved {
+  readonly name: string;
+  readonly layers: readonly Layer[];
+  readonly line: number;
+  readonly column: number;
+}
+
+/**
+ * Writes the ops of one write (one op, or a bundle) against a fork of the graph, each op applied to
+ * the fork before the next is written, so each sees the ones before it.
+ */
+export class Draft {
+  readonly fork: Graph;
+  readonly reader: GraphReader;
+  readonly ops: LogOp[] = [];
+  /** `layer.name` of each definition the write removes. */
+  readonly removed: string[] = [];
+  /** What the write leaves that a person should know (references left dangling by force). */
+  readonly warnings: string[] = [];
+  /** True when a remove of the write was forced (`force`, not a cascade). */
+  forced = false;
+  /**
+   * Set for a write that takes text as written (a faithful import): a reference to a name nothing
+   * defines is stored unbound (an error `check` reports, with its did-you-mean) instead of
+   * refusing, and the gate does not judge the errors the text brings.
+   */
+  keepErrors = false;
+  /** The definitions this draft adds (a faithful import may add a name twice among them). */
+  private readonly addedHere = new Set<DefId>();
+  /** Per `layer:name`, the bundle's adds of it not yet placed. */
+  private readonly toAdd = new Map<string, number>();
+  /** The `layer:name` keys the bundle adds more than once (set by {@link reserve}). */
+  private duplicated: ReadonlySet<string> = new Set();
+  /** Definitions removed as part of a cascade or an undo (their referrers go too). */
+  readonly cascaded = new Set<DefId>();
+  /** The task of the bundle item being written (the links a bundle writes for it carry it too). */
+  private itemTask: string | undefined;
+  private floor: OpId | undefined;
+  /** `layer:name` of the definitions a bundle's adds will create. */
+  private readonly reserved = new Set<string>();
+  /** References to a definition a later add of the bundle creates: bound by a link once it exists. */
+  private deferred: { source: DefId; key: RefKey }[] = [];
+
+  constructor(
+    base: Graph,
+    private readonly author: AuthorId,
+    private readonly now: () => number,
+    private readonly ids: OpIdGenerator,
+  ) {
+    this.fork = base.fork();
+    this.reader = new GraphReader(this.fork);
+    this.floor = base.maxOpId();
+  }
+
+  /** The next op-id: greater than every op held and every op of this write so far. */
+  private nextId(): OpId {
+    const id = this.ids.next(this.floor);
+    this.floor = id;
+    return id;
+  }
+
+  discard(): void {
+    this.fork.discard();
+  }
+
+  /** The ops with `depends-on` filled in: each referenced definition's hash once the write is applied. */
+  finish(): LogOp[] {
+    const targets = new Set<DefId>();
+    for (const op of this.ops) if ("refs" in op) for (const t of Object.values(op.refs)) targets.add(t);
+    const hashes = this.reader.materializer.hashes(targets);
+    return this.ops.map((op) => {
+      if (!("refs" in op)) return op;
+      const deps = Object.entries(op.refs)
+        .flatMap(([k, t]) => {
+          const h = hashes.get(t);
+          return h === undefined ? [] : [`${k}@${h}`];
+        })
+        .sort();
+      return deps.length === 0 ? op : { ...op, "depends-on": deps };
+    });
+  }
+
+  /**
+   * Notes the names a bundle's adds will take, so an item can reference a definition a later item
+   * adds (mutual recursion). Such a reference is left unbound in the item's op and bound by a link
+   * op right after the add: every op of the bundle then only binds what exists when it applies, and
+   * no replica ever sees a reference to a definition that does not exist yet.
+   */
+  reserve(items: readonly BundleItem[]): void {
+    for (const item of items) {
+      if (item.op !== "add") continue;
+      const parts =
+        item.source !== undefined ? decomposeSource(item.source) : { layer: item.layer, name: item.name };
+      if (parts?.layer === undefined || parts.name === undefined || !isLayer(parts.layer)) continue;
+      const key = `${parts.layer}:${parts.name}`;
+      this.reserved.add(key);
+      this.toAdd.set(key, (this.toAdd.get(key) ?? 0) + 1);
+    }
+    this.duplicated = new Set([...this.toAdd].filter(([, n]) => n > 1).map(([k]) => k));
+  }
+
+  /**
+   * True while a name the bundle adds more than once still has adds to come (a faithful import of
+   * a program that defines it twice): references to it wait for the last, which is the one that
+   * shows (as upstream reads such a program: the later definition replaces the earlier).
+   */
+  private awaitsLastOf(key: string): boolean {
+    return this.keepErrors && (this.toAdd.get(key) ?? 0) > 0 && this.duplicated.has(key);
+  }
+
+  /** Refuses a bundle that still has a reference to a definition no item added. */
+  settle(): Rejection | undefined {
+    const left = this.deferred[0];
+    if (left === undefined) return undefined;
+    return {
+      code: "undefined-reference",
+      message: `${this.fork.label(left.source)} references ${left.key.replace(":", " ")}, which the bundle was to add but did not`,
+      details: { definition: left.source, key: left.key },
+    };
+  }
+
+  /** Binds the deferred references to a definition the bundle just added. */
+  private bindDeferred(added: DefinitionState): Rejection | undefined {
+    const key = `${added.layer}:${added.name}`;
+    const now = this.deferred.filter((d) => d.key === key);
+    if (now.length === 0) return undefined;
+    this.deferred = this.deferred.filter((d) => d.key !== key);
+    for (const d of now) {
+      const s = this.fork.definition(d.source);
+      if (s === undefined || !s.alive) continue;
+      const why = this.place({
+        ...this.meta("link", s.layer, s.name, s.id, this.itemTask, this.nextId()),
+        op: "link",
+        ref: d.key,
+        target: added.id,
+      });
+      if (why !== undefined) return why;
+    }
+    return undefined;
+  }
+
+  item(item: BundleItem): Rejection | undefined {
+    this.itemTask = item.task;
+    const spec = this.specFieldsHold(item);
+    if (spec !== undefined) return spec;
+    switch (item.op) {
+      case "add":
+        return this.add(item);
+      case "replace":
+        return this.replace(item as z.output<typeof ReplaceInputSchema>);
+      case "edit":
+        return this.edit(item);
+      case "rename":
+        return this.rename(item);
+      case "remove":
+        return this.remove(item);
+      case "link":
+        return this.link(item);
+      case "unlink":
+        return this.unlink(item);
+    }
+  }
+
+  /** An item's §9.3.2 fields: `author` is this store's, every `depends-on` entry still holds. */
+  private specFieldsHold(item: BundleItem): Rejection | undefined {
+    if (item.author !== undefined && item.author !== this.author)
+      return {
+        code: "invalid-input",
+        message: `the item says author ${item.author}, but this store writes as ${this.author}: open the store as ${item.author}, or leave author out`,
+        details: { author: item.author, storeAuthor: this.author },
+      };
+    for (const entry of item["depends-on"] ?? []) {
+      const at = entry.indexOf("@");
+      const [layer, name] = entry.slice(0, at).split(":") as [string, string];
+      const want = entry.slice(at + 1);
+      const id = isLayer(layer) ? this.fork.lookup(layer, name) : undefined;
+      const now = id === undefined ? undefined : this.reader.hash(id);
+      if (now === want) continue;
+      return {
+        code: "dependency-changed",
+        message:
+          now === undefined
+            ? `the item depends on ${layer}.${name}, which the graph no longer shows: view the program and write again`
+            : `the item depends on ${layer}.${name} at ${want.slice(0, 14)}…, which is now ${now.slice(0, 14)}…: it changed since the item was written; view it and write again`,
+        details: { dependency: entry, ...(now === undefined ? {} : { now }) },
+      };
+    }
+    return undefined;
+  }
+
+  private meta(
+    kind: OpKind,
+    layer: Layer,
+    name: string,
+    def: DefId | undefined,
+    task: string | undefined,
+    id: OpId = this.nextId(),
+  ) {
+    const prev = this.ops[this.ops.length - 1];
+    return {
+      op: kind,
+      layer,
+      name,
+      author: this.author,
+      ts: Math.max(0, Math.floor(this.now())),
+      "op-id": id,
+      "parent-ops": prev === undefined ? this.fork.heads() : [prev["op-id"]],
+      "depends-on": [] as string[],
+      def: def ?? defIdOf(id),
+      ...(task === undefined ? {} : { task }),
+    };
+  }
+
+  /** Writes a control op (config, lock, unlock). */
+  control(
+    fields:
+      | Pick<ConfigOp, "op" | "key" | "value">
+      | Pick<LockOp, "op" | "agent" | "patterns">
+      | Pick<UnlockOp, "op" | "agent" | "patterns">,
+    task: string | undefined,
+  ): Rejection | undefined {
+    const prev = this.ops[this.ops.length - 1];
+    const op = {
+      ...fields,
+      author: this.author,
+      ts: Math.max(0, Math.floor(this.now())),
+      "op-id": this.nextId(),
+      "parent-ops": prev === undefined ? this.fork.heads() : [prev["op-id"]],
+      ...(task === undefined ? {} : { task }),
+    } as ControlOp;
+    return this.place(op);
+  }
+
+  private place(op: LogOp): Rejection | undefined {
+    // Defence in depth: an op the store wrote must pass the wire schema like any other.
+    const r = parseOp(op);
+    if (!r.ok) return { code: r.error.code, message: r.error.message, details: { issues: r.error.issues } };
+    this.fork.receive([op]);
+    this.ops.push(op);
+    if (op.op === "add") {
+      const key = `${op.layer}:${op.name}`;
+      const duplicate = this.awaitsLastOf(key);
+      const left = this.toAdd.get(key);
+      if (left !== undefined) this.toAdd.set(key, left - 1);
+      if (duplicate && left !== undefined && left > 1) return undefined;
+      const added = this.fork.definition(op.def);
+      if (added !== undefined) return this.bindDeferred(added);
+    }
+    return undefined;
+  }
+
+  private target(qname: string, live = true): StoreResult<DefinitionState> {
+    const q = qname.trim();
+    if (isDefId(q)) {
+      const s = this.fork.definition(q);
+      if (s === undefined) return reject("not-found", `no definition ${q}`);
+      if (live && !s.alive)
+        return reject("not-found", `${this.fork.label(q)} is removed; revert its removal to bring it back`);
+      return ok(s);
+    }
+    const dot = q.indexOf(".");
+    const layer = q.slice(0, dot);
+    const name = q.slice(dot + 1);
+    if (dot <= 0 || !isLayer(layer))
+      return reject(
+        "invalid-selector",
+        `${quoted(qname)} is not layer.name (e.g. slot.todos) or a definition id (def_…)`,
+      );
+    const id = this.fork.lookup(layer, name);
+    if (id !== undefined) return ok(this.fork.definition(id)!);
+    const near = suggest(
+      name,
+      [...this.fork.definitions()].filter((s) => s.layer === layer && s.alive).map((s) => s.name),
+    );
+    return reject(
+      "not-found",
+      `no ${layer} named ${clip(name)}${near.length > 0 ? `: did you mean ${near.map((n) => `${layer}.${n.name}`).join(", ")}?` : ""}`,
+      { layer, name, suggestions: near },
+    );
+  }
+
+  /**
+   * Parses a definition text and binds every reference site to the definition it names now,
+   * layer-aware (the first candidate layer that has one). `self` is the definition being written.
+   */
+  private bind(
+    text: string,
+    expected: { layer: Layer; name: string },
+    self: DefId,
+  ): StoreResult<{ refs: RefBindings; sites: readonly ReferenceSite[] }> {
+    const p = parseText(text);
+    const q = qualified(expected.layer, expected.name);
+    if (!p.ok && this.keepErrors) {
+      // Taken as written (a faithful import): the text is kept with no bindings, its layer and
+      // name read off its first line; check reports E0008 until a replace or edit makes it parse.
+      const parts = decomposeSource(text);
+      if (parts?.layer === expected.layer && parts.name === expected.name)
+        return ok({ refs: {} as RefBindings, sites: [] });
+    }
+    if (!p.ok) {
+      const { span, message } = p.error;
+      const line = text.split("\n")[span.line - 1] ?? "";
+      return reject(
+        "parse-error",
+        `${q} does not parse: ${message}\n  ${line}\n  ${" ".repeat(Math.max(0, span.column - 1))}^`,
+        {
+          definition: q,
+          line: span.line,
+          column: span.column,
+          offset: span.offset,
+          text,
+        },
+      );
+    }
+    if (p.def.layer !== expected.layer || p.def.name.name !== expected.name) {
+      return reject(
+        "definition-mismatch",
+        `the text defines ${qualified(p.def.layer, p.def.name.name)}, not ${q}${p.def.layer === expected.layer ? "; use rename to change a name" : ""}`,
+        { expected: q, found: qualified(p.def.layer, p.def.name.name) },
+      );
+    }
+    const refs: Record<string, DefId> = {};
+    const missing: Unresolved[] = [];
+    const later: RefKey[] = [];
+    // "No new errors": a name the definition already left unbound (a faithful import kept it) may
+    // stay unbound, so a fix of one of its errors is not refused for the others.
+    const already = this.unboundNames(self);
+    for (const site of p.sites) {
+      let bound = false;
+      for (const layer of site.layers) {
+        if (this.awaitsLastOf(`${layer}:${site.name}`)) {
+          later.push(`${layer}:${site.name}` as RefKey);
+          bound = true;
+          break;
+        }
+        const id =
+          layer === expected.layer && site.name === expected.name ? self : this.fork.lookup(layer, site.name);
+        if (id !== undefined) {
+          refs[`${layer}:${site.name}`] = id;
+          bound = true;
+          break;
+        }
+        if (this.reserved.has(`${layer}:${site.name}`)) {
+          later.push(`${layer}:${site.name}` as RefKey);
+          bound = true;
+          break;
+        }
+      }
+      if (!bound && !isStandardReference(site) && !already.has(`${site.layers.join("|")}:${site.name}`)) {
+        missing.push({
+          name: site.name,
+          layers: site.layers,
+          line: site.span.line,
+          column: site.span.column,
+        });
+      }
+    }
+    if (missing.length > 0 && !this.keepErrors) {
+      const list = missing.map((m) => {
+        const near = suggest(
+          m.name,
+          [...this.fork.definitions()]
+            .filter((s) => s.alive && m.layers.includes(s.layer))
+            .map((s) => s.name),
+        );
+        return { ...m, suggestions: near };
+      });
+      const describe = list
+        .map(
+          (m) =>
+            `${m.name} at ${m.line}:${m.column} (no ${m.layers.join(" or ")} of that name${m.suggestions.length > 0 ? `; did you mean ${m.suggestions.map((s) => s.name).join(", ")}?` : ""})`,
+        )
+        .join("; ");
+      return reject(
+        "undefined-reference",
+        `${q} references what is not defined: ${describe}; add those first (or in the same bundle)`,
+        {
+          definition: q,
+          missing: list,
+        },
+      );
+    }
+    for (const key of new Set(later)) this.deferred.push({ source: self, key });
+    return ok({ refs: refs as RefBindings, sites: p.sites });
+  }
+
+  /** The names (`layers:name`) definition `id`'s current text references and leaves unbound. */
+  private unboundNames(id: DefId): Set<string> {
+    const out = new Set<string>();
+    const s = this.fork.definition(id);
+    if (s === undefined || !s.alive) return out;
+    const p = parseText(s.body.text);
+    if (!p.ok) return out;
+    for (const site of p.sites)
+      if (siteTarget(site, s.body.refs) === null && !isStandardReference(site))
+        out.add(`${site.layers.join("|")}:${site.name}`);
+    return out;
+  }
+
+  add(input: {
+    layer?: string | undefined;
+    name?: string | undefined;
+    body?: string | undefined;
+    source?: string | undefined;
+    task?: string | undefined;
+  }): Rejection | undefined {
+    let layer: string;
+    let name: string;
+    let text: string;
+    if (input.source !== undefined) {
+      const parts = decomposeSource(input.source);
+      if (parts === undefined) {
+        return {
+          code: "parse-error",
+          message: "the source does not start with a layer keyword and a name (e.g. slot todos : …)",
+          details: { text: input.source },
+        };
+      }
+      if (
+        (input.layer !== undefined && input.layer !== parts.layer) ||
+        (input.name !== undefined && input.name !== parts.name)
+      ) {
+        return {
+          code: "definition-mismatch",
+          message: `the source defines ${qualified(parts.layer, parts.name)}, not ${input.layer}.${input.name}`,
+        };
+      }
+      layer = parts.layer;
+      name = parts.name;
+      text = input.source;
+    } else {
+      layer = input.layer!;
+      name = input.name!;
+      if (!isLayer(layer)) {
+        return {
+          code: "invalid-layer",
+          message: `unknown layer ${quoted(layer)}: one of type, slot, effect, reducer, tile, fn, app, test, theme, motion`,
+        };
+      }
+      if (!isDefinitionName(name)) return this.badName(name);
+      text = composeSource({ layer, name, body: input.body! });
+    }
+    if (!isLayer(layer)) return { code: "invalid-layer", message: `unknown layer ${quoted(layer)}` };
+    if (!isDefinitionName(name)) return this.badName(name);
+    const holder = this.fork.lookup(layer, name);
+    // A faithful import keeps a program's second definition of a name (upstream: the later one
+    // shows; both are kept, E0007 reports them); a name the graph held before is still refused.
+    if (holder !== undefined && !(this.keepErrors && this.addedHere.has(holder))) {
+      return {
+        code: "duplicate-name",
+        message: `${qualified(layer, name)} already exists (${holder}); replace or edit it, or rename it first`,
+        details: { definition: qualified(layer, name), holder },
+      };
+    }
+    const id = this.nextId();
+    const bound = this.bind(text, { layer, name }, defIdOf(id));
+    if (!bound.ok) return bound.error;
+    this.addedHere.add(defIdOf(id));
+    const parts = decomposeSource(text)!;
+    return this.place({
+      ...this.meta("add", layer, name, undefined, input.task, id),
+      op: "add",
+      body: parts.body,
+      ...(parts.head === undefined ? {} : { head: parts.head }),
+      refs: bound.value.refs,
+    });
+  }
+
+  private badName(name: string): Rejection {
+    return {
+      code: "invalid-name",
+      message: RESERVED_WORDS.has(name)
+        ? `${quoted(name)} is a reserved word and cannot name a definition`
+        : `${quoted(name)} is not a name: a letter, then letters, digits, _ or -, at most 32 characters`,
+      details: { name },
+    };
+  }
+
+  replace(input: {
+    qname: string;
+    body?: string | undefined;
+    source?: string | undefined;
+    task?: string | undefined;
+  }): Rejection | undefined {
+    const t = this.target(input.qname);
+    if (!t.ok) return t.error;
+    const s = t.value;
+    const given = input.source ?? composeSource({ layer: s.layer, name: s.name, body: input.body! });
+    const text = keepLeadingComments(s.body.text, given);
+    // The same text with the same bindings changes nothing: no op (a repeated replace is
+    // idempotent). The same text that would bind differently (a name defined since) is a write.
+    if (this.reserved.size === 0 && text === this.reader.materializer.render(s)) {
+      const bound = this.bind(text, { layer: s.layer, name: s.name }, s.id);
+      if (bound.ok && sameRefs(bound.value.refs, s.body.refs))
+        return {
+          code: "no-change",
+          message: `${qualified(s.layer, s.name)} already has that text; nothing was written`,
+          details: { definition: qualified(s.layer, s.name) },
+        };
+    }
+    return this.writeText("replace", s, text, input.task);
+  }
+
+  private writeText(
+    kind: "replace",
+    s: DefinitionState,
+    text: string,
+    task: string | undefined,
+    reverts?: OpId,
+  ): Rejection | undefined {
+    const bound = this.bind(text, { layer: s.layer, name: s.name }, s.id);
+    if (!bound.ok) return bound.error;
+    const parts = decomposeSource(text)!;
+    return this.place({
+      ...this.meta(kind, s.layer, s.name, s.id, task),
+      op: kind,
+      body: parts.body,
+      ...(parts.head === undefined ? {} : { head: parts.head }),
+      refs: bound.value.refs,
+      ...(reverts === undefined ? {} : { reverts }),
+    });
+  }
+
+  edit(input: {
+    qname: string;
+    patch: readonly Anchor[] | LinePatch;
+    task?: string | undefined;
+  }): Rejection | undefined {
+    const t = this.target(input.qname);
+    if (!t.ok) return t.error;
+    const s = t.value;
+    const shown = this.reader.materializer.render(s);
+    const q = qualified(s.layer, s.name);
+    const anchors = patchAnchors(shown, q, input.patch);
+    if (!anchors.ok) return { ...anchors.failure, details: { definition: q, ...anchors.failure.details } };
+    const patch = anchors.anchors;
+    const r = applyPatch(shown, patch);
+    if (!r.ok) {
+      return {
+        code: r.failure.code,
+        message: `cannot edit ${q}: ${describePatchFailure(r.failure)}; nothing was changed (view ${q} for its current text)`,
+        details: { definition: q, ...r.failure },
+      };
+    }
+    const bound = this.bind(r.text, { layer: s.layer, name: s.name }, s.id);
+    if (!bound.ok) return { ...bound.error, message: `after the edit, ${bound.error.message}` };
+    // An edit whose anchors replace each text with itself changes nothing: no op, as for replace.
+    if (this.reserved.size === 0 && r.text === shown && sameRefs(bound.value.refs, s.body.refs)) {
+      return {
+        code: "no-change",
+        message: `the edit leaves ${q} as it is (every replace equals its find); nothing was written`,
+        details: { definition: q },
+      };
+    }
+    const parts = decomposeSource(r.text)!;
+    return this.place({
+      ...this.meta("edit", s.layer, s.name, s.id, input.task),
+      op: "edit",
+      patch: patch.map((a) => ({ find: a.find, replace: a.replace })),
+      base: s.body.version,
+      body: parts.body,
+      ...(parts.head === undefined ? {} : { head: parts.head }),
+      refs: bound.value.refs,
+    });
+  }
+
+  rename(
+    input: { qname: string; newName: string; task?: string | undefined },
+    reverts?: OpId,
+  ): Rejection | undefined {
+    const t = this.target(input.qname);
+    if (!t.ok) return t.error;
+    const s = t.value;
+    if (!isDefinitionName(input.newName)) return this.badName(input.newName);
+    if (input.newName === s.name)
+      return { code: "no-change", message: `${qualified(s.layer, s.name)} already has that name` };
+    const holder = this.fork.lookup(s.layer, input.newName);
+    if (holder !== undefined) {
+      return {
+        code: "duplicate-name",
+        message: `${qualified(s.layer, input.newName)} already exists (${holder}); rename or remove it first`,
+        details: { definition: qualified(s.layer, input.newName), holder },
+      };
+    }
+    return this.place({
+      ...this.meta("rename", s.layer, s.name, s.id, input.task),
+      op: "rename",
+      "new-name": input.newName,
+      ...(reverts === undefined ? {} : { reverts }),
+    });
+  }
+
+  remove(
+    input: {
+      qname: string;
+      task?: string | undefined;
+      cascade?: boolean | undefined;
+      force?: boolean | undefined;
+    },
+    reverts?: OpId,
+  ): Rejection | undefined {
+    const t = this.target(input.qname);
+    if (!t.ok) return t.error;
+    const s = t.value;
+    const q = this.fork.label(s.id);
+    if (input.cascade === true) return this.removeAll(this.referrerClosure([s.id]), input.task, []);
+    // Pre-check at issue time (ai-edit.md §9.4.1).
+    const referrers = this.reader.referrers(s.id);
+    if (referrers.length > 0 && input.force === true) {
+      for (const r of referrers)
+        for (const line of r.lines)
+          this.warnings.push(
+            `${r.view.visible ? r.view.qname : r.view.id}:${line} references ${q}, which is removed: the reference is left dangling (--force)`,
+          );
+      this.forced = true;
+      this.removed.push(q);
+      return this.place({
+        ...this.meta("remove", s.layer, s.name, s.id, input.task),
+        op: "remove",
+        force: true,
+        ...(reverts === undefined ? {} : { reverts }),
+      });
+    }
+    if (referrers.length > 0) {
+      const byLayer = new Map<Layer, number>();
+      for (const r of referrers) byLayer.set(r.view.layer, (byLayer.get(r.view.layer) ?? 0) + 1);
+      const counts = [...byLayer].map(([l, n]) => `${n} ${n === 1 ? l : LAYER_PLURALS[l]}`).join(", ");
+      const lines = referrers.flatMap((r) =>
+        r.lines.map((line) => `${r.view.visible ? r.view.qname : r.view.id}:${line}`),
+      );
+      // The remedy is the message's last line, also in details, so that an edge can say it in its
+      // own terms (the CLI's --cascade / --force, MCP's cascade argument).
+      const remedy =
+        "remove it with cascade to remove all dependents too, or with force to leave their references dangling";
+      return {
+        code: "referenced",
+        message: `cannot remove ${q} (referenced by ${counts})\n${lines.map((l) => `  ${l}`).join("\n")}\n${remedy}`,
+        details: {
+          remedy,
+          definition: q,
+          referrers: referrers.map((r) => ({ qname: r.view.qname, def: r.view.id, lines: r.lines })),
+          byLayer: Object.fromEntries(byLayer),
+        },
+      };
+    }
+    this.removed.push(q);
+    return this.place({
+      ...this.meta("remove", s.layer, s.name, s.id, input.task),
+      op: "remove",
+      ...(reverts === undefined ? {} : { reverts }),
+    });
+  }
+
+  /** `ids` and every live definition that references one of them, transitively. */
+  private referrerClosure(ids: readonly DefId[]): Set<DefId> {
+    const out = new Set<DefId>(ids);
+    const stack = [...ids];
+    while (stack.length > 0) {
+      for (const r of this.fork.referrersOf(stack.pop()!)) {
+        if (out.has(r)) continue;
+        out.add(r);
+        stack.push(r);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Removes a set of definitions in one write: referrers before what they reference, so no op
+   * leaves a reference dangling; inside a cycle (a tile and the reducer it triggers) the first
+   * remove is forced — its referrers are removed right after it. Refused (`referenced`) when a
+   * definition outside the set references one inside, unless `allowOutside` lists it.
+   */
+  private removeAll(
+    ids: Set<DefId>,
+    task: string | undefined,
+    allowOutside: readonly DefId[],
+  ): Rejection | undefined {
+    for (const id of ids) {
+      for (const r of this.fork.referrersOf(id)) {
+        if (ids.has(r) || allowOutside.includes(r)) continue;
+        return {
+          code: "referenced",
+          message: `cannot remove ${this.fork.label(id)}: ${this.fork.label(r)} references it and is not part of this write; change or remove it first`,
+          details: { definition: this.fork.label(id), referrer: this.fork.label(r) },
+        };
+      }
+    }
+    const left = new Set(ids);
+    while (left.size > 0) {
+      const states = [...left].map((id) => this.fork.definition(id)!).sort(compareDefinitions);
+      const free = states.filter((x) => this.fork.referrersOf(x.id).every((r) => !left.has(r)));
+      const batch = free.length > 0 ? free : [states[0]!];
+      for (const x of batch) {
+        left.delete(x.id);
+        this.cascaded.add(x.id);
+        this.removed.push(this.fork.label(x.id));
+        const why = this.place({
+          ...this.meta("remove", x.layer, x.name, x.id, task),
+          op: "remove",
+          ...(free.length === 0 ? { force: true as const } : {}),
+        });
+        if (why !== undefined) return why;
+        // An earlier remove of this batch may have freed the rest: look again.
+        if (free.length === 0) break;
+      }
+    }
+    return undefined;
+  }
+
+  /** The stored keys of the sites of `s` shown as `ref` (`layer:name` with current names). */
+  private keysShownAs(s: DefinitionState, ref: string): StoreResult<{ key: RefKey; bound: boolean }[]> {
+    if (!isRefKey(ref))
+      return reject("invalid-ref", `${quoted(ref)} is not a reference key: layer:name, e.g. slot:draft`);
+    const { layer, name } = splitRefKey(ref);
+    const sites = this.reader.materializer.sites(s);
+    if (sites === undefined)
+      return reject("parse-error", `${qualified(s.layer, s.name)} does not parse; fix its text first`);
+    const keys = new Map<RefKey, boolean>();
+    for (const x of sites) {
+      if (x.shown !== name || !x.site.layers.includes(layer)) continue;
+      const key = x.target !== null ? x.key : (`${layer}:${x.site.name}` as RefKey);
+      if (splitRefKey(key).layer !== layer) continue;
+      keys.set(key, x.target !== null);
+    }
+    if (keys.size === 0) {
+      return reject(
+        "ref-not-in-text",
+        `${qualified(s.layer, s.name)} has no reference to a ${layer} named ${name}`,
+        { definition: qualified(s.layer, s.name), ref },
+      );
+    }
+    return ok([...keys].map(([key, bound]) => ({ key, bound })));
+  }
+
+  link(input: { qname: string; ref: string; to: string; task?: string | undefined }): Rejection | undefined {
+    const t = this.target(input.qname);
+    if (!t.ok) return t.error;
+    const s = t.value;
+    const keys = this.keysShownAs(s, input.ref);
+    if (!keys.ok) return keys.error;
+    if (keys.value.length > 1) {
+      return {
+        code: "invalid-ref",
+        message: `${input.ref} stands for several references in ${qualified(s.layer, s.name)}; edit the text instead`,
+      };
+    }
+    const { key } = keys.value[0]!;
+    const to = this.target(input.to);
+    if (!to.ok) return to.error;
+    if (to.value.layer !== splitRefKey(key).layer) {
+      return {
+        code: "invalid-ref",
+        message: `${input.ref} references a ${splitRefKey(key).layer}; ${this.fork.label(to.value.id)} is a ${to.value.layer}`,
+      };
+    }
+    if (s.body.refs[key] === to.value.id)
+      return { code: "no-change", message: `${input.ref} already refers to ${this.fork.label(to.value.id)}` };
+    return this.place({
+      ...this.meta("link", s.layer, s.name, s.id, input.task),
+      op: "link",
+      ref: key,
+      target: to.value.id,
+    });
+  }
+
+  unlink(input: { qname: string; ref: string; task?: string | undefined }): Rejection | undefined {
+    const t = this.target(input.qname);
+    if (!t.ok) return t.error;
+    const s = t.value;
+    const keys = this.keysShownAs(s, input.ref);
+    if (!keys.ok) return keys.error;
+    const bound = keys.value.filter((k) => k.bound);
+    if (bound.length === 0)
+      return {
+        code: "no-change",
+        message: `${input.ref} in ${qualified(s.layer, s.name)} is not bound to a definition`,
+      };
+    if (bound.length > 1) {
+      return {
+        code: "invalid-ref",
+        message: `${input.ref} stands for several references in ${qualified(s.layer, s.name)}; edit the text instead`,
+      };
+    }
+    return this.place({
+      ...this.meta("unlink", s.layer, s.name, s.id, input.task),
+      op: "unlink",
+      ref: bound[0]!.key,
+    });
+  }
+
+  revert(opId: OpId, task: string | undefined): Rejection | undefined {
+    const g = this.fork;
+    const held = g.op(opId);
+    if (held === undefined) return { code: "unknown-op", message: `no op ${opId} in this graph` };
+    if (isControlOp(held)) {
+      return {
+        code: "not-revertable",
+        message: `${opId} is a ${held.op} op; change the policy or the locks directly (setConflictPolicy, lock, unlock)`,
+      };
+    }
+    const op = held;
+    if (g.isRolledBack(opId) || g.orphanReason(opId) !== undefined) {
+      return {
+        code: "not-revertable",
+        message: `${opId} was rolled back by a conflict; it has no effect to revert (see conflicts)`,
+      };
+    }
+    const s = g.definition(op.def);
+    if (s === undefined)
+      return { code: "not-revertable", message: `${opId} targets ${op.def}, which does not exist` };
+    const q = g.label(s.id);
+    const diverged = (what: string): Rejection => ({
+      code: "revert-diverged",
+      message: `cannot revert ${op.op} ${opId} of ${q}: ${what}; revert the later changes first, or write the text you want`,
+      details: { op: opId, definition: q },
+    });
+    // Reverting a revert that brought a definition back removes it again.
+    const undoesRemove = op.reverts !== undefined && g.op(op.reverts)?.op === "remove" && op.op === "replace";
+    if (op.op === "add" || undoesRemove) {
+      if (!s.alive) return { code: "not-revertable", message: `${q} is already removed` };
+      if (undoesRemove && s.body.version !== opId) return diverged("its text changed since");
+      return this.remove({ qname: s.id, ...(task === undefined ? {} : { task }) }, opId);
+    }
+    switch (op.op) {
+      case "remove": {
+        if (s.alive)
+          return { code: "not-revertable", message: `${q} is live: the remove ${opId} is not in effect` };
+        if (s.ops[s.ops.length - 1] !== op) return diverged("it changed since");
+        const parts = decomposeSource(s.body.text);
+        if (parts === undefined) return diverged("its text cannot be restored");
+        const holder = g.lookup(s.layer, s.name);
+        if (holder !== undefined) {
+          return {
+            code: "duplicate-name",
+            message: `cannot bring back ${qualified(s.layer, s.name)}: the name is now taken by ${holder}; rename that one first`,
+            details: { holder },
+          };
+        }
+        return this.restore(s, s.body.text, s.body.refs, opId, task);
+      }
+      case "rename": {
+        if (s.nameWinner !== op)
+          return s.nameMax.includes(op)
+            ? { code: "not-revertable", message: `${opId} lost to a concurrent rename` }
+            : diverged(`it was renamed again since (now ${s.name})`);
+        return this.rename({ qname: s.id, newName: op.name, ...(task === undefined ? {} : { task }) }, opId);
+      }
+      default: {
+        if (!s.alive) return { code: "not-revertable", message: `${q} is removed; revert its removal first` };
+        if (s.failures.has(opId))
+          return {
+            code: "not-revertable",
+            message: `${opId} did not apply (see conflicts); there is nothing to revert`,
+          };
+        if (op.op === "replace" && s.textWinner !== op && s.textMax.includes(op)) {
+          return {
+            code: "not-revertable",
+            message: `${opId} lost to a concurrent replace; there is nothing to revert`,
+          };
+        }
+        if (s.body.version !== opId) return diverged("its text changed since");
+        const prior = g.bodyBefore(s.id, opId);
+        if (prior === undefined)
+          return { code: "not-revertable", message: `${opId} left no earlier text to restore` };
+        return this.restore(s, prior.text, prior.refs, opId, task);
+      }
+    }
+  }
+
+  /**
+   * Writes the ops of a task undo: first the definitions the task removed come back, then texts and
+   * names return to what they were, then what the task added goes (referrers first). A binding to
+   * a definition that is not live yet is written unbound and linked once everything is back, so no
+   * op of the write ever binds to a definition that is gone.
+   */
+  undo(plan: TaskUndoPlan, task: string): Rejection | undefined {
+    const later: { def: DefId; key: RefKey; target: DefId }[] = [];
+    const restoreText = (s: DefinitionState, text: string, refs: RefBindings): Rejection | undefined => {
+      const now: Record<string, DefId> = {};
+      for (const [k, t] of Object.entries(refs) as [RefKey, DefId][]) {
+        if (this.fork.definition(t)?.alive === true || t === s.id) now[k] = t;
+        else later.push({ def: s.id, key: k, target: t });
+      }
+      return this.restore(s, text, now as RefBindings, undefined, task);
+    };
+    const ordered = [...plan.definitions].sort((a, b) => (a.revive === b.revive ? 0 : a.revive ? -1 : 1));
+    for (const d of ordered) {
+      if (d.before === undefined || !d.before.alive) continue;
+      const s = this.fork.definition(d.def)!;
+      const sameText = s.alive && s.body.text === d.before.text && sameRefs(s.body.refs, d.before.refs);
+      if (!sameText) {
+        const why = restoreText(s, d.before.text, d.before.refs);
+        if (why !== undefined) return why;
+      }
+      const now = this.fork.definition(d.def)!;
+      if (now.name !== d.before.name) {
+        const why = this.rename({ qname: now.id, newName: d.before.name, task });
+        if (why !== undefined) return why;
+      }
+    }
+    for (const l of later) {
+      const s = this.fork.definition(l.def)!;
+      if (this.fork.definition(l.target)?.alive !== true) {
+        return {
+          code: "undefined-reference",
+          message: `cannot restore ${this.fork.label(l.def)}: it referenced ${this.fork.label(l.target)} (${l.key}), which is gone and not part of the task; restore it first`,
+          details: { definition: this.fork.label(l.def), key: l.key, target: l.target },
+        };
+      }
+      const why = this.place({
+        ...this.meta("link", s.layer, s.name, s.id, task),
+        op: "link",
+        ref: l.key,
+        target: l.target,
+      });
+      if (why !== undefined) return why;
+    }
+    const gone = new Set(
+      plan.definitions
+        .filter(
+          (d) => (d.before === undefined || !d.before.alive) && this.fork.definition(d.def)?.alive === true,
+        )
+        .map((d) => d.def),
+    );
+    if (gone.size > 0) {
+      const why = this.removeAll(gone, task, []);
+      if (why !== undefined) return why;
+    }
+    return undefined;
+  }
+
+  /** A replace that sets a stored text and its bindings as they were (a revert's op). */
+  private restore(
+    s: DefinitionState,
+    text: string,
+    refs: RefBindings,
+    reverts: OpId | undefined,
+    task: string | undefined,
+  ): Rejection | undefined {
+    const parts = decomposeSource(text);
+    if (parts === undefined)
+      return {
+        code: "not-revertable",
+        message: `the earlier text of ${qualified(s.layer, s.name)} cannot be restored`,
+      };
+    return this.place({
+      ...this.meta("replace", s.layer, s.name, s.id, task),
+      op: "replace",
+      body: parts.body,
+      ...(parts.head === undefined ? {} : { head: parts.head }),
+      refs,
+      ...(reverts === undefined ? {} : { reverts }),
+    });
+  }
+}
+
+function sameRefs(a: RefBindings, b: RefBindings): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => a[k as RefKey] === b[k as RefKey]);
+}
