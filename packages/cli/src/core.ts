@@ -23,6 +23,7 @@ export type ReadCore = Pick<
   | "LAYERS"
   | "isDefinitionName"
   | "parseSelector"
+  | "parseQualifiedName"
   | "readCapabilityManifest"
 >;
 

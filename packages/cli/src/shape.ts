@@ -30,12 +30,9 @@ export async function checkName(verb: string, name: string): Promise<void> {
 
 /** `qname` is `layer.name` or a definition id (`def_…`). */
 export async function checkQname(verb: string, qname: string): Promise<void> {
-  const core = await loadReadCore();
-  if (core.isDefId(qname)) return;
-  const dot = qname.indexOf(".");
-  const layer = qname.slice(0, dot);
-  const name = qname.slice(dot + 1);
-  if (dot <= 0 || !core.isLayer(layer) || !/^[A-Za-z][A-Za-z0-9_-]*$/.test(name)) {
+  const q = (await loadReadCore()).parseQualifiedName(qname);
+  if (!("error" in q) && q.kind === "id") return;
+  if ("error" in q || !/^[A-Za-z][A-Za-z0-9_-]*$/.test(q.name)) {
     throw usageError(
       `kumiki ${verb}: ${JSON.stringify(qname)} is not layer.name (e.g. slot.todos) or a definition id (def_…)`,
       { qname },

@@ -314,7 +314,12 @@ export {
   type StoreResult,
   withRemedy,
 } from "./store/result.js";
-export { parseSelector, type Selector as DefinitionSelector } from "./store/selector.js";
+export {
+  parseQualifiedName,
+  parseSelector,
+  type QualifiedName,
+  type Selector as DefinitionSelector,
+} from "./store/selector.js";
 export { SnapshotOpLog } from "./store/snapshot-op-log.js";
 export { Store } from "./store/store.js";
 export type {

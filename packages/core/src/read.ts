@@ -8,7 +8,7 @@ export { isLayer, LAYERS, type Layer } from "./lang/layers.js";
 export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";
 export { isDefinitionName } from "./ops/op.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
-export { parseSelector } from "./store/selector.js";
+export { parseQualifiedName, parseSelector, type QualifiedName } from "./store/selector.js";
 export { SnapshotOpLog } from "./store/snapshot-op-log.js";
 // The store layer's factory: no checker in the write gate (this entry is for reading; write
 // through the main entry, whose openStore has the checker), so the checker is not bundled here.

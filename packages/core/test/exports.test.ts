@@ -112,6 +112,7 @@ const EXPECTED = [
   "parseDefinitionPath",
   "parseOp",
   "parseProgram",
+  "parseQualifiedName",
   "parseSelector",
   "programOrder",
   "projectTree",

@@ -18,6 +18,7 @@ describe("@kumiki-graph/core/read", () => {
         "isLayer",
         "isOpId",
         "openStore",
+        "parseQualifiedName",
         "parseSelector",
         "CAPS_FILE",
         "readCapabilityManifest",

@@ -7,7 +7,7 @@ import { GraphReader } from "../graph/reader.js";
 import { isLayer, LAYER_PLURALS, type Layer } from "../lang/layers.js";
 import type { ReferenceSite } from "../lang/references.js";
 import { isStandardReference } from "../lang/stdlib.js";
-import { type AuthorId, type DefId, defIdOf, isDefId, type OpId, type OpIdGenerator } from "../ops/ids.js";
+import { type AuthorId, type DefId, defIdOf, type OpId, type OpIdGenerator } from "../ops/ids.js";
 import {
   type Anchor,
   type ConfigOp,
@@ -29,8 +29,9 @@ import { applyPatch, describePatchFailure } from "../ops/patch.js";
 import { composeSource, decomposeSource } from "../ops/source.js";
 import type { BundleItem, ReplaceInputSchema } from "./inputs.js";
 import { type LinePatch, patchAnchors } from "./line-patch.js";
-import { clip, ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
+import { ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
 import { suggest } from "./suggest.js";
+import { resolveTarget } from "./target.js";
 import type { TaskUndoPlan } from "./task-undo.js";
 
 /**
@@ -305,33 +306,7 @@ export class Draft {
   }
 
   private target(qname: string, live = true): StoreResult<DefinitionState> {
-    const q = qname.trim();
-    if (isDefId(q)) {
-      const s = this.fork.definition(q);
-      if (s === undefined) return reject("not-found", `no definition ${q}`);
-      if (live && !s.alive)
-        return reject("not-found", `${this.fork.label(q)} is removed; revert its removal to bring it back`);
-      return ok(s);
-    }
-    const dot = q.indexOf(".");
-    const layer = q.slice(0, dot);
-    const name = q.slice(dot + 1);
-    if (dot <= 0 || !isLayer(layer))
-      return reject(
-        "invalid-selector",
-        `${quoted(qname)} is not layer.name (e.g. slot.todos) or a definition id (def_…)`,
-      );
-    const id = this.fork.lookup(layer, name);
-    if (id !== undefined) return ok(this.fork.definition(id)!);
-    const near = suggest(
-      name,
-      [...this.fork.definitions()].filter((s) => s.layer === layer && s.alive).map((s) => s.name),
-    );
-    return reject(
-      "not-found",
-      `no ${layer} named ${clip(name)}${near.length > 0 ? `: did you mean ${near.map((n) => `${layer}.${n.name}`).join(", ")}?` : ""}`,
-      { layer, name, suggestions: near },
-    );
+    return resolveTarget(this.fork, qname, { live });
   }
 
   /**

@@ -44,3 +44,24 @@ export function parseSelector(input: string): Selector | { readonly error: strin
   }
   return { kind: "name", layer: layer === "*" ? undefined : layer, pattern, wildcard: pattern.includes("*") };
 }
+
+/** What a qualified name names: a definition identity, or a layer and a name. */
+export type QualifiedName =
+  | { readonly kind: "id"; readonly id: DefId }
+  | { readonly kind: "name"; readonly layer: Layer; readonly name: string };
+
+/**
+ * Parses `layer.name` (`slot.todos`) or a definition identity (`def_…`): the one parser of a
+ * qualified name (the store's lookups and the CLI's argument check use it). The name is what
+ * follows the first dot, unchecked: whether a definition has it is the lookup's answer.
+ */
+export function parseQualifiedName(input: string): QualifiedName | { readonly error: string } {
+  const q = input.trim();
+  if (isDefId(q)) return { kind: "id", id: q };
+  const dot = q.indexOf(".");
+  const layer = q.slice(0, dot);
+  if (dot <= 0 || !isLayer(layer)) {
+    return { error: `${quoted(input)} is not layer.name (e.g. slot.todos) or a definition id (def_…)` };
+  }
+  return { kind: "name", layer, name: q.slice(dot + 1) };
+}

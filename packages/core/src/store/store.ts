@@ -11,7 +11,6 @@ import {
   createOpIdGenerator,
   type DefId,
   isAuthorId,
-  isDefId,
   isOpId,
   type OpId,
   type OpIdGenerator,
@@ -70,7 +69,7 @@ import type {
   ViewResult,
   WriteReceipt,
 } from "./store-types.js";
-import { suggest } from "./suggest.js";
+import { resolveTarget } from "./target.js";
 import { planTaskUndo, type TaskUndoPlan } from "./task-undo.js";
 import { builtinGate, type ValidationProblem, type WriteValidator } from "./validate.js";
 
@@ -467,51 +466,7 @@ export class Store {
     opts: { live: boolean },
     graph: Graph = this.graph,
   ): StoreResult<DefinitionState> {
-    const q = qname.trim();
-    if (isDefId(q)) {
-      const s = graph.definition(q);
-      if (s === undefined) return reject("not-found", `no definition ${q}`);
-      if (opts.live && !s.alive) {
-        return reject(
-          "not-found",
-          `${graph.label(q)} is removed; revert its removal to bring it back (see history ${q})`,
-          { def: q },
-        );
-      }
-      return ok(s);
-    }
-    const dot = q.indexOf(".");
-    const layer = q.slice(0, dot);
-    const name = q.slice(dot + 1);
-    if (dot <= 0 || !isLayer(layer)) {
-      return reject(
-        "invalid-selector",
-        `${quoted(qname)} is not layer.name (e.g. slot.todos) or a definition id (def_…)`,
-      );
-    }
-    const id = graph.lookup(layer, name);
-    if (id !== undefined) return ok(graph.definition(id)!);
-    const removed = graph.everNamed(layer, name).filter((d) => graph.definition(d)?.alive === false);
-    const near = suggest(
-      name,
-      [...graph.definitions()].filter((s) => s.layer === layer && s.alive).map((s) => s.name),
-    );
-    const hints = [
-      ...(removed.length > 0
-        ? [`it was removed (${removed.join(", ")}); history ${q} shows how to bring it back`]
-        : []),
-      ...(near.length > 0 ? [`did you mean ${near.map((n) => `${layer}.${n.name}`).join(", ")}?`] : []),
-    ];
-    return reject(
-      "not-found",
-      `no ${layer} named ${clip(name)}${hints.length > 0 ? `: ${hints.join("; ")}` : ""}`,
-      {
-        layer,
-        name,
-        suggestions: near,
-        removed,
-      },
-    );
+    return resolveTarget(graph, qname, opts);
   }
 
   // -------------------------------------------------------------------------------------------
