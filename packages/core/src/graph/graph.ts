@@ -1,6 +1,6 @@
 import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
-import { Causality, causalOrder, compareIds, MinHeap } from "../ops/causality.js";
+import { Causality, causalOrder, compareIds } from "../ops/causality.js";
 import { CowMap } from "../ops/cow-map.js";
 import { matchesLockPattern } from "../ops/glob.js";
 import type { DefId, OpId } from "../ops/ids.js";
@@ -255,7 +255,7 @@ export class Graph {
     if (fresh.length === 0) return { added: [], refolded: false };
     // Place what can be placed, in the deterministic order of the new ops among themselves.
     const candidates = [...this.pendingOps(), ...fresh];
-    const { order } = causalOrderAfter(candidates, (id) => this.causality.has(id));
+    const { order } = causalOrder(candidates, (id) => this.causality.has(id));
     for (const op of order) {
       if (!this.causality.canAppend(op)) {
         if (this.parent !== undefined)
@@ -1160,42 +1160,4 @@ const EMPTY: ReadonlySet<DefId> = new Set();
 
 function targetsOf(refs: Body["refs"]): Set<DefId> {
   return new Set(Object.values(refs));
-}
-
-/**
- * The causal order of ops that are to go after everything already placed (`placed`): Kahn's
- * algorithm over the new ops, smallest op-id first; parents already placed count as done.
- */
-function causalOrderAfter(ops: readonly LogOp[], placed: (id: OpId) => boolean): { order: LogOp[] } {
-  const byId = new Map<OpId, LogOp>(ops.map((o) => [o["op-id"], o]));
-  const waiting = new Map<OpId, number>();
-  const children = new Map<OpId, LogOp[]>();
-  for (const op of ops) {
-    let n = 0;
-    let blocked = false;
-    for (const p of op["parent-ops"]) {
-      if (placed(p)) continue;
-      if (!byId.has(p)) {
-        blocked = true;
-        break;
-      }
-      n++;
-      const l = children.get(p);
-      if (l === undefined) children.set(p, [op]);
-      else l.push(op);
-    }
-    waiting.set(op["op-id"], blocked ? Number.POSITIVE_INFINITY : n);
-  }
-  const ready = new MinHeap<LogOp>((a, b) => compareIds(a["op-id"], b["op-id"]));
-  for (const o of ops) if (waiting.get(o["op-id"]) === 0) ready.push(o);
-  const order: LogOp[] = [];
-  for (let op = ready.pop(); op !== undefined; op = ready.pop()) {
-    order.push(op);
-    for (const c of children.get(op["op-id"]) ?? []) {
-      const left = waiting.get(c["op-id"])! - 1;
-      waiting.set(c["op-id"], left);
-      if (left === 0) ready.push(c);
-    }
-  }
-  return { order };
 }

@@ -10,15 +10,19 @@ export interface CausalOp {
  * The deterministic causal order of a set of ops: Kahn's algorithm taking the smallest op-id
  * among the ready ops, i.e. the lexicographically smallest topological order. It depends only on
  * the set, never on arrival order. Ops whose parents are not all in the set (and their
- * descendants) cannot be placed yet and come back as `pending`.
+ * descendants) cannot be placed yet and come back as `pending`; a parent for which `placed` says
+ * true (already placed before these ops, e.g. in a graph they are added to) counts as done.
  */
-export function causalOrder<T extends CausalOp>(ops: Iterable<T>): { order: T[]; pending: T[] } {
+export function causalOrder<T extends CausalOp>(
+  ops: Iterable<T>,
+  placed: (id: OpId) => boolean = () => false,
+): { order: T[]; pending: T[] } {
   const byId = new Map<OpId, T>();
   for (const op of ops) if (!byId.has(op["op-id"])) byId.set(op["op-id"], op);
   const sorted = [...byId.values()].sort((a, b) => compareIds(a["op-id"], b["op-id"]));
   // Ops written by this library get ids greater than all their parents', so the sorted order is
   // usually already topological, and then it is the smallest topological order.
-  if (sorted.every((op) => op["parent-ops"].every((p) => byId.has(p) && p < op["op-id"]))) {
+  if (sorted.every((op) => op["parent-ops"].every((p) => (byId.has(p) && p < op["op-id"]) || placed(p)))) {
     return { order: sorted, pending: [] };
   }
   const missing = new Map<OpId, number>();
@@ -26,6 +30,7 @@ export function causalOrder<T extends CausalOp>(ops: Iterable<T>): { order: T[];
   for (const op of sorted) {
     let waits = 0;
     for (const p of op["parent-ops"]) {
+      if (placed(p) && !byId.has(p)) continue;
       if (!byId.has(p)) {
         waits = Number.POSITIVE_INFINITY;
         break;
@@ -49,8 +54,8 @@ export function causalOrder<T extends CausalOp>(ops: Iterable<T>): { order: T[];
     }
   }
   if (order.length === sorted.length) return { order, pending: [] };
-  const placed = new Set(order.map((o) => o["op-id"]));
-  return { order, pending: sorted.filter((o) => !placed.has(o["op-id"])) };
+  const ordered = new Set(order.map((o) => o["op-id"]));
+  return { order, pending: sorted.filter((o) => !ordered.has(o["op-id"])) };
 }
 
 /** Op-ids compare as strings: ULIDs sort by time, then randomness. */

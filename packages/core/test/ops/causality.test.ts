@@ -62,6 +62,20 @@ describe("causal order", () => {
     );
   });
 
+  it("taking the ops after a placed prefix gives the whole order's tail (what a graph's receive does)", () => {
+    fc.assert(
+      fc.property(dag, fc.nat(), (ops, cut) => {
+        const whole = causalOrder(ops).order;
+        const k = cut % (whole.length + 1);
+        const placed = new Set(whole.slice(0, k).map((o) => o["op-id"]));
+        const rest = ops.filter((o) => !placed.has(o["op-id"]));
+        const after = causalOrder(rest, (id) => placed.has(id));
+        expect(after.pending).toEqual([]);
+        expect(after.order.map((o) => o["op-id"])).toEqual(whole.slice(k).map((o) => o["op-id"]));
+      }),
+    );
+  });
+
   it("holds back ops whose parents are missing, and their descendants", () => {
     const a = { "op-id": "op_00000000000000000000000001" as OpId, "parent-ops": [] };
     const b = {
