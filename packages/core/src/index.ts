@@ -33,7 +33,6 @@ export {
   type Suggestion,
 } from "./check/diagnostic.js";
 export type { CheckInput } from "./check/graph.js";
-export { nearestName } from "./check/similarity.js";
 export { type ApplyFixesOptions, applyFixes, type FixReport } from "./fix/apply.js";
 export { type RepairContext, repairContext } from "./fix/context.js";
 export { normalizePatch } from "./fix/normalize.js";
@@ -174,6 +173,7 @@ export {
 } from "./lang/references.js";
 export { type RenderNames, renderDefinition } from "./lang/render.js";
 export { hashProgram, type ResolvedDefinition, resolveProgram, resolveSite } from "./lang/resolve.js";
+export { nearestName } from "./lang/similarity.js";
 export type { Span } from "./lang/span.js";
 export { joinPieces, type Piece, splitProgram } from "./lang/split.js";
 export { type CapabilityManifest, manifestCapabilities, STANDARD_CAPABILITIES } from "./lang/stdlib.js";

@@ -1,10 +1,10 @@
 import type { Layer } from "../lang/layers.js";
 import type { ReferenceSite } from "../lang/references.js";
+import { type NameSuggestion, nearestName } from "../lang/similarity.js";
 import type { Span } from "../lang/span.js";
 import { requireCode } from "./codes.js";
 import type { AutoPatch, Diagnostic, Suggestion } from "./diagnostic.js";
 import { type CheckInput, Deps, type Graph, nameKey } from "./graph.js";
-import { type NameSuggestion, nearestName } from "./similarity.js";
 
 /** The options a check runs with, normalized. */
 export interface CheckSettings {

@@ -20,6 +20,7 @@ import type {
 import type { Layer } from "../lang/layers.js";
 import { BUILTIN_TILES, HANDLER_NAMES } from "../lang/parser/builtins.js";
 import type { ReferenceSite } from "../lang/references.js";
+import type { NameSuggestion } from "../lang/similarity.js";
 import type { Span } from "../lang/span.js";
 import {
   BUILTIN_CALLS,
@@ -37,7 +38,6 @@ import {
 import type { CheckContext } from "./context.js";
 import type { CheckInput } from "./graph.js";
 import { appendCapPatch, notFoundPatch, renamePatch } from "./patch.js";
-import type { NameSuggestion } from "./similarity.js";
 import { lazyTy, structural, type Ty, TypeResolver, typeText, tyText, UNKNOWN, variantsOf } from "./types.js";
 
 /** A local binding in scope, with its type when known. */

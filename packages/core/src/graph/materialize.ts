@@ -1,6 +1,5 @@
-import { blake3 } from "@noble/hashes/blake3.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import type { Definition } from "../lang/ast.js";
+import { blake3HexOfText } from "../lang/blake3.js";
 import { type ContentHash, computeHashes, type HashNode } from "../lang/hash.js";
 import { LAYERS, type Layer } from "../lang/layers.js";
 import type { ParseError } from "../lang/parse-error.js";
@@ -147,10 +146,7 @@ export class Materializer {
       if (!p.ok) {
         // A merge can leave a text that does not parse (a rebased edit); it still has an identity
         // and a hash, over its bytes, so everything that references it hashes deterministically.
-        raw.set(
-          id,
-          `h:${bytesToHex(blake3(utf8ToBytes(`unparsed:${s.layer}\n${s.body.text}`)))}` as ContentHash,
-        );
+        raw.set(id, `h:${blake3HexOfText(`unparsed:${s.layer}\n${s.body.text}`)}` as ContentHash);
         continue;
       }
       const targets = p.sites.map((site) => {

@@ -34,6 +34,13 @@ export function blake3Hex(input: Uint8Array): string {
   return toHex(cv);
 }
 
+const utf8 = new TextEncoder();
+
+/** {@link blake3Hex} of a string's UTF-8 bytes: the one BLAKE3 core hashes text with. */
+export function blake3HexOfText(text: string): string {
+  return blake3Hex(utf8.encode(text));
+}
+
 const CHUNK_LEN = 1024;
 const BLOCK_LEN = 64;
 const CHUNK_START = 1;

@@ -1,7 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { blake3 } from "@noble/hashes/blake3.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
+import { blake3HexOfText } from "../lang/blake3.js";
 import { type DefId, isDefId } from "../ops/ids.js";
 import { makeDirs } from "../store/make-dirs.js";
 import { ok, reject, type StoreResult } from "../store/result.js";
@@ -29,7 +28,7 @@ export type SyncState = ReadonlyMap<string, SyncedFile>;
 
 /** The hash a sync records for a file's content: blake3 of its UTF-8 bytes. */
 export function fileHash(content: string): string {
-  return `blake3:${bytesToHex(blake3(utf8ToBytes(content)))}`;
+  return `blake3:${blake3HexOfText(content)}`;
 }
 
 /** Reads the sync state of the tree at `root`; empty when there is none yet (nothing synced). */

@@ -1,5 +1,4 @@
-import { blake3 } from "@noble/hashes/blake3.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
+import { blake3HexOfText } from "../lang/blake3.js";
 import { defIdOf, type OpId } from "../ops/ids.js";
 import type { LogOp } from "../ops/op.js";
 
@@ -22,7 +21,7 @@ export function fingerprintOps(ops: readonly LogOp[]): string {
     const { "op-id": _id, ts: _ts, ...rest } = op;
     return canonical(rest, local);
   });
-  return bytesToHex(blake3(utf8ToBytes(`kumiki-ops-v1\n[${parts.join(",")}]`)));
+  return blake3HexOfText(`kumiki-ops-v1\n[${parts.join(",")}]`);
 }
 
 /**
@@ -32,7 +31,7 @@ export function fingerprintOps(ops: readonly LogOp[]): string {
  * the sync server; see docs/semantics.md, "Op identity").
  */
 export function opContentHash(op: unknown): string {
-  return bytesToHex(blake3(utf8ToBytes(`kumiki-op-v1\n${canonical(op, NO_LOCALS)}`)));
+  return blake3HexOfText(`kumiki-op-v1\n${canonical(op, NO_LOCALS)}`);
 }
 
 const NO_LOCALS: ReadonlyMap<string, string> = new Map();

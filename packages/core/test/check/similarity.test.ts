@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { editDistance, nearestName } from "../../src/check/similarity.js";
+import { editDistance, nearestName } from "../../src/lang/similarity.js";
 
 describe("did-you-mean", () => {
   it("counts an adjacent transposition as one edit", () => {

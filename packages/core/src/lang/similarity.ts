@@ -60,14 +60,16 @@ export function typoBudget(name: string, candidate: string): number {
 }
 
 /**
- * The closest of `candidates` to `name`, or undefined when none is close enough. Ties go to the
- * higher similarity, then to the name that sorts first, so the answer never depends on the order
- * the candidates come in. `name` itself is never suggested.
+ * The candidates close enough to `name` to be a typo of it (within {@link typoBudget}), closest
+ * first — fewer edits, then higher similarity, then the name that sorts first, so the answer never
+ * depends on the order the candidates come in — at most `max` of them. `name` itself is never
+ * suggested. The one did-you-mean of core: the checker's diagnostics take the first, the store's
+ * not-found answers up to three.
  */
-export function nearestName(name: string, candidates: Iterable<string>): NameSuggestion | undefined {
-  let best: NameSuggestion | undefined;
+export function suggestNames(name: string, candidates: Iterable<string>, max = 3): NameSuggestion[] {
+  const out: NameSuggestion[] = [];
   const lower = name.toLowerCase();
-  for (const candidate of candidates) {
+  for (const candidate of new Set(candidates)) {
     if (candidate === name || candidate.length === 0) continue;
     const budget = typoBudget(name, candidate);
     if (budget < 1) continue;
@@ -75,14 +77,18 @@ export function nearestName(name: string, candidates: Iterable<string>): NameSug
     const d = candidate.toLowerCase() === lower ? 1 : editDistance(name, candidate, budget);
     if (d > budget) continue;
     const similarity = Math.round((1 - d / Math.max(name.length, candidate.length)) * 100) / 100;
-    if (
-      best === undefined ||
-      d < best.distance ||
-      (d === best.distance && similarity > best.similarity) ||
-      (d === best.distance && similarity === best.similarity && candidate < best.name)
-    ) {
-      best = { name: candidate, similarity, distance: d };
-    }
+    out.push({ name: candidate, similarity, distance: d });
   }
-  return best;
+  out.sort(
+    (x, y) =>
+      x.distance - y.distance ||
+      y.similarity - x.similarity ||
+      (x.name < y.name ? -1 : x.name > y.name ? 1 : 0),
+  );
+  return out.slice(0, max);
+}
+
+/** The closest of `candidates` to `name` ({@link suggestNames}' first), or undefined when none is close enough. */
+export function nearestName(name: string, candidates: Iterable<string>): NameSuggestion | undefined {
+  return suggestNames(name, candidates, 1)[0];
 }
