@@ -22,15 +22,16 @@ interface Outcome {
   readonly code?: string;
 }
 
-async function cli(dir: string, ...args: string[]): Promise<{ code: number; out: string }> {
+async function cli(dir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const author = args[0]?.startsWith("--as=") ? args.shift()!.slice(5) : "agent:edge";
   try {
     const r = await exec(process.execPath, [kumikiBin, "--store", dir, ...args], {
-      env: { ...process.env, KUMIKI_AUTHOR: "agent:edge", KUMIKI_CACHE_DIR: path.join(dir, ".cache") },
+      env: { ...process.env, KUMIKI_AUTHOR: author, KUMIKI_CACHE_DIR: path.join(dir, ".cache") },
     });
-    return { code: 0, out: r.stdout };
+    return { code: 0, out: r.stdout, err: r.stderr };
   } catch (e) {
-    const x = e as { code: number; stdout: string };
-    return { code: x.code, out: x.stdout };
+    const x = e as { code: number; stdout: string; stderr: string };
+    return { code: x.code, out: x.stdout, err: x.stderr };
   }
 }
 
@@ -132,5 +133,66 @@ describe("one scenario through the CLI and through MCP", () => {
       (r.diagnostics as { code: string; location: string }[]).map((d) => `${d.code}@${d.location}`);
     expect(codes(checked)).toEqual(codes(cliCheck));
     expect({ ok: checked.ok, errors: checked.errors }).toEqual({ ok: cliCheck.ok, errors: cliCheck.errors });
+  });
+});
+
+describe("a retry's steps, named by each edge in its own terms", () => {
+  it("a locked write and a name conflict: the same steps as data, CLI commands on the CLI, tools over MCP", {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await tempDir("diff-remedy");
+    dirs.push(dir);
+    expect((await cli(dir, "init")).code).toBe(0);
+    // A program that defines a name twice (a faithful import keeps both: a name-taken record).
+    writeFileSync(path.join(dir, "p.kumiki"), "slot a : Int = 1\n\nslot a : Int = 2\n");
+    expect((await cli(dir, "import", path.join(dir, "p.kumiki"))).code).toBe(0);
+    expect((await cli(dir, "--as=agent:owner", "lock", "agent:owner", "slot.*")).code).toBe(0);
+
+    const viaCli = await cli(dir, "add", "slot", "b", "Int = 0", "--json");
+    expect(viaCli.code).toBe(1);
+    const cliError = (
+      JSON.parse(viaCli.out) as { error: { code: string; message: string; details: { steps: unknown } } }
+    ).error;
+    const steps = [{ do: "unlock", agent: "agent:owner", pattern: "slot.*" }];
+    expect(cliError.code).toBe("locked");
+    expect(cliError.details.steps).toEqual(steps);
+    // Core's words name no edge; the CLI adds its command, in what a person reads.
+    expect(cliError.message).not.toMatch(/kumiki[ _]unlock/);
+    expect(viaCli.err).toContain("(kumiki unlock agent:owner 'slot.*')");
+    const cliConflicts = JSON.parse((await cli(dir, "conflicts", "--json")).out) as {
+      conflicts: { id: string; retry: string; remedy: { do: string }[] }[];
+    };
+    const cliText = (await cli(dir, "conflicts")).out;
+
+    const s = await serve(dir);
+    let mcpError: { code?: string; message?: string; details?: { steps?: unknown } };
+    let mcpConflicts: { conflicts: { id: string; retry: string; remedy: { do: string }[] }[] };
+    try {
+      const r = await s.call("kumiki_add", { layer: "slot", name: "b", body: "Int = 0" });
+      expect(r.isError).toBe(true);
+      mcpError = r.value.error as typeof mcpError;
+      mcpConflicts = (await s.call("kumiki_conflicts", {})).value as typeof mcpConflicts;
+    } finally {
+      await s.close();
+    }
+    expect(mcpError.code).toBe("locked");
+    expect(mcpError.details?.steps).toEqual(steps);
+    expect(mcpError.message).not.toContain("kumiki unlock agent:owner 'slot.*'");
+    expect(mcpError.message).toContain("no MCP tool");
+
+    // The same records and steps; each edge's retry names its own way to take them.
+    const named = cliConflicts.conflicts.find((c) => c.id.startsWith("name-taken:"))!;
+    expect(named.remedy.map((r) => r.do)).toEqual(["rename", "remove"]);
+    expect(mcpConflicts.conflicts.map((c) => [c.id, c.remedy])).toEqual(
+      cliConflicts.conflicts.map((c) => [c.id, c.remedy]),
+    );
+    expect(named.retry).not.toMatch(/kumiki/);
+    expect(cliText).toMatch(
+      /retry: rename def_\w+ to a free name, or remove it \(kumiki rename def_\w+ <new-name>; kumiki remove def_\w+\)/,
+    );
+    const overMcp = mcpConflicts.conflicts.find((c) => c.id === named.id)!;
+    expect(overMcp.retry).toMatch(
+      /\(kumiki_rename \{qname: "def_\w+", new_name\}; kumiki_remove \{qname: "def_\w+"\}\)$/,
+    );
   });
 });

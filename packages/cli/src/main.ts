@@ -7,6 +7,7 @@ import { CliError, usageError } from "./errors.js";
 import { mainHelp, verbHelp } from "./help.js";
 import { printable } from "./input-text.js";
 import { type CliIo, processIo } from "./io.js";
+import { stepsOf, withCommands } from "./remedy.js";
 
 export type { CliIo } from "./io.js";
 
@@ -161,7 +162,8 @@ export async function main(argv: readonly string[], cliIo: CliIo = processIo): P
   } catch (e) {
     if (close !== undefined) await close().catch(() => undefined);
     if (e instanceof CliError) {
-      const line = printable(e.message.startsWith("kumiki") ? e.message : `kumiki ${name}: ${e.message}`);
+      const said = withCommands(e.message, stepsOf(e.details));
+      const line = printable(said.startsWith("kumiki") ? said : `kumiki ${name}: ${said}`);
       io.stderr(`${line}\n`);
       if (jsonWanted) {
         io.stdout(

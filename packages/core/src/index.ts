@@ -47,6 +47,7 @@ export {
 } from "./graph/graph.js";
 // The reader `Store.read()` returns and the definitions it and `view` give (types only).
 export type { DefinitionView, GraphReader } from "./graph/reader.js";
+export type { RemedyStep } from "./graph/remedy.js";
 export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-store.js";
 export { type CheckGateOptions, checkGate, createCheckGate } from "./integrity/gate.js";
 export { type CheckReport, checkStore } from "./integrity/store-check.js";

@@ -4,7 +4,9 @@
  * and carries the core code it came from when there is one (`code`). Messages are written for the
  * model: they never name host paths or environment variables (those go to the server's stderr).
  */
+
 import type { Rejection } from "@kumiki-graph/core";
+import { stepsOf, withToolCalls } from "./remedy.js";
 
 /** Every kind of wire error, as a stable identifier. */
 export const WIRE_ERROR_KINDS = [
@@ -103,7 +105,7 @@ export function fromRejection(r: Rejection, log: (line: string) => void): WireEr
   return {
     kind,
     code: r.code,
-    message: messageOf(r),
+    message: withToolCalls(messageOf(r), stepsOf(r.details)),
     ...(r.details === undefined ? {} : { details: r.details }),
   };
 }

@@ -1,4 +1,5 @@
 import type { Command } from "../command.js";
+import { withCommands } from "../remedy.js";
 
 /** `kumiki conflicts`: every conflict record: which ops, why, what was decided, how to retry. */
 export const conflicts: Command = {
@@ -21,7 +22,7 @@ export const conflicts: Command = {
                 `  ops: ${c.ops.join(", ")}`,
                 `  why: ${c.reason}`,
                 `  decided: ${c.decision}`,
-                `  retry: ${c.retry}`,
+                `  retry: ${withCommands(c.retry, c.remedy)}`,
               ].join("\n"),
             )
             .join("\n\n");

@@ -10,6 +10,7 @@ import {
 import { flag, stringOption } from "../args.js";
 import type { Command, CommandContext } from "../command.js";
 import { fromRejection, unwrap, usageError } from "../errors.js";
+import { withCommands } from "../remedy.js";
 import { syncFilesCommand } from "./sync-files.js";
 
 /** `--timeout SECONDS` (default 60) in ms. */
@@ -41,7 +42,7 @@ function describe(name: string, r: SyncReport, author: string): string {
     );
   for (const x of r.rolledBack)
     lines.push(
-      `  your op ${x.opId} (${author}) was rolled back by the merge: ${x.conflict.reason}; retry: ${x.conflict.retry}`,
+      `  your op ${x.opId} (${author}) was rolled back by the merge: ${x.conflict.reason}; retry: ${withCommands(x.conflict.retry, x.conflict.remedy)}`,
     );
   return lines.join("\n");
 }

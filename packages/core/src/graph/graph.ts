@@ -34,6 +34,7 @@ import {
   type UnlockOp,
 } from "../ops/op.js";
 import { describePatchFailure } from "../ops/patch.js";
+import type { RemedyStep } from "./remedy.js";
 
 export type { Body, DefinitionState } from "../ops/merge.js";
 
@@ -66,7 +67,10 @@ export interface Conflict {
   readonly definitions: readonly DefId[];
   readonly reason: string;
   readonly decision: string;
+  /** How to retry, in words that name no edge's commands (`remedy` has the steps as data). */
   readonly retry: string;
+  /** The steps `retry` describes, for an edge to name in its own terms. */
+  readonly remedy: readonly RemedyStep[];
   /** The conflict policy that decided it, for the records the policy decides. */
   readonly policy?: ConflictPolicy;
 }
@@ -506,7 +510,8 @@ export class Graph {
             definitions: [s.id],
             reason: `${op.op} ${opId} of ${here} by ${op.author} was written concurrently with ${l.agent}'s lock on ${l.pattern} (${l.opId}), which it had not seen`,
             decision: `the ${op.op} stands (a lock binds only ops written after it); ${l.pattern} stays locked by ${l.agent}`,
-            retry: `${op.author}: check with ${l.agent}, and revert the ${op.op} (kumiki patch revert ${opId}) if it should not stand`,
+            retry: `${op.author}: check with ${l.agent}, and revert the ${op.op} ${opId} if it should not stand`,
+            remedy: [{ do: "revert", op: opId }],
           });
           break;
         }
@@ -956,7 +961,8 @@ export class Graph {
         definitions: op === undefined ? [] : [op.def],
         reason: `${op?.op ?? "op"} ${opId} by ${op?.author ?? "?"} touches ${here}, which ${rb.lock.agent} had locked (${rb.pattern}, lock ${rb.lock["op-id"]}) before the op was written`,
         decision: `the op is left out: only ${rb.lock.agent} writes ${rb.pattern} while the lock stands`,
-        retry: `ask ${rb.lock.agent} to unlock ${rb.pattern} (kumiki unlock), then re-issue the ${op?.op ?? "op"} on the latest graph`,
+        retry: `ask ${rb.lock.agent} to unlock ${rb.pattern}, then re-issue the ${op?.op ?? "op"} on the latest graph`,
+        remedy: [{ do: "unlock", agent: rb.lock.agent, pattern: rb.pattern }],
       };
     }
     const src = label(rb.edge.source);
@@ -972,8 +978,14 @@ export class Graph {
         : `${src} references ${dst} (${rb.edge.key}), which is gone: the reference would dangle`,
       decision: `conflict policy ${rb.policy}: rolled back ${op?.op ?? "op"} ${opId}${rb.with.length > 0 ? ` together with ${rb.with.join(", ")}` : ""}${restored ? ` (${dst} is restored)` : ""}`,
       retry: restored
-        ? `${dst} is back; remove the references to it first (kumiki refs ${dst}), then remove it again`
-        : `re-issue your ${op?.op ?? "op"} on the latest graph (kumiki view ${src}); the ops it conflicted with are listed here`,
+        ? `${dst} is back; remove the references to it first (see its referrers), then remove it again`
+        : `re-issue your ${op?.op ?? "op"} on the latest graph (view ${src} first); the ops it conflicted with are listed here`,
+      remedy: restored
+        ? [
+            { do: "refs", def: dst },
+            { do: "remove", def: dst },
+          ]
+        : [{ do: "view", def: src }],
       policy: rb.policy,
     };
   }
@@ -1013,7 +1025,11 @@ export class Graph {
           definitions: [d, holder],
           reason: `${d} and ${holder} both want the name ${layer}.${name} (${this.causality.concurrent(s.nameWinner["op-id"], hs.nameWinner["op-id"]) ? "concurrent " : ""}${s.nameWinner.op} and ${hs.nameWinner.op})`,
           decision: `${layer}.${name} shows ${holder} (its name claim ${hs.nameWinner["op-id"]} has the greater op-id); ${d} is kept, reachable by its identity`,
-          retry: `rename ${d} to a free name (kumiki rename ${d} <new-name>), or remove it`,
+          retry: `rename ${d} to a free name, or remove it`,
+          remedy: [
+            { do: "rename", def: d },
+            { do: "remove", def: d },
+          ],
         });
       }
     }
@@ -1032,6 +1048,10 @@ export class Graph {
             reason: `${w.op} ${w["op-id"]} and ${s.textWinner.op} ${s.textWinner["op-id"]} set the text of ${here} concurrently`,
             decision: `kept the text of ${s.textWinner["op-id"]} (newer ts, then greater op-id); the other text is in the history`,
             retry: `view ${here}, then replace it with the text you want`,
+            remedy: [
+              { do: "view", def: here },
+              { do: "edit", def: here },
+            ],
           });
         }
       }
@@ -1046,6 +1066,7 @@ export class Graph {
             reason: `${w["op-id"]} (→ ${nameOf(w)}) and ${s.nameWinner["op-id"]} (→ ${nameOf(s.nameWinner)}) renamed ${s.id} concurrently`,
             decision: `the name is ${s.name} (newer ts, then greater op-id)`,
             retry: `rename ${here} again if ${nameOf(w)} is the name you want`,
+            remedy: [{ do: "rename", def: here }],
           });
         }
       }
@@ -1062,6 +1083,10 @@ export class Graph {
             reason: `remove ${r["op-id"]} of ${here} was concurrent with ${against.map((t) => `${t.op} ${t["op-id"]}`).join(", ")}, which it had not seen`,
             decision: `${here} is kept (a write concurrent with a remove wins)`,
             retry: `view ${here}; remove it again if it should go`,
+            remedy: [
+              { do: "view", def: here },
+              { do: "remove", def: here },
+            ],
           });
         }
       }
@@ -1081,7 +1106,12 @@ export class Graph {
           ? `${src} references ${dst} (${k.edge.key}) and ${dst} was removed concurrently: the reference dangles`
           : `${src} references ${dst} (${k.edge.key}), which is gone: the reference dangles`,
         decision: `conflict policy warn: kept both ops; ${src} keeps a reference to the removed ${dst}`,
-        retry: `restore ${dst} (kumiki patch revert <its remove>), or point ${src} elsewhere (kumiki link / kumiki edit ${src})`,
+        retry: `restore ${dst} (revert its remove), or point ${src} elsewhere (link the reference, or edit ${src})`,
+        remedy: [
+          ...k.edge.removes.map((r): RemedyStep => ({ do: "revert", op: r["op-id"] })),
+          { do: "link", def: src },
+          { do: "edit", def: src },
+        ],
         policy: k.policy,
       });
     }
@@ -1097,7 +1127,8 @@ export class Graph {
         definitions: [],
         reason: `${sorted.map((h) => h.agent).join(" and ")} both lock ${pattern} (concurrent locks)`,
         decision: `both locks stand: nobody else may write ${pattern}, and each holder is locked out by the other`,
-        retry: `one of them unlocks (kumiki unlock <agent> '${pattern}')`,
+        retry: `one of them unlocks ${pattern}`,
+        remedy: [{ do: "unlock", pattern }],
       });
     }
     out.push(...this.lockConcurrentConflicts(only));
@@ -1115,7 +1146,8 @@ export class Graph {
               ? `${op?.op ?? "op"} ${opId} targets ${op?.def}, whose add was rolled back`
               : `${op?.op ?? "op"} ${opId} targets ${op?.def}, which the graph does not hold`,
         decision: "the op has no effect",
-        retry: `re-issue the ${op?.op ?? "op"} against a definition that exists (kumiki list)`,
+        retry: `re-issue the ${op?.op ?? "op"} against a definition that exists (list them first)`,
+        remedy: [{ do: "list" }],
       });
     }
     return out.sort((a, b) => compareIds(a.id, b.id));
@@ -1136,6 +1168,10 @@ function failureConflict(s: DefinitionState, here: string, opId: OpId, f: ApplyF
       reason: `edit ${opId} of ${here} was written against another version and ${describePatchFailure(f.failure)} in the text of ${f.onto}`,
       decision: "the edit is not applied; the text stays as merged without it",
       retry: `view ${here} and issue the edit again against its current text`,
+      remedy: [
+        { do: "view", def: here },
+        { do: "edit", def: here },
+      ],
     };
   }
   return {
@@ -1146,6 +1182,10 @@ function failureConflict(s: DefinitionState, here: string, opId: OpId, f: ApplyF
     reason: `link ${opId} binds ${f.ref} in ${here}, but its text (version ${f.onto}) no longer names it`,
     decision: "the link is not applied",
     retry: `view ${here}; link again once its text references ${f.ref}`,
+    remedy: [
+      { do: "view", def: here },
+      { do: "link", def: here },
+    ],
   };
 }
 

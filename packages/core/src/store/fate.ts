@@ -5,6 +5,7 @@
  * the fold, which is a function of the op set.
  */
 import type { Conflict, Graph } from "../graph/graph.js";
+import type { RemedyStep } from "../graph/remedy.js";
 import type { OpId } from "../ops/ids.js";
 
 /** What became of an op in the merged graph. */
@@ -18,8 +19,10 @@ export interface OpFate {
   readonly conflict: string;
   /** Why, and what the merge decided instead. */
   readonly reason: string;
-  /** How to retry (in the words of docs/semantics.md). */
+  /** How to retry (in the words of docs/semantics.md; no edge's commands). */
   readonly retry: string;
+  /** The steps `retry` describes, for an edge to name in its own terms. */
+  readonly remedy: readonly RemedyStep[];
 }
 
 /**
@@ -68,6 +71,7 @@ export function fatesOf(g: Graph, opIds: readonly OpId[]): { lost: OpFate[]; con
           ? `${id} did not take effect (${status})`
           : `${record.reason}; ${record.decision}`,
       retry: record?.retry ?? "view the definition and write again",
+      remedy: record?.remedy ?? [],
     });
   }
   return { lost, conflicts };

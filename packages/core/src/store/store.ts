@@ -2,6 +2,7 @@ import type { LockEntry } from "../graph/graph.js";
 import { type Conflict, type DefinitionState, Graph } from "../graph/graph.js";
 import { compareDefinitions, qualified } from "../graph/materialize.js";
 import { GraphReader } from "../graph/reader.js";
+import type { RemedyStep } from "../graph/remedy.js";
 import type { ContentHash } from "../lang/hash.js";
 import { isLayer, type Layer } from "../lang/layers.js";
 import { commentBlockStart } from "../lang/split.js";
@@ -1022,8 +1023,15 @@ export class Store {
         const q = qualified(op.layer, name);
         return {
           code: "locked",
-          message: `${q} is locked by ${other.agent} (${other.pattern}); ${this.author} may not ${op.op} it — ask ${other.agent} to unlock it (kumiki unlock ${other.agent} '${other.pattern}')`,
-          details: { definition: q, agent: other.agent, pattern: other.pattern, lock: other.opId, op: op.op },
+          message: `${q} is locked by ${other.agent} (${other.pattern}); ${this.author} may not ${op.op} it — ask ${other.agent} to unlock it`,
+          details: {
+            definition: q,
+            agent: other.agent,
+            pattern: other.pattern,
+            lock: other.opId,
+            op: op.op,
+            steps: [{ do: "unlock", agent: other.agent, pattern: other.pattern }] satisfies RemedyStep[],
+          },
         };
       }
     }

@@ -1,6 +1,7 @@
 /** The read-only tools: kumiki_view, kumiki_list, kumiki_refs, kumiki_history, kumiki_conflicts. */
 import { LAYERS, parseSelector } from "@kumiki-graph/core";
 import { z } from "zod";
+import { withToolCalls } from "../remedy.js";
 import { answer, defineTool, fail, fromCore } from "../tool.js";
 import { limitExceeded } from "../wire-error.js";
 
@@ -194,7 +195,12 @@ export const conflicts = defineTool({
         definitions: z.array(z.string()).describe("the definitions involved, by identity (def_…)"),
         reason: z.string(),
         decision: z.string(),
-        retry: z.string(),
+        retry: z.string().describe("how to retry, with the tool calls that do it"),
+        remedy: z
+          .array(z.record(z.string(), z.string()))
+          .describe(
+            "the steps of retry as data: {do: revert|unlock|refs|view|rename|remove|edit|link|list, …}",
+          ),
       }),
     ),
   }),
@@ -209,7 +215,8 @@ export const conflicts = defineTool({
         definitions: [...c.definitions],
         reason: c.reason,
         decision: c.decision,
-        retry: c.retry,
+        retry: withToolCalls(c.retry, c.remedy),
+        remedy: c.remedy.map((step) => ({ ...step })),
       })),
     });
   },
