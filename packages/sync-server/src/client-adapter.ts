@@ -105,7 +105,10 @@ export class KumikiClientAdapter extends NetworkAdapter {
   connect(peerId: PeerId, peerMetadata?: PeerMetadata): void {
     this.peerId = peerId;
     this.peerMetadata = peerMetadata ?? {};
-    this.open();
+    // A connect after a disconnect connects again (automerge-repo's network-adapter suite, "should
+    // support reconnecting after disconnect"); after a terminal failure (a refused token) it does not.
+    if (this.failure === undefined) this.stopped = false;
+    if (this.socket === undefined) this.open();
   }
 
   disconnect(): void {
