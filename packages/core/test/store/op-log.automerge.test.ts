@@ -13,7 +13,7 @@ import {
 } from "../../src/store/automerge-op-log.js";
 import { opContentHash } from "../../src/store/fingerprint.js";
 import type { OpLog, StoredOp } from "../../src/store/op-log.js";
-import { op, runOpLogSuite } from "./op-log.shared.js";
+import { op, runOpLogSuite } from "../../src/testing/op-log-suite.js";
 
 const dirs: string[] = [];
 function tempDir(): string {

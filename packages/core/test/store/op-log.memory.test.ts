@@ -1,7 +1,9 @@
+// Through the package's ./testing entry, as a third-party log's tests would call it.
+import { runOpLogSuite } from "@kumiki-graph/core/testing";
 import { describe, expect, it } from "vitest";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { OpLog } from "../../src/store/op-log.js";
-import { op, runOpLogSuite } from "./op-log.shared.js";
+import { op } from "../../src/testing/op-log-suite.js";
 
 runOpLogSuite("MemoryOpLog", {
   create: async () => new MemoryOpLog(),

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import type { OpLog, StoredOp } from "../../src/store/op-log.js";
+import type { OpLog, StoredOp } from "../store/op-log.js";
 
 /** What the suite needs to drive one implementation. */
 export interface OpLogHarness {
