@@ -35,7 +35,7 @@ describe.skipIf(!hasCorpus)("the conformance corpus", () => {
   });
 });
 
-describe.skipIf(hasCorpus)("the conformance corpus", () => {
+describe.skipIf(hasCorpus)("the conformance corpus (no corpus here)", () => {
   it.skip(corpusMissingMessage, () => {});
 });
 

@@ -201,6 +201,6 @@ app A
   });
 });
 
-describe.skipIf(hasCorpus)("incremental checking", () => {
+describe.skipIf(hasCorpus)("incremental checking (no corpus here)", () => {
   it.skip(corpusMissingMessage, () => {});
 });

@@ -37,6 +37,6 @@ describe.skipIf(!hasCorpus)("robustness", () => {
   });
 });
 
-describe.skipIf(hasCorpus)("robustness", () => {
+describe.skipIf(hasCorpus)("robustness (no corpus here)", () => {
   it.skip(corpusMissingMessage, () => {});
 });

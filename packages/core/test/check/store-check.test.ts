@@ -44,7 +44,7 @@ describe.skipIf(!hasCorpus)("checkStore over the conformance corpus", () => {
   });
 });
 
-describe.skipIf(hasCorpus)("checkStore over the conformance corpus", () => {
+describe.skipIf(hasCorpus)("checkStore over the conformance corpus (no corpus here)", () => {
   it.skip(corpusMissingMessage, () => {});
 });
 

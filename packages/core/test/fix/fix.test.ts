@@ -192,6 +192,6 @@ describe.skipIf(!hasCorpus)("the repair loop of ai-edit.md §9.6.2, on a store",
   });
 });
 
-describe.skipIf(hasCorpus)("the repair loop of ai-edit.md §9.6.2, on a store", () => {
+describe.skipIf(hasCorpus)("the repair loop of ai-edit.md §9.6.2, on a store (no corpus here)", () => {
   it.skip(corpusMissingMessage, () => {});
 });

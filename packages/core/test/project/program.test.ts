@@ -139,6 +139,6 @@ describe.skipIf(!hasCorpus)("with the full write gate (the checker)", () => {
   });
 });
 
-describe.skipIf(hasCorpus)("every corpus program", () => {
+describe.skipIf(hasCorpus)("every corpus program (no corpus here)", () => {
   it.skip(corpusMissingMessage, () => {});
 });

@@ -134,6 +134,6 @@ describe.skipIf(!hasCorpus)("graph → tree → graph on every corpus program", 
   }
 });
 
-describe.skipIf(hasCorpus)("graph → tree → graph on every corpus program", () => {
+describe.skipIf(hasCorpus)("graph → tree → graph on every corpus program (no corpus here)", () => {
   it.skip(corpusMissingMessage, () => {});
 });
