@@ -4,6 +4,8 @@
  * 2 wrong argument shape). Anything else thrown is a bug and is reported as such.
  */
 
+import type { Result } from "@kumiki-graph/core";
+
 /** Exit code of a failure: 1 the operation failed, 2 the arguments had the wrong shape. */
 export type FailureExit = 1 | 2;
 
@@ -47,16 +49,14 @@ export function fromRejection(error: {
 
 /** Unwraps a core result, throwing its rejection as a CLI failure. */
 export function unwrap<T>(
-  result:
-    | { readonly ok: true; readonly value: T }
-    | {
-        readonly ok: false;
-        readonly error: {
-          code: string;
-          message: string;
-          details?: Readonly<Record<string, unknown>> | undefined;
-        };
-      },
+  result: Result<
+    T,
+    {
+      readonly code: string;
+      readonly message: string;
+      readonly details?: Readonly<Record<string, unknown>> | undefined;
+    }
+  >,
 ): T {
   if (!result.ok) throw fromRejection(result.error);
   return result.value;

@@ -37,6 +37,9 @@ export { type ApplyFixesOptions, applyFixes, type FixReport } from "./fix/apply.
 export { type RepairContext, repairContext } from "./fix/context.js";
 export { normalizePatch } from "./fix/normalize.js";
 export { type FixOptions, type FixProposal, proposeFixes } from "./fix/propose.js";
+// Types the exported API mentions (a parameter, a return, a member), exported so a user can name
+// them; test/api-report.test.ts holds every entry to it.
+export type { Orphan } from "./graph/graph.js";
 export {
   type Conflict,
   type ConflictKind,
@@ -45,8 +48,9 @@ export {
   type LockEntry,
   type Quarantined,
 } from "./graph/graph.js";
+export type { Materializer, ShownSite } from "./graph/materialize.js";
 // The reader `Store.read()` returns and the definitions it and `view` give (types only).
-export type { DefinitionView, GraphReader } from "./graph/reader.js";
+export type { BrokenSite, DefinitionView, GraphReader } from "./graph/reader.js";
 export type { RemedyStep } from "./graph/remedy.js";
 export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-store.js";
 export { type CheckGateOptions, checkGate, createCheckGate } from "./integrity/gate.js";
@@ -66,6 +70,7 @@ export type {
   Call,
   Capability,
   Definition,
+  DefinitionBase,
   DollarRef,
   DurationLit,
   EffectDef,
@@ -174,6 +179,8 @@ export {
 } from "./lang/references.js";
 export { type RenderNames, renderDefinition } from "./lang/render.js";
 export { hashProgram, type ResolvedDefinition, resolveProgram, resolveSite } from "./lang/resolve.js";
+export type { Result } from "./lang/result.js";
+export type { NameSuggestion } from "./lang/similarity.js";
 export { nearestName } from "./lang/similarity.js";
 export type { Span } from "./lang/span.js";
 export { joinPieces, type Piece, splitProgram } from "./lang/split.js";
@@ -195,7 +202,17 @@ export {
   type OpIdGeneratorOptions,
   OpIdSchema,
 } from "./ops/ids.js";
-export type { ConflictPolicy, DanglingDecision, DanglingEdge, DefinitionState } from "./ops/merge.js";
+export type {
+  ApplyFailure,
+  Body,
+  ConflictPolicy,
+  DanglingDecision,
+  DanglingEdge,
+  DefinitionState,
+  NameWrite,
+  TextWrite,
+} from "./ops/merge.js";
+export type { BodyFields, ControlBase, OpBase } from "./ops/op.js";
 export {
   type AddOp,
   type Anchor,
@@ -263,8 +280,10 @@ export {
   pushBundle,
   StoreDamagedError,
 } from "./store/automerge-op-log.js";
+export type { ChunkKind } from "./store/chunk-check.js";
 export { chunkDamage, walkChunks } from "./store/chunk-check.js";
 export { type DiffSide, definitionDiff } from "./store/diff.js";
+export type { FileLock } from "./store/file-lock.js";
 export { fingerprintOps, opContentHash } from "./store/fingerprint.js";
 export {
   type DamagedChunk,
@@ -300,6 +319,7 @@ export {
 } from "./store/inputs.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
 export type { OpLog, StoreDamage, StoredOp } from "./store/op-log.js";
+export type { MirrorUpdate, OpLogFile } from "./store/op-log-file.js";
 export {
   type RepairedChunk,
   type RepairOptions,

@@ -6,4 +6,4 @@
  * vitest and fast-check, which are optional peer dependencies of the package: install them to use it.
  */
 export type { OpLog, StoredOp } from "./store/op-log.js";
-export { type OpLogHarness, op as testOp, runOpLogSuite } from "./testing/op-log-suite.js";
+export { type OpLogHarness, op as testOp, runOpLogSuite, type TestOp } from "./testing/op-log-suite.js";

@@ -3,7 +3,7 @@
  * handler that calls core and returns a value or a wire error. The server owns validation, the
  * error envelope, the text mirror and the response limit, so a handler only maps core to JSON.
  */
-import type { CapabilityManifest, Store, StoreResult } from "@kumiki-graph/core";
+import type { CapabilityManifest, Result, Store, StoreResult } from "@kumiki-graph/core";
 import type { z } from "zod";
 import type { Limits } from "./limits.js";
 import { fromRejection, type WireError } from "./wire-error.js";
@@ -28,9 +28,7 @@ export interface ToolContext {
 }
 
 /** A handler's outcome: the structured result, or the failure that produced no answer. */
-export type Outcome<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly error: WireError };
+export type Outcome<T> = Result<T, WireError>;
 
 /** A tool as declared, with its argument and result types. */
 export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {

@@ -2,6 +2,7 @@
  * Expected failures of sync, as values: a stable code, a message saying what, where and what to do,
  * and details for programs. Exceptions are only for bugs.
  */
+import type { Result } from "@kumiki-graph/core";
 
 /** Stable codes of sync failures. */
 export type SyncErrorCode =
@@ -33,9 +34,7 @@ export interface SyncError {
 }
 
 /** A value, or a {@link SyncError}. */
-export type SyncResult<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly error: SyncError };
+export type SyncResult<T> = Result<T, SyncError>;
 
 /** A successful value. */
 export function ok<T>(value: T): SyncResult<T> {

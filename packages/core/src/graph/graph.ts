@@ -110,7 +110,7 @@ export interface LockEntry {
 }
 
 /** A held op the fold could not apply: its target does not exist (or is of another layer). */
-interface Orphan {
+export interface Orphan {
   readonly reason: "missing-target" | "rolled-back-target" | "layer-mismatch";
 }
 

@@ -688,7 +688,7 @@ export type TestBody = ReducerTest | TileTest | PropertyTest | EpisodeTest;
 
 // ───────────────────────────── definitions ─────────────────────────────
 
-interface DefinitionBase {
+export interface DefinitionBase {
   readonly layer: Layer;
   /** The definition's own name. */
   readonly name: Ident;

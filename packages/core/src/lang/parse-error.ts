@@ -1,3 +1,4 @@
+import type { Result } from "./result.js";
 import type { Span } from "./span.js";
 
 /**
@@ -10,6 +11,4 @@ export interface ParseError {
 }
 
 /** A parse outcome: the value, or the first error. Parsing never throws. */
-export type ParseResult<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly error: ParseError };
+export type ParseResult<T> = Result<T, ParseError>;

@@ -129,7 +129,7 @@ export interface Anchor {
   readonly replace: string;
 }
 
-interface OpBase {
+export interface OpBase {
   readonly layer: Layer;
   /** The target's name when the op was written (for a person reading the log; identity is `def`). */
   readonly name: string;
@@ -149,7 +149,7 @@ interface OpBase {
   readonly reverts?: OpId;
 }
 
-interface BodyFields {
+export interface BodyFields {
   /** The definition's text after its name, byte for byte (see {@link composeSource}). */
   readonly body: string;
   /** The text before the name when it is not `<layer> ` (leading comments, unusual spacing). */
@@ -202,7 +202,7 @@ export interface UnlinkOp extends OpBase {
 /** One op: the §9.3.2 wire format plus what the model needs (see docs/semantics.md). */
 export type Op = AddOp | ReplaceOp | EditOp | RenameOp | RemoveOp | LinkOp | UnlinkOp;
 
-interface ControlBase {
+export interface ControlBase {
   readonly author: AuthorId;
   /** Issue time, UNIX milliseconds. */
   readonly ts: number;

@@ -2,6 +2,7 @@
  * Every way a store call can refuse, as a stable code. Adapters (CLI, MCP) map codes to exit codes
  * and structured errors; the message says what, where, and what to do.
  */
+import type { Result } from "../lang/result.js";
 export const REJECTION_CODES = [
   // The request itself.
   "invalid-input",
@@ -77,9 +78,7 @@ export interface Rejection {
 }
 
 /** The outcome of a store call: a value, or a rejection. Expected failures are values, never throws. */
-export type StoreResult<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly error: Rejection };
+export type StoreResult<T> = Result<T, Rejection>;
 
 /** A successful value. */
 export function ok<T>(value: T): StoreResult<T> {

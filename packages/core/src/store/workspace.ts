@@ -16,6 +16,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { NetworkAdapterInterface, PeerId, SharePolicy } from "@automerge/automerge-repo";
+import type { Result } from "../lang/result.js";
 import { AutomergeOpLog, OpLogOpenError } from "./automerge-op-log.js";
 import { FileLock, LockTimeoutError } from "./file-lock.js";
 import { makeDirs } from "./make-dirs.js";
@@ -70,9 +71,7 @@ export interface WorkspaceError {
 }
 
 /** A value, or a {@link WorkspaceError}. */
-export type WorkspaceResult<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly error: WorkspaceError };
+export type WorkspaceResult<T> = Result<T, WorkspaceError>;
 
 /** An open workspace. */
 export interface Workspace<T extends StoredOp = StoredOp> {

@@ -23,7 +23,8 @@ export interface OpLogHarness {
   readonly propertyRuns?: number;
 }
 
-interface TestOp extends StoredOp {
+/** An op as the suite makes it ({@link op}). */
+export interface TestOp extends StoredOp {
   readonly op: string;
   readonly n: number;
   readonly body?: string;
