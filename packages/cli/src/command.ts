@@ -80,17 +80,26 @@ export interface Command {
  */
 export interface LazyCommand {
   readonly name: string;
+  /** The verb's summary, as `kumiki --help` lists it without loading the verb (held equal to the loaded one's). */
+  readonly summary: string;
   load(): Promise<Command>;
 }
 
-/** A {@link LazyCommand}: `lazy("mcp serve", async () => (await import("./mcp.js")).mcpServe)`. */
-export function lazy(name: string, load: () => Promise<Command>): LazyCommand {
+/**
+ * A {@link LazyCommand}: `lazy("mcp serve", "serve …", async () => (await import("./mcp.js")).mcpServe)`.
+ * The summary is repeated here so that `kumiki --help` loads no heavy package; loading the verb
+ * checks that it is the same.
+ */
+export function lazy(name: string, summary: string, load: () => Promise<Command>): LazyCommand {
   let loaded: Promise<Command> | undefined;
   return {
     name,
+    summary,
     load: () => {
       loaded ??= load().then((c) => {
         if (c.name !== name) throw new Error(`lazy verb ${name} loaded a command named ${c.name}`);
+        if (c.summary !== summary)
+          throw new Error(`lazy verb ${name}: its summary in commands/index.ts differs from the command's`);
         return c;
       });
       return loaded;

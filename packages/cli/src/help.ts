@@ -20,7 +20,7 @@ export function verbHelp(c: Command): string {
 }
 
 /** `kumiki --help`. */
-export function mainHelp(commands: readonly Command[]): string {
+export function mainHelp(commands: readonly Pick<Command, "name" | "summary">[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return `kumiki — edit a Kumiki program stored as a CRDT graph
 

@@ -88,11 +88,7 @@ export async function main(argv: readonly string[], cliIo: CliIo = processIo): P
   }
   if (word === undefined || word === "-h" || word === "--help" || word === "help") {
     const topic = word === "help" ? COMMANDS.find((c) => c.name === rest.join(" ")) : undefined;
-    io.stdout(
-      topic === undefined
-        ? mainHelp(await Promise.all(COMMANDS.map(resolveCommand)))
-        : verbHelp(await resolveCommand(topic)),
-    );
+    io.stdout(topic === undefined ? mainHelp(COMMANDS) : verbHelp(await resolveCommand(topic)));
     return 0;
   }
   if (word === "-V" || word === "--version") {

@@ -70,6 +70,28 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
     expect(k(["view", "slot.newer"]).out).toBe("slot newer : Int = 1\n");
   });
 
+  it("kumiki --help lists every verb without loading core, the MCP SDK or the sync server", () => {
+    const dir = tempDir("help");
+    dirs.push(dir);
+    const hook = path.join(dir, "hook.mjs");
+    const log = path.join(dir, "loaded.txt");
+    writeFileSync(
+      hook,
+      `import { appendFileSync } from "node:fs";\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + "\\n"); return next(url, context); }\n`,
+    );
+    const reg = path.join(dir, "register.mjs");
+    writeFileSync(
+      reg,
+      `import { register } from "node:module"; register(${JSON.stringify(`file://${hook}`)});\n`,
+    );
+    const p = spawnSync(process.execPath, ["--import", reg, BIN, "--help"], { cwd: dir, encoding: "utf8" });
+    expect(p.status, p.stderr).toBe(0);
+    for (const verb of ["mcp serve", "serve", "sync", "clone", "remote add"])
+      expect(p.stdout).toContain(`  ${verb} `);
+    const loaded = readFileSync(log, "utf8");
+    expect(loaded).not.toMatch(/@automerge|@modelcontextprotocol|sync-server|\/mcp\/dist|\/core\/dist/);
+  });
+
   it("loads neither Automerge, the MCP SDK nor the sync server for view (snapshot current)", () => {
     const cache = tempDir("cache");
     dirs.push(cache);

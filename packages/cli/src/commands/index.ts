@@ -50,11 +50,35 @@ export const COMMANDS: readonly (Command | LazyCommand)[] = [
   importCommand,
   exportCommand,
   repair,
-  lazy("mcp serve", async () => (await import("./mcp.js")).mcpServe),
-  lazy("serve", async () => (await import("./serve.js")).serve),
-  lazy("remote add", async () => (await import("./remote.js")).remoteAdd),
-  lazy("remote list", async () => (await import("./remote.js")).remoteList),
-  lazy("remote remove", async () => (await import("./remote.js")).remoteRemove),
-  lazy("sync", async () => (await import("./sync.js")).sync),
-  lazy("clone", async () => (await import("./clone.js")).clone),
+  lazy(
+    "mcp serve",
+    "serve the store to AI agents over MCP on stdio (the tools of ai-edit.md §9.7)",
+    async () => (await import("./mcp.js")).mcpServe,
+  ),
+  lazy(
+    "serve",
+    "run the sync server agents push to and pull from (127.0.0.1 by default)",
+    async () => (await import("./serve.js")).serve,
+  ),
+  lazy(
+    "remote add",
+    "record a sync server this workspace syncs with",
+    async () => (await import("./remote.js")).remoteAdd,
+  ),
+  lazy(
+    "remote list",
+    "list the sync servers this workspace syncs with",
+    async () => (await import("./remote.js")).remoteList,
+  ),
+  lazy("remote remove", "forget a sync server", async () => (await import("./remote.js")).remoteRemove),
+  lazy(
+    "sync",
+    "push and pull ops with a remote until both have the same heads (--files: the project tree)",
+    async () => (await import("./sync.js")).sync,
+  ),
+  lazy(
+    "clone",
+    "make a workspace in DIR from a graph on a sync server (recorded as remote origin)",
+    async () => (await import("./clone.js")).clone,
+  ),
 ];
