@@ -1,7 +1,6 @@
 import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
 import { Causality, causalOrder, compareIds } from "../ops/causality.js";
-import { CowMap } from "../ops/cow-map.js";
 import { matchesLockPattern } from "../ops/glob.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import {
@@ -34,6 +33,7 @@ import {
   type UnlockOp,
 } from "../ops/op.js";
 import { describePatchFailure } from "../ops/patch.js";
+import { commitFoldState, type FoldState, forkFoldState, newFoldState } from "./fold-state.js";
 import type { RemedyStep } from "./remedy.js";
 
 export type { Body, DefinitionState } from "../ops/merge.js";
@@ -76,7 +76,7 @@ export interface Conflict {
 }
 
 /** Why a held op is not part of the graph. */
-type Rollback =
+export type Rollback =
   | {
       readonly cause: "dangling";
       readonly edge: DanglingEdge;
@@ -93,7 +93,7 @@ type Rollback =
     };
 
 /** A dangling edge the fold decided to keep. */
-interface Kept {
+export interface Kept {
   readonly edge: DanglingEdge;
   readonly concurrent: boolean;
   readonly reason: "warn" | "forced";
@@ -151,28 +151,8 @@ export interface GraphStatus {
 export class Graph {
   /** The placed ops, in causal order (shared with forks, which roll their part back on discard). */
   private causality: Causality<LogOp>;
-  /** Held ops that wait for a parent op that has not arrived. */
-  private pending: CowMap<OpId, LogOp>;
-  private quarantine: CowMap<string, Quarantined>;
-  private defs: CowMap<DefId, DefinitionState>;
-  /** `layer:name` → live definitions whose name it is. */
-  private names: CowMap<string, readonly DefId[]>;
-  /** `layer:name` → every definition that ever claimed the name (history across renames). */
-  private nameHistory: CowMap<string, readonly DefId[]>;
-  /** target → definitions whose text binds a reference to it. */
-  private referrers: CowMap<DefId, readonly DefId[]>;
-  /** The {@link DefinitionState.history} of definitions whose add was rolled back. */
-  private graveyard: CowMap<DefId, OpId[]>;
-  private rolledBack: CowMap<OpId, Rollback>;
-  private orphans: CowMap<OpId, Orphan>;
-  private hashes: CowMap<DefId, ContentHash>;
-  /**
-   * Control state: `config` → the maximal config ops (the policy register), `locks` → every lock
-   * and unlock op placed, in causal order.
-   */
-  private control: CowMap<"config" | "locks", readonly ControlOp[]>;
-  /** `<source> <key>` → a dangling edge the fold decided to keep (warn, or a forced remove). */
-  private kept: CowMap<string, Kept>;
+  /** Everything the fold keeps but the causal order, in copy-on-write maps (fold-state.ts). */
+  private st: FoldState;
   private readonly parent: Graph | undefined;
   private causalMark: ReturnType<Causality["mark"]> | undefined;
   private readonly ctx: MergeContext;
@@ -181,33 +161,11 @@ export class Graph {
     this.parent = parent;
     if (parent === undefined) {
       this.causality = new Causality();
-      this.pending = new CowMap();
-      this.quarantine = new CowMap();
-      this.defs = new CowMap();
-      this.names = new CowMap();
-      this.nameHistory = new CowMap();
-      this.referrers = new CowMap();
-      this.graveyard = new CowMap();
-      this.rolledBack = new CowMap();
-      this.orphans = new CowMap();
-      this.hashes = new CowMap();
-      this.control = new CowMap();
-      this.kept = new CowMap();
+      this.st = newFoldState();
     } else {
       this.causality = parent.causality;
       this.causalMark = parent.causality.mark();
-      this.pending = parent.pending.fork();
-      this.quarantine = parent.quarantine.fork();
-      this.defs = parent.defs.fork();
-      this.names = parent.names.fork();
-      this.nameHistory = parent.nameHistory.fork();
-      this.referrers = parent.referrers.fork();
-      this.graveyard = parent.graveyard.fork();
-      this.rolledBack = parent.rolledBack.fork();
-      this.orphans = parent.orphans.fork();
-      this.hashes = parent.hashes.fork();
-      this.control = parent.control.fork();
-      this.kept = parent.kept.fork();
+      this.st = forkFoldState(parent.st);
     }
     this.ctx = {
       happenedBefore: (a, b) => this.causality.opHappenedBefore(a, b),
@@ -247,8 +205,8 @@ export class Graph {
       const r = parseOp(input);
       if (!r.ok) {
         const id = String((input as { "op-id"?: unknown } | null)?.["op-id"] ?? "(no op-id)");
-        if (!this.quarantine.has(id))
-          this.quarantine.set(id, { opId: id, code: r.error.code, message: r.error.message });
+        if (!this.st.quarantine.has(id))
+          this.st.quarantine.set(id, { opId: id, code: r.error.code, message: r.error.message });
         continue;
       }
       const id = r.op["op-id"];
@@ -268,15 +226,15 @@ export class Graph {
         return { added: fresh, refolded: true };
       }
       this.causality.append(op);
-      this.pending.delete(op["op-id"]);
+      this.st.pending.delete(op["op-id"]);
       this.place(op);
     }
-    for (const op of candidates) if (!this.causality.has(op["op-id"])) this.pending.set(op["op-id"], op);
+    for (const op of candidates) if (!this.causality.has(op["op-id"])) this.st.pending.set(op["op-id"], op);
     return { added: fresh, refolded: false };
   }
 
   private *pendingOps(): IterableIterator<LogOp> {
-    yield* this.pending.values();
+    yield* this.st.pending.values();
   }
 
   /** Re-folds everything from scratch (only a root graph does this). */
@@ -293,8 +251,8 @@ export class Graph {
         continue;
       }
       const id = String((input as { "op-id"?: unknown } | null)?.["op-id"] ?? "(no op-id)");
-      if (!this.quarantine.has(id))
-        this.quarantine.set(id, { opId: id, code: r.error.code, message: r.error.message });
+      if (!this.st.quarantine.has(id))
+        this.st.quarantine.set(id, { opId: id, code: r.error.code, message: r.error.message });
     }
     this.reset();
     let sorted = true;
@@ -323,22 +281,13 @@ export class Graph {
       this.causality.append(op);
       this.place(op);
     }
-    for (const op of pending) this.pending.set(op["op-id"], op);
+    for (const op of pending) this.st.pending.set(op["op-id"], op);
   }
 
   private reset(): void {
     this.causality = new Causality();
-    this.pending = new CowMap();
-    this.defs = new CowMap();
-    this.names = new CowMap();
-    this.nameHistory = new CowMap();
-    this.referrers = new CowMap();
-    this.graveyard = new CowMap();
-    this.rolledBack = new CowMap();
-    this.orphans = new CowMap();
-    this.hashes = new CowMap();
-    this.control = new CowMap();
-    this.kept = new CowMap();
+    // Quarantined inputs stay: they are what was held but never folded, whatever is folded next.
+    this.st = newFoldState(this.st.quarantine);
   }
 
   /** Applies a placed op to the definitions and settles what it left dangling. */
@@ -348,35 +297,35 @@ export class Graph {
       this.placeControl(op);
       return;
     }
-    const locked = this.control.has("locks") ? this.lockViolation(op) : undefined;
+    const locked = this.st.control.has("locks") ? this.lockViolation(op) : undefined;
     if (op.op === "add" || op.op === "rename") {
       const key = `${op.layer}:${op.op === "add" ? op.name : op["new-name"]}`;
-      const known = this.nameHistory.get(key) ?? [];
-      if (!known.includes(op.def)) this.nameHistory.set(key, [...known, op.def]);
+      const known = this.st.nameHistory.get(key) ?? [];
+      if (!known.includes(op.def)) this.st.nameHistory.set(key, [...known, op.def]);
     }
     if (op.op === "add") {
       if (locked !== undefined) {
-        this.rolledBack.set(id, { cause: "locked", ...locked });
-        this.graveyard.set(op.def, [id]);
+        this.st.rolledBack.set(id, { cause: "locked", ...locked });
+        this.st.graveyard.set(op.def, [id]);
         return;
       }
       this.replaceState(op.def, createDefinition(op));
     } else {
-      const s = this.defs.mutable(op.def, cloneDefinition);
+      const s = this.st.defs.mutable(op.def, cloneDefinition);
       if (s === undefined) {
-        this.graveyard.mutable(op.def, (l) => [...l])?.push(id);
-        this.orphans.set(id, {
+        this.st.graveyard.mutable(op.def, (l) => [...l])?.push(id);
+        this.st.orphans.set(id, {
           reason: this.addRolledBack(op.def) ? "rolled-back-target" : "missing-target",
         });
         return;
       }
       s.history.push(id);
       if (s.layer !== op.layer) {
-        this.orphans.set(id, { reason: "layer-mismatch" });
+        this.st.orphans.set(id, { reason: "layer-mismatch" });
         return;
       }
       if (locked !== undefined) {
-        this.rolledBack.set(id, { cause: "locked", ...locked });
+        this.st.rolledBack.set(id, { cause: "locked", ...locked });
         return;
       }
       const name = s.name;
@@ -387,9 +336,9 @@ export class Graph {
         this.afterChange(s.id, { layer: s.layer, name, alive, refs }, s, (change & ~CHANGED_NAME) !== 0);
       // A write to a definition whose reference a forced remove left dangling: the remove may not
       // have seen it, so the edge is decided again.
-      if (op.op !== "remove" && s.alive && !this.kept.isEmpty()) {
+      if (op.op !== "remove" && s.alive && !this.st.kept.isEmpty()) {
         for (const key of Object.keys(s.body.refs)) {
-          if (this.kept.get(`${s.id} ${key}`)?.reason === "forced") {
+          if (this.st.kept.get(`${s.id} ${key}`)?.reason === "forced") {
             this.suspects.push(s.id);
             break;
           }
@@ -403,11 +352,13 @@ export class Graph {
   private placeControl(op: ControlOp): void {
     if (op.op === "config") {
       // The policy register: the maximal config ops; among concurrent ones, newer ts then op-id.
-      const max = (this.control.get("config") ?? []).filter((c) => !this.causality.opHappenedBefore(c, op));
-      this.control.set("config", [...max, op]);
+      const max = (this.st.control.get("config") ?? []).filter(
+        (c) => !this.causality.opHappenedBefore(c, op),
+      );
+      this.st.control.set("config", [...max, op]);
       return;
     }
-    this.control.set("locks", [...(this.control.get("locks") ?? []), op]);
+    this.st.control.set("locks", [...(this.st.control.get("locks") ?? []), op]);
   }
 
   /**
@@ -416,7 +367,7 @@ export class Graph {
    * the op records it, and a rename's new name). A lock concurrent with the op does not bind it.
    */
   private lockViolation(op: Op): { lock: LockOp; pattern: string } | undefined {
-    const all = this.control.get("locks") ?? [];
+    const all = this.st.control.get("locks") ?? [];
     const names = op.op === "rename" ? [op.name, op["new-name"]] : [op.name];
     for (const l of all) {
       if (l.op !== "lock" || l.agent === op.author) continue;
@@ -443,7 +394,7 @@ export class Graph {
 
   /** The config op that set the policy in force, if any did. */
   policyOp(): ConfigOp | undefined {
-    const max = this.control.get("config") as readonly ConfigOp[] | undefined;
+    const max = this.st.control.get("config") as readonly ConfigOp[] | undefined;
     return max === undefined || max.length === 0 ? undefined : lwwWinner(max);
   }
 
@@ -453,7 +404,7 @@ export class Graph {
    * concurrent: the lock stands (an unlock only lifts what its author had seen).
    */
   locks(): LockEntry[] {
-    const all = this.control.get("locks") ?? [];
+    const all = this.st.control.get("locks") ?? [];
     const live = new Map<string, LockEntry>();
     for (const l of all) {
       if (l.op !== "lock") continue;
@@ -482,11 +433,12 @@ export class Graph {
    * (`lock-concurrent`) so that neither agent is left believing the other respected it.
    */
   private lockConcurrentConflicts(only?: ReadonlySet<DefId>): Conflict[] {
-    if (!this.control.has("locks")) return [];
+    if (!this.st.control.has("locks")) return [];
     const out: Conflict[] = [];
     const locks = this.locks();
     if (locks.length === 0) return out;
-    const states = only === undefined ? this.defs.values() : [...only].flatMap((d) => this.defs.get(d) ?? []);
+    const states =
+      only === undefined ? this.st.defs.values() : [...only].flatMap((d) => this.st.defs.get(d) ?? []);
     for (const s of states) {
       const covering = locks.filter((l) => {
         const dot = l.pattern.indexOf(".");
@@ -522,7 +474,7 @@ export class Graph {
 
   /** The live locks that cover `layer.name`. */
   locksOn(layer: string, name: string): LockEntry[] {
-    if (!this.control.has("locks")) return [];
+    if (!this.st.control.has("locks")) return [];
     return this.locks().filter((l) => matchesLockPattern(l.pattern, layer, name));
   }
 
@@ -534,18 +486,18 @@ export class Graph {
   }
 
   private addRolledBack(def: DefId): boolean {
-    return this.rolledBack.has(`op_${def.slice(4)}` as OpId);
+    return this.st.rolledBack.has(`op_${def.slice(4)}` as OpId);
   }
 
   /** Puts a definition's new state in place (undefined: it no longer exists) and updates the indexes. */
   private replaceState(id: DefId, next: DefinitionState | undefined): void {
-    const prev = this.defs.get(id);
+    const prev = this.st.defs.get(id);
     const before =
       prev === undefined
         ? undefined
         : { layer: prev.layer, name: prev.name, alive: prev.alive, refs: prev.body.refs };
-    if (next === undefined) this.defs.delete(id);
-    else this.defs.set(id, next);
+    if (next === undefined) this.st.defs.delete(id);
+    else this.st.defs.set(id, next);
     this.afterChange(id, before, next, true);
   }
 
@@ -564,11 +516,11 @@ export class Graph {
       const oldKey = wasAlive ? `${before!.layer}:${before!.name}` : undefined;
       const newKey = isAlive ? `${after!.layer}:${after!.name}` : undefined;
       if (oldKey !== undefined) {
-        const rest = (this.names.get(oldKey) ?? []).filter((d) => d !== id);
-        if (rest.length === 0) this.names.delete(oldKey);
-        else this.names.set(oldKey, rest);
+        const rest = (this.st.names.get(oldKey) ?? []).filter((d) => d !== id);
+        if (rest.length === 0) this.st.names.delete(oldKey);
+        else this.st.names.set(oldKey, rest);
       }
-      if (newKey !== undefined) this.names.set(newKey, [...(this.names.get(newKey) ?? []), id]);
+      if (newKey !== undefined) this.st.names.set(newKey, [...(this.st.names.get(newKey) ?? []), id]);
     }
     // Referrer index.
     const refsChanged = before?.refs !== after?.body.refs;
@@ -577,13 +529,13 @@ export class Graph {
       const newTargets = after === undefined ? EMPTY : targetsOf(after.body.refs);
       for (const t of oldTargets) {
         if (newTargets.has(t)) continue;
-        const rest = (this.referrers.get(t) ?? []).filter((d) => d !== id);
-        if (rest.length === 0) this.referrers.delete(t);
-        else this.referrers.set(t, rest);
+        const rest = (this.st.referrers.get(t) ?? []).filter((d) => d !== id);
+        if (rest.length === 0) this.st.referrers.delete(t);
+        else this.st.referrers.set(t, rest);
       }
       for (const t of newTargets) {
         if (oldTargets.has(t)) continue;
-        this.referrers.set(t, [...(this.referrers.get(t) ?? []), id]);
+        this.st.referrers.set(t, [...(this.st.referrers.get(t) ?? []), id]);
       }
     }
     if (contentChanged) this.invalidate(id);
@@ -607,7 +559,7 @@ export class Graph {
       for (const edge of edges) {
         const decision = resolveDangling(policy, edge, this.ctx);
         if (decision.kept !== undefined) {
-          this.kept.set(`${edge.source} ${edge.key}`, {
+          this.st.kept.set(`${edge.source} ${edge.key}`, {
             edge,
             concurrent: decision.concurrent,
             reason: decision.kept,
@@ -615,10 +567,10 @@ export class Graph {
           });
           continue;
         }
-        const fresh = decision.rollBack.filter((o) => !this.rolledBack.has(o));
+        const fresh = decision.rollBack.filter((o) => !this.st.rolledBack.has(o));
         progress ||= fresh.length > 0;
         for (const o of fresh) {
-          this.rolledBack.set(o, {
+          this.st.rolledBack.set(o, {
             cause: "dangling",
             edge,
             concurrent: decision.concurrent,
@@ -640,11 +592,11 @@ export class Graph {
   /** Dangling edges out of `id` (when it lives) and into it (when it does not). */
   private danglingAround(id: DefId): DanglingEdge[] {
     const out: DanglingEdge[] = [];
-    const s = this.defs.get(id);
+    const s = this.st.defs.get(id);
     const push = (edge: DanglingEdge) => {
       // An edge already decided to be kept, unchanged since, is not decided again (a later policy
       // change does not reach back).
-      const k = this.kept.get(`${edge.source} ${edge.key}`);
+      const k = this.st.kept.get(`${edge.source} ${edge.key}`);
       if (
         k !== undefined &&
         k.edge.target === edge.target &&
@@ -657,7 +609,7 @@ export class Graph {
     };
     if (s?.alive === true) {
       for (const [key, target] of Object.entries(s.body.refs) as [RefKey, DefId][]) {
-        const t = this.defs.get(target);
+        const t = this.st.defs.get(target);
         if (t?.alive === true) continue;
         push({
           source: id,
@@ -669,8 +621,8 @@ export class Graph {
         });
       }
     } else {
-      for (const r of this.referrers.get(id) ?? []) {
-        const rs = this.defs.get(r);
+      for (const r of this.st.referrers.get(id) ?? []) {
+        const rs = this.st.defs.get(r);
         if (rs?.alive !== true) continue;
         for (const [key, target] of Object.entries(rs.body.refs) as [RefKey, DefId][]) {
           if (target !== id) continue;
@@ -692,13 +644,14 @@ export class Graph {
   private rebuild(id: DefId): void {
     const history = this.opsOf(id);
     const ops = history
-      .filter((o) => !this.rolledBack.has(o) && !this.orphans.has(o))
+      .filter((o) => !this.st.rolledBack.has(o) && !this.st.orphans.has(o))
       .map((o) => this.defOp(o)!);
     const next = replayDefinition(ops, this.ctx);
     if (next === undefined) {
       for (const o of ops)
-        if (!this.rolledBack.has(o["op-id"])) this.orphans.set(o["op-id"], { reason: "rolled-back-target" });
-      this.graveyard.set(id, [...history]);
+        if (!this.st.rolledBack.has(o["op-id"]))
+          this.st.orphans.set(o["op-id"], { reason: "rolled-back-target" });
+      this.st.graveyard.set(id, [...history]);
     } else {
       next.history = [...history];
     }
@@ -718,22 +671,7 @@ export class Graph {
   /** Makes a fork's changes its parent's. The parent must not have changed since the fork. */
   commit(): void {
     if (this.parent === undefined) throw new Error("graph: only a fork commits");
-    for (const m of [
-      this.pending,
-      this.quarantine,
-      this.defs,
-      this.names,
-      this.nameHistory,
-      this.referrers,
-      this.graveyard,
-      this.rolledBack,
-      this.orphans,
-      this.hashes,
-      this.control,
-      this.kept,
-    ] as CowMap<unknown, unknown>[]) {
-      m.commit();
-    }
+    commitFoldState(this.st);
     this.causalMark = undefined;
   }
 
@@ -750,22 +688,22 @@ export class Graph {
 
   /** A definition's state by identity (live, removed or shadowed); never mutate it. */
   definition(id: DefId): DefinitionState | undefined {
-    return this.defs.get(id);
+    return this.st.defs.get(id);
   }
 
   /** Every definition that exists (live or removed). */
   *definitions(): IterableIterator<DefinitionState> {
-    yield* this.defs.values();
+    yield* this.st.defs.values();
   }
 
   /** The live definition that shows under `layer.name` (the name contest's winner). */
   lookup(layer: Layer, name: string): DefId | undefined {
-    const claimants = this.names.get(`${layer}:${name}`);
+    const claimants = this.st.names.get(`${layer}:${name}`);
     if (claimants === undefined || claimants.length === 0) return undefined;
     if (claimants.length === 1) return claimants[0];
     let best: DefinitionState | undefined;
     for (const d of claimants) {
-      const s = this.defs.get(d)!;
+      const s = this.st.defs.get(d)!;
       if (best === undefined || s.nameWinner["op-id"] > best.nameWinner["op-id"]) best = s;
     }
     return best?.id;
@@ -773,28 +711,28 @@ export class Graph {
 
   /** The live definitions named `layer.name` (more than one: a name conflict). */
   claimants(layer: Layer, name: string): readonly DefId[] {
-    return this.names.get(`${layer}:${name}`) ?? [];
+    return this.st.names.get(`${layer}:${name}`) ?? [];
   }
 
   /** True when `id` is live and shows under its name. */
   isVisible(id: DefId): boolean {
-    const s = this.defs.get(id);
+    const s = this.st.defs.get(id);
     return s?.alive === true && this.lookup(s.layer, s.name) === id;
   }
 
   /** Every definition that ever claimed `layer.name` (by add or rename), live or not. */
   everNamed(layer: Layer, name: string): readonly DefId[] {
-    return this.nameHistory.get(`${layer}:${name}`) ?? [];
+    return this.st.nameHistory.get(`${layer}:${name}`) ?? [];
   }
 
   /** The live definitions whose text references `id`. */
   referrersOf(id: DefId): DefId[] {
-    return (this.referrers.get(id) ?? []).filter((d) => this.defs.get(d)?.alive === true);
+    return (this.st.referrers.get(id) ?? []).filter((d) => this.st.defs.get(d)?.alive === true);
   }
 
   /** A held op by id (a definition op or a control op). */
   op(id: OpId): LogOp | undefined {
-    return this.causality.op(id) ?? this.pending.get(id);
+    return this.causality.op(id) ?? this.st.pending.get(id);
   }
 
   /** A held definition op by id (undefined for a control op). */
@@ -804,23 +742,23 @@ export class Graph {
   }
 
   private holdsOp(id: OpId): boolean {
-    return this.causality.has(id) || this.pending.has(id);
+    return this.causality.has(id) || this.st.pending.has(id);
   }
 
   /** True when the op is held (valid, or quarantined). */
   holds(id: string): boolean {
-    return this.holdsOp(id as OpId) || this.quarantine.has(id);
+    return this.holdsOp(id as OpId) || this.st.quarantine.has(id);
   }
 
   /** Every valid held op: the placed ones in causal order, then the pending ones. */
   *ops(): IterableIterator<LogOp> {
     yield* this.causality.ops;
-    yield* this.pending.values();
+    yield* this.st.pending.values();
   }
 
   /** The placed ops that target `id`, in causal order (applied, lost, rolled back or orphaned). */
   opsOf(id: DefId): readonly OpId[] {
-    return this.defs.get(id)?.history ?? this.graveyard.get(id) ?? [];
+    return this.st.defs.get(id)?.history ?? this.st.graveyard.get(id) ?? [];
   }
 
   /** The op-ids no placed op has as a parent: what a new op's parent-ops are. */
@@ -848,7 +786,7 @@ export class Graph {
    * before that one (what `revert` restores). Undefined when `op` is not applied to it.
    */
   bodyBefore(def: DefId, op: OpId): Body | undefined {
-    const s = this.defs.get(def);
+    const s = this.st.defs.get(def);
     if (s === undefined) return undefined;
     const at = s.ops.findIndex((o) => o["op-id"] === op);
     if (at <= 0) return undefined;
@@ -861,7 +799,7 @@ export class Graph {
    * when there is none (the op is the definition's add and `after` is false).
    */
   stateSeenBy(def: DefId, op: OpId, after: boolean): DefinitionState | undefined {
-    const s = this.defs.get(def);
+    const s = this.st.defs.get(def);
     if (s === undefined) return undefined;
     const ops = s.ops.filter(
       (o) => (after && o["op-id"] === op) || this.causality.happenedBefore(o["op-id"], op),
@@ -871,29 +809,29 @@ export class Graph {
 
   /** The conflict record id that explains why an op is rolled back (`rolled-back:…` or `locked:…`). */
   rollbackConflictId(id: OpId): string | undefined {
-    const rb = this.rolledBack.get(id);
+    const rb = this.st.rolledBack.get(id);
     if (rb === undefined) return undefined;
     return rb.cause === "locked" ? `locked:${id}` : `rolled-back:${id}`;
   }
 
   /** True when the op was rolled back by the conflict policy. */
   isRolledBack(id: OpId): boolean {
-    return this.rolledBack.has(id);
+    return this.st.rolledBack.has(id);
   }
 
   /** Why a placed op has no effect because its target does not exist, if so. */
   orphanReason(id: OpId): Orphan["reason"] | undefined {
-    return this.orphans.get(id)?.reason;
+    return this.st.orphans.get(id)?.reason;
   }
 
   /** A cached content hash (undefined: not computed since the definition or a dependency changed). */
   cachedHash(id: DefId): ContentHash | undefined {
-    return this.hashes.get(id);
+    return this.st.hashes.get(id);
   }
 
   /** Stores computed content hashes. */
   storeHashes(hashes: ReadonlyMap<string, ContentHash>): void {
-    for (const [id, h] of hashes) this.hashes.set(id as DefId, h);
+    for (const [id, h] of hashes) this.st.hashes.set(id as DefId, h);
   }
 
   /**
@@ -903,27 +841,27 @@ export class Graph {
    * may (they hash it as unresolved), so the walk goes on through it.
    */
   private invalidate(id: DefId): void {
-    if (this.hashes.isEmpty()) return;
+    if (this.st.hashes.isEmpty()) return;
     const stack = [id];
     const seen = new Set<DefId>();
     while (stack.length > 0) {
       const d = stack.pop()!;
       if (seen.has(d)) continue;
       seen.add(d);
-      if (d !== id && !this.hashes.has(d) && this.defs.get(d)?.alive === true) continue;
-      this.hashes.delete(d);
-      for (const r of this.referrers.get(d) ?? []) stack.push(r);
+      if (d !== id && !this.st.hashes.has(d) && this.st.defs.get(d)?.alive === true) continue;
+      this.st.hashes.delete(d);
+      for (const r of this.st.referrers.get(d) ?? []) stack.push(r);
     }
   }
 
   /** Where the graph stands. */
   status(): GraphStatus {
     let live = 0;
-    for (const s of this.defs.values()) if (s.alive) live++;
+    for (const s of this.st.defs.values()) if (s.alive) live++;
     return {
-      ops: this.causality.size + this.pending.size,
-      pending: this.pending.size,
-      quarantined: [...this.quarantine.values()].sort((a, b) => compareIds(a.opId, b.opId)),
+      ops: this.causality.size + this.st.pending.size,
+      pending: this.st.pending.size,
+      quarantined: [...this.st.quarantine.values()].sort((a, b) => compareIds(a.opId, b.opId)),
       definitions: live,
       heads: this.heads(),
       conflicts: this.conflicts().length,
@@ -934,7 +872,7 @@ export class Graph {
 
   /** A person-readable name for a definition: `slot.todos`, with its identity when it is not shown under it. */
   label(id: DefId): string {
-    const s = this.defs.get(id);
+    const s = this.st.defs.get(id);
     if (s === undefined) return id;
     const q = `${s.layer}.${s.name}`;
     if (!s.alive) return `${q} (removed, ${id})`;
@@ -943,9 +881,11 @@ export class Graph {
 
   /** True when the edge still dangles in the graph as it is now. */
   private stillDangles(edge: DanglingEdge): boolean {
-    const s = this.defs.get(edge.source);
+    const s = this.st.defs.get(edge.source);
     return (
-      s?.alive === true && s.body.refs[edge.key] === edge.target && this.defs.get(edge.target)?.alive !== true
+      s?.alive === true &&
+      s.body.refs[edge.key] === edge.target &&
+      this.st.defs.get(edge.target)?.alive !== true
     );
   }
 
@@ -1001,12 +941,12 @@ export class Graph {
     // Name contests.
     const contests =
       only === undefined
-        ? this.names.entries()
+        ? this.st.names.entries()
         : [...only].flatMap((d) => {
-            const s = this.defs.get(d);
+            const s = this.st.defs.get(d);
             if (s === undefined || !s.alive) return [];
             const key = `${s.layer}:${s.name}`;
-            return [[key, this.names.get(key) ?? []] as [string, readonly DefId[]]];
+            return [[key, this.st.names.get(key) ?? []] as [string, readonly DefId[]]];
           });
     const doneKeys = new Set<string>();
     for (const [key, claimants] of contests) {
@@ -1014,10 +954,10 @@ export class Graph {
       doneKeys.add(key);
       const [layer, name] = key.split(":") as [Layer, string];
       const holder = this.lookup(layer, name)!;
-      const hs = this.defs.get(holder)!;
+      const hs = this.st.defs.get(holder)!;
       for (const d of claimants) {
         if (d === holder) continue;
-        const s = this.defs.get(d)!;
+        const s = this.st.defs.get(d)!;
         out.push({
           id: `name-taken:${s.nameWinner["op-id"]}`,
           kind: "name-taken",
@@ -1033,7 +973,8 @@ export class Graph {
         });
       }
     }
-    const states = only === undefined ? this.defs.values() : [...only].flatMap((d) => this.defs.get(d) ?? []);
+    const states =
+      only === undefined ? this.st.defs.values() : [...only].flatMap((d) => this.st.defs.get(d) ?? []);
     for (const s of states) {
       const here = label(s.id);
       // Concurrent replaces: all but the winner lost.
@@ -1091,8 +1032,8 @@ export class Graph {
         }
       }
     }
-    for (const [opId, rb] of this.rolledBack.entries()) out.push(this.rollbackConflict(opId, rb));
-    for (const k of this.kept.values()) {
+    for (const [opId, rb] of this.st.rolledBack.entries()) out.push(this.rollbackConflict(opId, rb));
+    for (const k of this.st.kept.values()) {
       if (k.reason !== "warn" || !this.stillDangles(k.edge)) continue;
       const src = label(k.edge.source);
       const dst = label(k.edge.target);
@@ -1132,7 +1073,7 @@ export class Graph {
       });
     }
     out.push(...this.lockConcurrentConflicts(only));
-    for (const [opId, o] of this.orphans.entries()) {
+    for (const [opId, o] of this.st.orphans.entries()) {
       const op = this.defOp(opId);
       out.push({
         id: `orphaned:${opId}`,
