@@ -4,7 +4,6 @@ import { Causality, causalOrder, compareIds } from "../ops/causality.js";
 import { matchesLockPattern } from "../ops/glob.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import {
-  type ApplyFailure,
   applyToDefinition,
   type Body,
   CHANGED_NAME,
@@ -15,7 +14,6 @@ import {
   type DefinitionState,
   lwwWinner,
   type MergeContext,
-  nameOf,
   replayDefinition,
   resolveDangling,
 } from "../ops/merge.js";
@@ -32,7 +30,7 @@ import {
   type RefKey,
   type UnlockOp,
 } from "../ops/op.js";
-import { describePatchFailure } from "../ops/patch.js";
+import { conflictRecords } from "./conflicts.js";
 import { commitFoldState, type FoldState, forkFoldState, newFoldState } from "./fold-state.js";
 import type { RemedyStep } from "./remedy.js";
 
@@ -425,51 +423,6 @@ export class Graph {
     return [...live.values()].sort(
       (a, b) => compareIds(a.pattern, b.pattern) || compareIds(a.agent, b.agent),
     );
-  }
-
-  /**
-   * Ops by another agent written concurrently with a live lock on a name they touch: the lock did
-   * not bind them (their writer could not have seen it), so they stand, and each is recorded
-   * (`lock-concurrent`) so that neither agent is left believing the other respected it.
-   */
-  private lockConcurrentConflicts(only?: ReadonlySet<DefId>): Conflict[] {
-    if (!this.st.control.has("locks")) return [];
-    const out: Conflict[] = [];
-    const locks = this.locks();
-    if (locks.length === 0) return out;
-    const states =
-      only === undefined ? this.st.defs.values() : [...only].flatMap((d) => this.st.defs.get(d) ?? []);
-    for (const s of states) {
-      const covering = locks.filter((l) => {
-        const dot = l.pattern.indexOf(".");
-        const layer = l.pattern.slice(0, dot);
-        return layer === "*" || layer === s.layer;
-      });
-      if (covering.length === 0) continue;
-      for (const opId of this.opsOf(s.id)) {
-        const op = this.defOp(opId);
-        if (op === undefined || this.isRolledBack(opId)) continue;
-        const names = op.op === "rename" ? [op.name, op["new-name"]] : [op.name];
-        for (const l of covering) {
-          if (l.agent === op.author || !names.some((n) => matchesLockPattern(l.pattern, op.layer, n)))
-            continue;
-          if (!this.causality.concurrent(l.opId, opId)) continue;
-          const here = this.label(s.id);
-          out.push({
-            id: `lock-concurrent:${opId}`,
-            kind: "lock-concurrent",
-            ops: [opId, l.opId],
-            definitions: [s.id],
-            reason: `${op.op} ${opId} of ${here} by ${op.author} was written concurrently with ${l.agent}'s lock on ${l.pattern} (${l.opId}), which it had not seen`,
-            decision: `the ${op.op} stands (a lock binds only ops written after it); ${l.pattern} stays locked by ${l.agent}`,
-            retry: `${op.author}: check with ${l.agent}, and revert the ${op.op} ${opId} if it should not stand`,
-            remedy: [{ do: "revert", op: opId }],
-          });
-          break;
-        }
-      }
-    }
-    return out;
   }
 
   /** The live locks that cover `layer.name`. */
@@ -879,255 +832,30 @@ export class Graph {
     return this.lookup(s.layer, s.name) === id ? q : `${q} (${id})`;
   }
 
-  /** True when the edge still dangles in the graph as it is now. */
-  private stillDangles(edge: DanglingEdge): boolean {
-    const s = this.st.defs.get(edge.source);
-    return (
-      s?.alive === true &&
-      s.body.refs[edge.key] === edge.target &&
-      this.st.defs.get(edge.target)?.alive !== true
-    );
-  }
-
-  private rollbackConflict(opId: OpId, rb: Rollback): Conflict {
-    const op = this.defOp(opId);
-    const label = (id: DefId) => this.label(id);
-    if (rb.cause === "locked") {
-      const here = op === undefined ? opId : `${op.layer}.${op.name}`;
-      return {
-        id: `locked:${opId}`,
-        kind: "locked",
-        ops: [opId, rb.lock["op-id"]],
-        definitions: op === undefined ? [] : [op.def],
-        reason: `${op?.op ?? "op"} ${opId} by ${op?.author ?? "?"} touches ${here}, which ${rb.lock.agent} had locked (${rb.pattern}, lock ${rb.lock["op-id"]}) before the op was written`,
-        decision: `the op is left out: only ${rb.lock.agent} writes ${rb.pattern} while the lock stands`,
-        retry: `ask ${rb.lock.agent} to unlock ${rb.pattern}, then re-issue the ${op?.op ?? "op"} on the latest graph`,
-        remedy: [{ do: "unlock", agent: rb.lock.agent, pattern: rb.pattern }],
-      };
-    }
-    const src = label(rb.edge.source);
-    const dst = label(rb.edge.target);
-    const restored = op?.op === "remove";
-    return {
-      id: `rolled-back:${opId}`,
-      kind: "rolled-back",
-      ops: [opId, ...rb.with],
-      definitions: [rb.edge.source, rb.edge.target],
-      reason: rb.concurrent
-        ? `${src} references ${dst} (${rb.edge.key}) and ${dst} was removed concurrently: the reference would dangle`
-        : `${src} references ${dst} (${rb.edge.key}), which is gone: the reference would dangle`,
-      decision: `conflict policy ${rb.policy}: rolled back ${op?.op ?? "op"} ${opId}${rb.with.length > 0 ? ` together with ${rb.with.join(", ")}` : ""}${restored ? ` (${dst} is restored)` : ""}`,
-      retry: restored
-        ? `${dst} is back; remove the references to it first (see its referrers), then remove it again`
-        : `re-issue your ${op?.op ?? "op"} on the latest graph (view ${src} first); the ops it conflicted with are listed here`,
-      remedy: restored
-        ? [
-            { do: "refs", def: dst },
-            { do: "remove", def: dst },
-          ]
-        : [{ do: "view", def: src }],
-      policy: rb.policy,
-    };
-  }
-
   /**
    * Every conflict record, sorted by id. With `only`, the records about those definitions (name
    * contests they are in, their registers) and every rollback and orphan, which is what the write
    * gate compares before and after a write without walking the whole graph.
    */
   conflicts(only?: ReadonlySet<DefId>): Conflict[] {
-    const out: Conflict[] = [];
-    const label = (id: DefId) => this.label(id);
-    // Name contests.
-    const contests =
-      only === undefined
-        ? this.st.names.entries()
-        : [...only].flatMap((d) => {
-            const s = this.st.defs.get(d);
-            if (s === undefined || !s.alive) return [];
-            const key = `${s.layer}:${s.name}`;
-            return [[key, this.st.names.get(key) ?? []] as [string, readonly DefId[]]];
-          });
-    const doneKeys = new Set<string>();
-    for (const [key, claimants] of contests) {
-      if (claimants.length < 2 || doneKeys.has(key)) continue;
-      doneKeys.add(key);
-      const [layer, name] = key.split(":") as [Layer, string];
-      const holder = this.lookup(layer, name)!;
-      const hs = this.st.defs.get(holder)!;
-      for (const d of claimants) {
-        if (d === holder) continue;
-        const s = this.st.defs.get(d)!;
-        out.push({
-          id: `name-taken:${s.nameWinner["op-id"]}`,
-          kind: "name-taken",
-          ops: [s.nameWinner["op-id"], hs.nameWinner["op-id"]],
-          definitions: [d, holder],
-          reason: `${d} and ${holder} both want the name ${layer}.${name} (${this.causality.concurrent(s.nameWinner["op-id"], hs.nameWinner["op-id"]) ? "concurrent " : ""}${s.nameWinner.op} and ${hs.nameWinner.op})`,
-          decision: `${layer}.${name} shows ${holder} (its name claim ${hs.nameWinner["op-id"]} has the greater op-id); ${d} is kept, reachable by its identity`,
-          retry: `rename ${d} to a free name, or remove it`,
-          remedy: [
-            { do: "rename", def: d },
-            { do: "remove", def: d },
-          ],
-        });
-      }
-    }
-    const states =
-      only === undefined ? this.st.defs.values() : [...only].flatMap((d) => this.st.defs.get(d) ?? []);
-    for (const s of states) {
-      const here = label(s.id);
-      // Concurrent replaces: all but the winner lost.
-      if (s.textMax.length > 1) {
-        for (const w of s.textMax) {
-          if (w === s.textWinner) continue;
-          out.push({
-            id: `replace-lost:${w["op-id"]}`,
-            kind: "replace-lost",
-            ops: [w["op-id"], s.textWinner["op-id"]],
-            definitions: [s.id],
-            reason: `${w.op} ${w["op-id"]} and ${s.textWinner.op} ${s.textWinner["op-id"]} set the text of ${here} concurrently`,
-            decision: `kept the text of ${s.textWinner["op-id"]} (newer ts, then greater op-id); the other text is in the history`,
-            retry: `view ${here}, then replace it with the text you want`,
-            remedy: [
-              { do: "view", def: here },
-              { do: "edit", def: here },
-            ],
-          });
-        }
-      }
-      if (s.nameMax.length > 1) {
-        for (const w of s.nameMax) {
-          if (w === s.nameWinner) continue;
-          out.push({
-            id: `rename-lost:${w["op-id"]}`,
-            kind: "rename-lost",
-            ops: [w["op-id"], s.nameWinner["op-id"]],
-            definitions: [s.id],
-            reason: `${w["op-id"]} (→ ${nameOf(w)}) and ${s.nameWinner["op-id"]} (→ ${nameOf(s.nameWinner)}) renamed ${s.id} concurrently`,
-            decision: `the name is ${s.name} (newer ts, then greater op-id)`,
-            retry: `rename ${here} again if ${nameOf(w)} is the name you want`,
-            remedy: [{ do: "rename", def: here }],
-          });
-        }
-      }
-      for (const [opId, f] of s.failures) out.push(failureConflict(s, here, opId, f));
-      if (s.alive && s.removes.length > 0) {
-        for (const r of s.removes) {
-          const against = s.tags.filter((t) => this.causality.concurrent(t["op-id"], r["op-id"]));
-          if (against.length === 0) continue;
-          out.push({
-            id: `remove-overridden:${r["op-id"]}`,
-            kind: "remove-overridden",
-            ops: [r["op-id"], ...against.map((t) => t["op-id"])],
-            definitions: [s.id],
-            reason: `remove ${r["op-id"]} of ${here} was concurrent with ${against.map((t) => `${t.op} ${t["op-id"]}`).join(", ")}, which it had not seen`,
-            decision: `${here} is kept (a write concurrent with a remove wins)`,
-            retry: `view ${here}; remove it again if it should go`,
-            remedy: [
-              { do: "view", def: here },
-              { do: "remove", def: here },
-            ],
-          });
-        }
-      }
-    }
-    for (const [opId, rb] of this.st.rolledBack.entries()) out.push(this.rollbackConflict(opId, rb));
-    for (const k of this.st.kept.values()) {
-      if (k.reason !== "warn" || !this.stillDangles(k.edge)) continue;
-      const src = label(k.edge.source);
-      const dst = label(k.edge.target);
-      const ops = [k.edge.introducer, ...k.edge.removes.map((r) => r["op-id"])];
-      out.push({
-        id: `dangling:${k.edge.source}:${k.edge.key}`,
-        kind: "dangling",
-        ops,
-        definitions: [k.edge.source, k.edge.target],
-        reason: k.concurrent
-          ? `${src} references ${dst} (${k.edge.key}) and ${dst} was removed concurrently: the reference dangles`
-          : `${src} references ${dst} (${k.edge.key}), which is gone: the reference dangles`,
-        decision: `conflict policy warn: kept both ops; ${src} keeps a reference to the removed ${dst}`,
-        retry: `restore ${dst} (revert its remove), or point ${src} elsewhere (link the reference, or edit ${src})`,
-        remedy: [
-          ...k.edge.removes.map((r): RemedyStep => ({ do: "revert", op: r["op-id"] })),
-          { do: "link", def: src },
-          { do: "edit", def: src },
-        ],
-        policy: k.policy,
-      });
-    }
-    const byPattern = new Map<string, LockEntry[]>();
-    for (const l of this.locks()) byPattern.set(l.pattern, [...(byPattern.get(l.pattern) ?? []), l]);
-    for (const [pattern, holders] of byPattern) {
-      if (holders.length < 2) continue;
-      const sorted = [...holders].sort((a, b) => compareIds(a.opId, b.opId));
-      out.push({
-        id: `lock-contested:${sorted[sorted.length - 1]!.opId}`,
-        kind: "lock-contested",
-        ops: sorted.map((h) => h.opId),
-        definitions: [],
-        reason: `${sorted.map((h) => h.agent).join(" and ")} both lock ${pattern} (concurrent locks)`,
-        decision: `both locks stand: nobody else may write ${pattern}, and each holder is locked out by the other`,
-        retry: `one of them unlocks ${pattern}`,
-        remedy: [{ do: "unlock", pattern }],
-      });
-    }
-    out.push(...this.lockConcurrentConflicts(only));
-    for (const [opId, o] of this.st.orphans.entries()) {
-      const op = this.defOp(opId);
-      out.push({
-        id: `orphaned:${opId}`,
-        kind: "orphaned",
-        ops: [opId],
-        definitions: op === undefined ? [] : [op.def],
-        reason:
-          o.reason === "layer-mismatch"
-            ? `${op?.op ?? "op"} ${opId} names layer ${op?.layer} but ${op?.def} is of another layer`
-            : o.reason === "rolled-back-target"
-              ? `${op?.op ?? "op"} ${opId} targets ${op?.def}, whose add was rolled back`
-              : `${op?.op ?? "op"} ${opId} targets ${op?.def}, which the graph does not hold`,
-        decision: "the op has no effect",
-        retry: `re-issue the ${op?.op ?? "op"} against a definition that exists (list them first)`,
-        remedy: [{ do: "list" }],
-      });
-    }
-    return out.sort((a, b) => compareIds(a.id, b.id));
+    return conflictRecords(
+      {
+        st: this.st,
+        causality: this.causality,
+        label: (id) => this.label(id),
+        lookup: (layer, name) => this.lookup(layer, name),
+        defOp: (id) => this.defOp(id),
+        locks: () => this.locks(),
+        opsOf: (id) => this.opsOf(id),
+        isRolledBack: (id) => this.isRolledBack(id),
+      },
+      only,
+    );
   }
 }
 
 function liftsLock(u: UnlockOp, agent: string, pattern: string): boolean {
   return u.agent === agent && (u.patterns === undefined || u.patterns.includes(pattern));
-}
-
-function failureConflict(s: DefinitionState, here: string, opId: OpId, f: ApplyFailure): Conflict {
-  if (f.kind === "edit-rebase-failed") {
-    return {
-      id: `edit-rebase-failed:${opId}`,
-      kind: "edit-rebase-failed",
-      ops: [opId, f.onto],
-      definitions: [s.id],
-      reason: `edit ${opId} of ${here} was written against another version and ${describePatchFailure(f.failure)} in the text of ${f.onto}`,
-      decision: "the edit is not applied; the text stays as merged without it",
-      retry: `view ${here} and issue the edit again against its current text`,
-      remedy: [
-        { do: "view", def: here },
-        { do: "edit", def: here },
-      ],
-    };
-  }
-  return {
-    id: `link-site-missing:${opId}`,
-    kind: "link-site-missing",
-    ops: [opId, f.onto],
-    definitions: [s.id],
-    reason: `link ${opId} binds ${f.ref} in ${here}, but its text (version ${f.onto}) no longer names it`,
-    decision: "the link is not applied",
-    retry: `view ${here}; link again once its text references ${f.ref}`,
-    remedy: [
-      { do: "view", def: here },
-      { do: "link", def: here },
-    ],
-  };
 }
 
 interface Snapshot {
