@@ -1,3 +1,4 @@
+/** Ops from elsewhere (`Store.ingest`): checked against the graph before any is stored. */
 import type { DefinitionState, Graph } from "../graph/graph.js";
 import { parseText, qualified, siteTarget } from "../graph/materialize.js";
 import { isStandardReference } from "../lang/stdlib.js";

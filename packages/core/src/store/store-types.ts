@@ -1,3 +1,4 @@
+/** What the Store API takes and gives: its options, receipts, previews and read results. */
 import type { Conflict, GraphStatus } from "../graph/graph.js";
 import type { DefinitionView } from "../graph/reader.js";
 import type { Layer } from "../lang/layers.js";

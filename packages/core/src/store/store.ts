@@ -19,19 +19,17 @@ import {
 import {
   CONFLICT_POLICIES,
   type ConflictPolicy,
-  type ControlOp,
   isConflictPolicy,
   isControlOp,
-  isLockPattern,
   type LogOp,
   type Op,
 } from "../ops/op.js";
 import { decomposeSource } from "../ops/source.js";
 import { canonicalItem } from "./bundle-form.js";
-import { definitionDiff } from "./diff.js";
 import { Draft } from "./draft.js";
-import { fatesOf, type OpFate, type OpStatus, statusOf } from "./fate.js";
+import { fatesOf, type OpFate } from "./fate.js";
 import { fingerprintOps } from "./fingerprint.js";
+import { historyOf } from "./history.js";
 import { type IdempotencyLedger, idempotencyContext } from "./idempotency.js";
 import { checkIncoming } from "./ingest.js";
 import {
@@ -54,6 +52,8 @@ import {
   UnlinkInputSchema,
 } from "./inputs.js";
 import type { OpLog } from "./op-log.js";
+import { diffOf, previewOf } from "./preview.js";
+import { checkTask, lockInput } from "./request-checks.js";
 import { clip, ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
 import { matchesPattern, parseSelector } from "./selector.js";
 import { completeSpecOps, isSpecOp } from "./spec-op.js";
@@ -61,7 +61,6 @@ import type {
   ApplyOptions,
   ChangeEvent,
   DefinitionHistory,
-  HistoryEntry,
   ListEntry,
   Preview,
   RefsResult,
@@ -336,59 +335,7 @@ export class Store {
       ].filter((id) => this.graph.definition(id) !== undefined || this.graph.opsOf(id).length > 0);
     }
     if (ids.length === 0) return reject("not-found", `no definition has ever been named ${clip(qname)}`);
-    return ok(ids.flatMap((id) => this.historyOf(id)));
-  }
-
-  private historyOf(id: DefId): DefinitionHistory[] {
-    const g = this.graph;
-    const s = g.definition(id);
-    const opIds = g.opsOf(id);
-    const first = g.defOp(opIds[0]!);
-    if (first === undefined) return [];
-    const byOp = new Map<string, Conflict>();
-    for (const c of g.conflicts(new Set([id]))) byOp.set(c.ops[0]!, c);
-    const names: string[] = [];
-    const entries = opIds.map((o): HistoryEntry => {
-      const op = g.defOp(o)!;
-      const conflict = byOp.get(o);
-      const status: OpStatus = statusOf(g, o, conflict);
-      if (status === "applied" || status === "lost") {
-        const n = op.op === "add" ? op.name : op.op === "rename" ? op["new-name"] : undefined;
-        if (n !== undefined && names[names.length - 1] !== n) names.push(n);
-      }
-      const rolled = g.isRolledBack(o)
-        ? g.rollbackConflictId(o)
-        : g.orphanReason(o) !== undefined
-          ? `orphaned:${o}`
-          : conflict?.id;
-      return {
-        opId: o,
-        op: op.op,
-        author: op.author,
-        ts: op.ts,
-        name: op.name,
-        ...(op.op === "rename" ? { newName: op["new-name"] } : {}),
-        ...(op.task === undefined ? {} : { task: op.task }),
-        ...(op.reverts === undefined ? {} : { reverts: op.reverts }),
-        ...(op.op === "remove" && op.force === true ? { force: true as const } : {}),
-        status,
-        ...(status === "applied" || rolled === undefined ? {} : { conflict: rolled }),
-      };
-    });
-    const layer = s?.layer ?? first.layer;
-    const name = s?.name ?? first.name;
-    return [
-      {
-        def: id,
-        layer,
-        name,
-        qname: qualified(layer, name),
-        alive: s?.alive === true,
-        visible: g.isVisible(id),
-        names: names.length > 0 ? names : [name],
-        entries,
-      },
-    ];
+    return ok(ids.flatMap((id) => historyOf(this.graph, id)));
   }
 
   /** Every conflict record (which ops, why, what was decided, how to retry), sorted by id. */
@@ -549,7 +496,7 @@ export class Store {
     if (typeof build !== "function") return { ok: false, error: build };
     if (this.closed) return reject("store-closed", "the store is closed");
     this.catchUp();
-    return this.draftWrite(build, (d, ops) => ok(this.previewOf(d, ops)));
+    return this.draftWrite(build, (d, ops) => ok(previewOf(d, ops, this.graph, this.reader)));
   }
 
   private bundleBuild(
@@ -595,45 +542,6 @@ export class Store {
       }
       return d.settle();
     };
-  }
-
-  private previewOf(d: Draft, ops: readonly LogOp[]): Preview {
-    return {
-      ops,
-      diff: this.diffOf(d, ops),
-      fingerprint: fingerprintOps(ops),
-      ...(d.removed.length > 0 ? { removed: [...d.removed] } : {}),
-      ...(d.warnings.length > 0 ? { warnings: [...d.warnings] } : {}),
-    };
-  }
-
-  /** The diff of a drafted write: each definition it changes (as shown), then each control op. */
-  private diffOf(d: Draft, ops: readonly LogOp[]): string {
-    const ids: DefId[] = [];
-    const seen = new Set<DefId>();
-    const note = (id: DefId) => {
-      if (seen.has(id)) return;
-      seen.add(id);
-      ids.push(id);
-    };
-    for (const op of ops) if (!isControlOp(op)) note(op.def);
-    for (const op of ops) {
-      if (isControlOp(op) || (op.op !== "rename" && op.op !== "remove")) continue;
-      for (const r of d.fork.referrersOf(op.def)) note(r);
-      for (const r of this.graph.referrersOf(op.def)) note(r);
-    }
-    const parts: string[] = [];
-    for (const id of ids) {
-      const before = this.reader.get(id);
-      const after = d.reader.get(id);
-      const text = definitionDiff(
-        before?.alive === true ? { label: before.qname, text: before.text } : undefined,
-        after?.alive === true ? { label: after.qname, text: after.text } : undefined,
-      );
-      if (text !== "") parts.push(text);
-    }
-    for (const op of ops) if (isControlOp(op)) parts.push(describeControl(op, this.graph));
-    return parts.join("");
   }
 
   /**
@@ -870,7 +778,7 @@ export class Store {
         return d.undo(p.value, undoTask.value);
       },
       (d, ops) => {
-        const preview = this.previewOf(d, ops);
+        const preview = previewOf(d, ops, this.graph, this.reader);
         return ok(plan?.divergence === undefined ? preview : { ...preview, divergence: plan.divergence });
       },
     );
@@ -941,7 +849,7 @@ export class Store {
             return reject<{ ops: LogOp[]; removed: string[]; warnings: string[] }>(
               "fingerprint-mismatch",
               `the write would now be other ops than the ones previewed (fingerprint ${actual}, expected ${expect}): the graph changed since; preview again`,
-              { expected: expect, actual, diff: this.diffOf(d, ops) },
+              { expected: expect, actual, diff: diffOf(d, ops, this.graph, this.reader) },
             );
           }
         }
@@ -1113,68 +1021,4 @@ function lostWrite(receipt: WriteReceipt, lost: readonly OpFate[]): StoreResult<
 function withoutLeadingTrivia(text: string): string {
   const head = decomposeSource(text)?.head;
   return head === undefined ? text : text.slice(commentBlockStart(text, head.lastIndexOf("\n") + 1));
-}
-
-/** A task id as the wire format takes it, or why not. */
-function checkTask(task: string | undefined): Rejection | undefined {
-  if (task === undefined) return undefined;
-  if (task.length < 1 || task.length > 128 || !/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/.test(task)) {
-    return {
-      code: "invalid-input",
-      message: `invalid task id ${quoted(task)}: letters, digits and . _ : @ / + - (no spaces), at most 128 characters`,
-    };
-  }
-  return undefined;
-}
-
-/** Checks a lock or unlock request: the agent, and each pattern (comma-separated lists split). */
-function lockInput(
-  input: { agent: string; patterns?: readonly string[] | undefined; task?: string | undefined },
-  needPatterns: boolean,
-): StoreResult<{ agent: string; patterns: string[] | undefined }> {
-  if (input === null || typeof input !== "object") return reject("invalid-input", "give {agent, patterns}");
-  if (!isAuthorId(input.agent)) {
-    return reject(
-      "invalid-input",
-      `invalid agent ${quoted(input.agent)}: an author id, letters, digits and . _ : @ / + - without spaces (e.g. agent:claude-1)`,
-    );
-  }
-  const task = checkTask(input.task);
-  if (task !== undefined) return { ok: false, error: task };
-  if (input.patterns === undefined) {
-    if (needPatterns) return reject("invalid-input", "a lock needs at least one pattern (e.g. slot.todos*)");
-    return ok({ agent: input.agent, patterns: undefined });
-  }
-  if (!Array.isArray(input.patterns))
-    return reject("invalid-input", "patterns is a list of layer.namepattern");
-  const patterns: string[] = [];
-  for (const raw of input.patterns) {
-    for (const part of String(raw).split(",")) {
-      const p = part.trim();
-      if (p === "") continue;
-      if (!isLockPattern(p)) {
-        return reject(
-          "invalid-input",
-          `invalid lock pattern ${quoted(p)}: layer.namepattern, e.g. slot.todos* or reducer.todo-* (a layer or *, a dot, then letters, digits, _, - and *; * is the only wildcard)`,
-          { pattern: p },
-        );
-      }
-      if (!patterns.includes(p)) patterns.push(p);
-    }
-  }
-  if (patterns.length === 0) return reject("invalid-input", "no lock pattern given (e.g. slot.todos*)");
-  if (patterns.length > 256) return reject("invalid-input", "at most 256 patterns in one lock");
-  return ok({ agent: input.agent, patterns });
-}
-
-/** One line of a preview's diff for a control op. */
-function describeControl(op: ControlOp, graph: Graph): string {
-  switch (op.op) {
-    case "config":
-      return `config conflict-policy: ${graph.policy()} -> ${op.value}\n`;
-    case "lock":
-      return `lock ${op.agent}: ${op.patterns.join(", ")}\n`;
-    case "unlock":
-      return `unlock ${op.agent}: ${op.patterns === undefined ? "every lock" : op.patterns.join(", ")}\n`;
-  }
 }
