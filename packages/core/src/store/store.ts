@@ -6,7 +6,6 @@ import type { RemedyStep } from "../graph/remedy.js";
 import type { ContentHash } from "../lang/hash.js";
 import { isLayer, type Layer } from "../lang/layers.js";
 import { commentBlockStart } from "../lang/split.js";
-import { matchesLockPattern } from "../ops/glob.js";
 import {
   type AuthorId,
   createOpIdGenerator,
@@ -51,6 +50,7 @@ import {
   type UnlinkInput,
   UnlinkInputSchema,
 } from "./inputs.js";
+import { draftLock, draftUnlock } from "./lock-drafts.js";
 import type { OpLog } from "./op-log.js";
 import { diffOf, previewOf } from "./preview.js";
 import { checkTask, lockInput } from "./request-checks.js";
@@ -652,37 +652,7 @@ export class Store {
     const parsed = lockInput(input, true);
     if (!parsed.ok) return Promise.resolve(parsed);
     const { agent, patterns } = parsed.value;
-    return this.write((d) => {
-      const live = d.fork.locks();
-      const fresh = (patterns ?? []).filter((p) => !live.some((l) => l.agent === agent && l.pattern === p));
-      if (fresh.length === 0)
-        return {
-          code: "no-change",
-          message: `${agent} already holds ${(patterns ?? []).join(", ")}`,
-          details: { agent },
-        };
-      for (const p of fresh) {
-        for (const l of live) {
-          if (l.agent === agent) continue;
-          const clash =
-            l.pattern === p
-              ? undefined
-              : [...d.fork.definitions()].find(
-                  (x) =>
-                    x.alive &&
-                    matchesLockPattern(p, x.layer, x.name) &&
-                    matchesLockPattern(l.pattern, x.layer, x.name),
-                );
-          if (l.pattern !== p && clash === undefined) continue;
-          return {
-            code: "locked",
-            message: `${l.agent} already locks ${l.pattern}${clash === undefined ? "" : `, which covers ${qualified(clash.layer, clash.name)} too`}; ask them to unlock it first`,
-            details: { agent: l.agent, pattern: l.pattern, lock: l.opId, requested: p },
-          };
-        }
-      }
-      return d.control({ op: "lock", agent: agent as AuthorId, patterns: fresh }, input.task);
-    });
+    return this.write((d) => draftLock(d, agent, patterns ?? [], input.task));
   }
 
   /**
@@ -710,29 +680,7 @@ export class Store {
         ),
       );
     }
-    return this.write((d) => {
-      if (others)
-        d.warnings.push(
-          `lifted ${agent}'s lock${patterns === undefined ? "s" : ` on ${patterns.join(", ")}`} as ${this.author} (forced)`,
-        );
-      const held = d.fork.locks().filter((l) => l.agent === agent);
-      const lifted = patterns === undefined ? held : held.filter((l) => patterns.includes(l.pattern));
-      if (lifted.length === 0) {
-        return {
-          code: "not-found",
-          message: `${agent} holds no lock${patterns === undefined ? "" : ` on ${patterns.join(", ")}`}${held.length > 0 ? ` (it holds ${held.map((l) => l.pattern).join(", ")})` : ""}`,
-          details: { agent, held: held.map((l) => l.pattern) },
-        };
-      }
-      return d.control(
-        {
-          op: "unlock",
-          agent: agent as AuthorId,
-          ...(patterns === undefined ? {} : { patterns: lifted.map((l) => l.pattern) }),
-        },
-        input.task,
-      );
-    });
+    return this.write((d) => draftUnlock(d, agent, patterns, this.author, input.task));
   }
 
   /**
