@@ -1,3 +1,7 @@
+/**
+ * Argument parsing: a verb's declared options and positionals, and unknown options refused by
+ * name.
+ */
 import { parseArgs } from "node:util";
 import { usageError } from "./errors.js";
 

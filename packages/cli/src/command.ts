@@ -1,3 +1,7 @@
+/**
+ * What a verb is (`Command`, or a `LazyCommand` loaded on use) and what it gets: the streams, the
+ * global options, the workspace on demand.
+ */
 import type { CapabilityManifest, Store } from "@kumiki-graph/core";
 import type { OptionSpecs, OptionValues } from "./args.js";
 import type { CliIo } from "./io.js";

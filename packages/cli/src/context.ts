@@ -1,3 +1,7 @@
+/**
+ * The command context: the author, the global options, and the store opened on demand (the read
+ * snapshot for reads).
+ */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { CapabilityManifest, Store } from "@kumiki-graph/core";

@@ -1,3 +1,6 @@
+/**
+ * `kumiki --help` and `kumiki <verb> --help`.
+ */
 import { GLOBAL_OPTIONS, type OptionSpecs } from "./args.js";
 import type { Command } from "./command.js";
 

@@ -1,3 +1,7 @@
+/**
+ * The entry of every call: finds the verb, parses its arguments, runs it, prints its result and
+ * turns a failure into the exit codes of §9.2.5.
+ */
 import { readFileSync } from "node:fs";
 import { GLOBAL_OPTIONS, parseCommandArgs } from "./args.js";
 import { type Command, type CommandResult, type LazyCommand, resolveCommand } from "./command.js";

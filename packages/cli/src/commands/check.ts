@@ -1,3 +1,6 @@
+/**
+ * `kumiki check`: the graph's diagnostics (§9.2.3), exit 1 when there is an error.
+ */
 import type { Diagnostic } from "@kumiki-graph/core";
 import { flag } from "../args.js";
 import type { Command } from "../command.js";

@@ -1,3 +1,7 @@
+/**
+ * `kumiki patch apply | revert | export`: bundles and wire ops in, an op reverted, the ops out
+ * (§9.2.2, §9.3.2).
+ */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Conflict, Store, WriteReceipt } from "@kumiki-graph/core";

@@ -1,3 +1,7 @@
+/**
+ * `kumiki remove <layer.name> [--cascade | --force]`: removes a definition, refused while
+ * referenced (§9.4.1).
+ */
 import { flag } from "../args.js";
 import type { Command } from "../command.js";
 import { loadCore } from "../core.js";

@@ -1,3 +1,7 @@
+/**
+ * `kumiki sync [NAME]`: push and pull ops with a remote until both hold the same heads (§9.8);
+ * `--files` syncs the project tree.
+ */
 import { findWorkspace, readConfig } from "@kumiki-graph/core";
 import {
   fetchGraphDocument,

@@ -1,3 +1,7 @@
+/**
+ * The checks of one definition: scopes, references, types, effects, capabilities, routes and
+ * motions, as diagnostics of the registry (codes.ts).
+ */
 import type {
   AppDef,
   EffectDef,

@@ -1,3 +1,7 @@
+/**
+ * A diagnostic as ai-edit.md §9.6 writes it: code, severity, location, message, suggestion and
+ * auto-patch.
+ */
 import type { Layer } from "../lang/layers.js";
 import type { Span } from "../lang/span.js";
 import { type CodeInfo, requireCode, type Severity } from "./codes.js";

@@ -1,3 +1,7 @@
+/**
+ * Auto-patches (ai-edit.md §9.6): the `body:N` edits a diagnostic carries, anchored in the text
+ * `view` shows.
+ */
 import type { AppDef } from "../lang/ast.js";
 import type { Span } from "../lang/span.js";
 import { commentBlockStart } from "../lang/split.js";

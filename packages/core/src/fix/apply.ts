@@ -1,3 +1,7 @@
+/**
+ * `applyFixes` (kumiki fix --apply): each auto-patch written through the store, re-proposed after
+ * every fix, refused when it would add an error or remove none.
+ */
 import type { Diagnostic } from "../check/diagnostic.js";
 import { describeDiagnostics, errorDelta, errorKeys } from "../check/regression.js";
 import { liveCheckOf } from "../integrity/store-check.js";

@@ -1,3 +1,7 @@
+/**
+ * `proposeFixes` (kumiki fix): the auto-patches of the graph's errors as bundles, each judged on
+ * the graph it would give before anything is written.
+ */
 import type { CheckOptions } from "../check/check.js";
 import { codeInfo } from "../check/codes.js";
 import type { Diagnostic } from "../check/diagnostic.js";

@@ -1,3 +1,7 @@
+/**
+ * The check inputs a fix's bundle would give, bound as the store binds, so that a fix is judged
+ * before it is written.
+ */
 import type { CheckInput } from "../check/graph.js";
 import { parseText } from "../graph/materialize.js";
 import type { GraphReader } from "../graph/reader.js";

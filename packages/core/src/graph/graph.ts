@@ -1,3 +1,7 @@
+/**
+ * The fold: the graph as a pure function of the set of ops (placed in causal order through the
+ * merge rules of ops/merge.ts), forkable in O(1) for the write gate.
+ */
 import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
 import { Causality, causalOrder, compareIds } from "../ops/causality.js";

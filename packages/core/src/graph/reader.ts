@@ -1,3 +1,7 @@
+/**
+ * `GraphReader` (what `Store.read()` gives): each definition as `view` shows it — text with the
+ * current names, reference sites, content hash — computed on demand and cached.
+ */
 import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
 import type { ReferenceSite } from "../lang/references.js";

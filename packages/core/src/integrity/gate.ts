@@ -1,3 +1,7 @@
+/**
+ * The checker as a write gate (`createCheckGate`, `checkGate`): a write is refused when it adds an
+ * error diagnostic the graph did not have.
+ */
 import { describeDiagnostics, errorDelta, errorKeys } from "../check/regression.js";
 import type { Graph as OpGraph } from "../graph/graph.js";
 import type { CapabilityManifest } from "../lang/stdlib.js";

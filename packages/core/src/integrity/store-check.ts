@@ -1,3 +1,7 @@
+/**
+ * `checkStore` (kumiki check): the store's live graph checked with the current names,
+ * incrementally across calls on one store.
+ */
 import { type CheckOptions, narrowingFilter } from "../check/check.js";
 import type { Diagnostic } from "../check/diagnostic.js";
 import type { DefId } from "../ops/ids.js";

@@ -1,3 +1,6 @@
+/**
+ * The lexer: one pass over char codes, tokens with spans, lexical errors as values.
+ */
 import type { ParseError } from "./parse-error.js";
 import type { Span } from "./span.js";
 

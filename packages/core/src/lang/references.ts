@@ -1,3 +1,7 @@
+/**
+ * `referenceSites`: every reference a definition makes, with its candidate layers in preference
+ * order, its role and the span of the name.
+ */
 import type {
   Definition,
   Expr,

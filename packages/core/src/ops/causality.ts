@@ -1,3 +1,7 @@
+/**
+ * Causality over parent-ops: the deterministic causal order of a set of ops, and reachability (did
+ * a happen before b) for ops placed in that order.
+ */
 import type { OpId } from "./ids.js";
 
 /** What causality needs of an op. */

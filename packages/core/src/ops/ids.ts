@@ -1,3 +1,7 @@
+/**
+ * Branded ids validated with zod: `OpId` (op_ and a ULID), `DefId`, `AuthorId`, and a monotonic
+ * op-id generator.
+ */
 import { z } from "zod";
 
 /** Crockford base32, the ULID alphabet (no I, L, O, U). */

@@ -1,3 +1,7 @@
+/**
+ * The op of ai-edit.md §9.3.2 as a union on `op`: its zod schema with messages, and a fast hand-
+ * written check that agrees with it.
+ */
 import { z } from "zod";
 import { isLayer, LAYERS, type Layer } from "../lang/layers.js";
 import { KEYWORDS } from "../lang/lexer.js";

@@ -1,3 +1,7 @@
+/**
+ * Edit anchors: each anchor's text must occur exactly once (trailing whitespace tolerated),
+ * applied in order.
+ */
 import type { Anchor } from "./op.js";
 
 /** Why a patch does not apply. */

@@ -1,3 +1,6 @@
+/**
+ * Checks of a tree file before it is taken into the store: its layer folder, its name, its text.
+ */
 import { parseText } from "../graph/materialize.js";
 import { canonicalForm } from "../lang/canonical.js";
 import type { Layer } from "../lang/layers.js";

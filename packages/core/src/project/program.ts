@@ -1,3 +1,7 @@
+/**
+ * A whole .kumiki program in and out of the store: `importProgram` (one atomic bundle, a program
+ * with errors included) and `exportProgram` (byte for byte when unedited).
+ */
 import type { DefinitionState } from "../graph/graph.js";
 import type { GraphReader } from "../graph/reader.js";
 import { splitProgram, splitProgramTolerant } from "../lang/split.js";

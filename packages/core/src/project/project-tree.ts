@@ -1,3 +1,7 @@
+/**
+ * `projectTree`: the graph written as the project.kumiki/ tree of ai-edit.md §9.10, a file per
+ * definition.
+ */
 import { ok, type StoreResult } from "../store/result.js";
 import type { Store } from "../store/store.js";
 import { projectGraph } from "./projection.js";

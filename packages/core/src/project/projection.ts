@@ -1,3 +1,6 @@
+/**
+ * What the store shows as the project.kumiki/ tree: each definition's file path and text.
+ */
 import type { GraphReader } from "../graph/reader.js";
 import type { Layer } from "../lang/layers.js";
 import type { DefId } from "../ops/ids.js";

@@ -1,3 +1,7 @@
+/**
+ * `syncFiles` (kumiki sync --files): the project.kumiki/ tree and the store kept in step both
+ * ways, refusing when both changed the same definition.
+ */
 import { Graph } from "../graph/graph.js";
 import { GraphReader } from "../graph/reader.js";
 import type { DefId } from "../ops/ids.js";

@@ -1,3 +1,7 @@
+/**
+ * What `syncFiles` remembers of the last sync (each file's hash and the store's text), so it can
+ * tell who changed what since.
+ */
 import fs from "node:fs";
 import path from "node:path";
 import { blake3HexOfText } from "../lang/blake3.js";

@@ -1,8 +1,13 @@
 /**
+ * Store outcomes: every rejection code, `StoreResult`, and the helpers that quote user input in
+ * messages (clip, quoted).
+ */
+import type { Result } from "../lang/result.js";
+
+/**
  * Every way a store call can refuse, as a stable code. Adapters (CLI, MCP) map codes to exit codes
  * and structured errors; the message says what, where, and what to do.
  */
-import type { Result } from "../lang/result.js";
 export const REJECTION_CODES = [
   // The request itself.
   "invalid-input",

@@ -1,3 +1,6 @@
+/**
+ * Selectors (`slot.todos`, `slot.*`, `def_…`) and qualified names: the one parser of each.
+ */
 import { isLayer, type Layer } from "../lang/layers.js";
 import { type DefId, isDefId } from "../ops/ids.js";
 import { quoted } from "./result.js";

@@ -1,3 +1,7 @@
+/**
+ * The Store facade (ai-edit.md §9.2, §9.3): reads answer from the graph as it is now; writes are
+ * drafted, gated and durably appended before they are reported.
+ */
 import type { LockEntry } from "../graph/graph.js";
 import { type Conflict, type DefinitionState, Graph } from "../graph/graph.js";
 import { compareDefinitions, qualified } from "../graph/materialize.js";

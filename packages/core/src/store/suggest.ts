@@ -1,3 +1,7 @@
+/**
+ * The store's did-you-mean: up to three names that could be typos of a name that resolved to
+ * nothing.
+ */
 import { suggestNames } from "../lang/similarity.js";
 
 /** A near name: the did-you-mean of a store's not-found answer. */

@@ -1,3 +1,7 @@
+/**
+ * The plan of a task undo: each touched definition's state before the task, and who changed it
+ * since.
+ */
 import type { DefinitionState, Graph } from "../graph/graph.js";
 import type { GraphReader } from "../graph/reader.js";
 import type { DefId, OpId } from "../ops/ids.js";

@@ -1,3 +1,7 @@
+/**
+ * The write gate's seam: `WriteValidator`, and the built-in gate every write passes (integrity,
+ * readable names, no new conflict).
+ */
 import { parseText } from "../graph/materialize.js";
 import type { BrokenSite, GraphReader } from "../graph/reader.js";
 import type { Layer } from "../lang/layers.js";

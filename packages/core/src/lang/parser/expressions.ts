@@ -1,3 +1,7 @@
+/**
+ * Expressions (language.md §1.4): literals, names, member access, calls, operators with their
+ * precedence, records, lists, maps and lambdas.
+ */
 import type { BinaryOp, Expr, Field, Ident, MapEntry, MatchArm, Pattern, UnaryOp } from "../ast.js";
 import type { Token } from "../lexer.js";
 import type { Pos } from "./state.js";

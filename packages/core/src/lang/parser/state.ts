@@ -1,3 +1,7 @@
+/**
+ * The parser's state: the tokens, the position, and the recursion guard shared by every grammar
+ * file.
+ */
 import type { Ident, Node } from "../ast.js";
 import type { Token } from "../lexer.js";
 import type { ParseError } from "../parse-error.js";

@@ -1,3 +1,6 @@
+/**
+ * `test` definitions (testing.md §8.1): the clauses of each test kind.
+ */
 import type { BoolLit, Expr, Ident, NumberLit, RecordType, StringLit, TestBody } from "../ast.js";
 import type { Token } from "../lexer.js";
 import { AppParser } from "./app.js";
