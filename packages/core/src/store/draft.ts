@@ -12,7 +12,6 @@ import {
   type Anchor,
   type ConfigOp,
   type ControlOp,
-  isControlOp,
   isDefinitionName,
   isRefKey,
   type LockOp,
@@ -27,6 +26,7 @@ import {
 } from "../ops/op.js";
 import { applyPatch, describePatchFailure } from "../ops/patch.js";
 import { composeSource, decomposeSource } from "../ops/source.js";
+import { draftRevert, draftUndo, sameRefs } from "./draft-history.js";
 import type { BundleItem, ReplaceInputSchema } from "./inputs.js";
 import { type LinePatch, patchAnchors } from "./line-patch.js";
 import { ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
@@ -244,7 +244,8 @@ export class Draft {
     return undefined;
   }
 
-  private meta(
+  /** @internal For draft-history.ts. */
+  meta(
     kind: OpKind,
     layer: Layer,
     name: string,
@@ -287,7 +288,8 @@ export class Draft {
     return this.place(op);
   }
 
-  private place(op: LogOp): Rejection | undefined {
+  /** @internal For draft-history.ts. */
+  place(op: LogOp): Rejection | undefined {
     // Defence in depth: an op the store wrote must pass the wire schema like any other.
     const r = parseOp(op);
     if (!r.ok) return { code: r.error.code, message: r.error.message, details: { issues: r.error.issues } };
@@ -701,7 +703,8 @@ export class Draft {
    * remove is forced — its referrers are removed right after it. Refused (`referenced`) when a
    * definition outside the set references one inside, unless `allowOutside` lists it.
    */
-  private removeAll(
+  /** @internal For draft-history.ts. */
+  removeAll(
     ids: Set<DefId>,
     task: string | undefined,
     allowOutside: readonly DefId[],
@@ -819,174 +822,13 @@ export class Draft {
     });
   }
 
+  /** Drafts the revert of `opId` (draft-history.ts). */
   revert(opId: OpId, task: string | undefined): Rejection | undefined {
-    const g = this.fork;
-    const held = g.op(opId);
-    if (held === undefined) return { code: "unknown-op", message: `no op ${opId} in this graph` };
-    if (isControlOp(held)) {
-      return {
-        code: "not-revertable",
-        message: `${opId} is a ${held.op} op; change the policy or the locks directly (setConflictPolicy, lock, unlock)`,
-      };
-    }
-    const op = held;
-    if (g.isRolledBack(opId) || g.orphanReason(opId) !== undefined) {
-      return {
-        code: "not-revertable",
-        message: `${opId} was rolled back by a conflict; it has no effect to revert (see conflicts)`,
-      };
-    }
-    const s = g.definition(op.def);
-    if (s === undefined)
-      return { code: "not-revertable", message: `${opId} targets ${op.def}, which does not exist` };
-    const q = g.label(s.id);
-    const diverged = (what: string): Rejection => ({
-      code: "revert-diverged",
-      message: `cannot revert ${op.op} ${opId} of ${q}: ${what}; revert the later changes first, or write the text you want`,
-      details: { op: opId, definition: q },
-    });
-    // Reverting a revert that brought a definition back removes it again.
-    const undoesRemove = op.reverts !== undefined && g.op(op.reverts)?.op === "remove" && op.op === "replace";
-    if (op.op === "add" || undoesRemove) {
-      if (!s.alive) return { code: "not-revertable", message: `${q} is already removed` };
-      if (undoesRemove && s.body.version !== opId) return diverged("its text changed since");
-      return this.remove({ qname: s.id, ...(task === undefined ? {} : { task }) }, opId);
-    }
-    switch (op.op) {
-      case "remove": {
-        if (s.alive)
-          return { code: "not-revertable", message: `${q} is live: the remove ${opId} is not in effect` };
-        if (s.ops[s.ops.length - 1] !== op) return diverged("it changed since");
-        const parts = decomposeSource(s.body.text);
-        if (parts === undefined) return diverged("its text cannot be restored");
-        const holder = g.lookup(s.layer, s.name);
-        if (holder !== undefined) {
-          return {
-            code: "duplicate-name",
-            message: `cannot bring back ${qualified(s.layer, s.name)}: the name is now taken by ${holder}; rename that one first`,
-            details: { holder },
-          };
-        }
-        return this.restore(s, s.body.text, s.body.refs, opId, task);
-      }
-      case "rename": {
-        if (s.nameWinner !== op)
-          return s.nameMax.includes(op)
-            ? { code: "not-revertable", message: `${opId} lost to a concurrent rename` }
-            : diverged(`it was renamed again since (now ${s.name})`);
-        return this.rename({ qname: s.id, newName: op.name, ...(task === undefined ? {} : { task }) }, opId);
-      }
-      default: {
-        if (!s.alive) return { code: "not-revertable", message: `${q} is removed; revert its removal first` };
-        if (s.failures.has(opId))
-          return {
-            code: "not-revertable",
-            message: `${opId} did not apply (see conflicts); there is nothing to revert`,
-          };
-        if (op.op === "replace" && s.textWinner !== op && s.textMax.includes(op)) {
-          return {
-            code: "not-revertable",
-            message: `${opId} lost to a concurrent replace; there is nothing to revert`,
-          };
-        }
-        if (s.body.version !== opId) return diverged("its text changed since");
-        const prior = g.bodyBefore(s.id, opId);
-        if (prior === undefined)
-          return { code: "not-revertable", message: `${opId} left no earlier text to restore` };
-        return this.restore(s, prior.text, prior.refs, opId, task);
-      }
-    }
+    return draftRevert(this, opId, task);
   }
 
-  /**
-   * Writes the ops of a task undo: first the definitions the task removed come back, then texts and
-   * names return to what they were, then what the task added goes (referrers first). A binding to
-   * a definition that is not live yet is written unbound and linked once everything is back, so no
-   * op of the write ever binds to a definition that is gone.
-   */
+  /** Drafts the undo of a task by `plan` (draft-history.ts). */
   undo(plan: TaskUndoPlan, task: string): Rejection | undefined {
-    const later: { def: DefId; key: RefKey; target: DefId }[] = [];
-    const restoreText = (s: DefinitionState, text: string, refs: RefBindings): Rejection | undefined => {
-      const now: Record<string, DefId> = {};
-      for (const [k, t] of Object.entries(refs) as [RefKey, DefId][]) {
-        if (this.fork.definition(t)?.alive === true || t === s.id) now[k] = t;
-        else later.push({ def: s.id, key: k, target: t });
-      }
-      return this.restore(s, text, now as RefBindings, undefined, task);
-    };
-    const ordered = [...plan.definitions].sort((a, b) => (a.revive === b.revive ? 0 : a.revive ? -1 : 1));
-    for (const d of ordered) {
-      if (d.before === undefined || !d.before.alive) continue;
-      const s = this.fork.definition(d.def)!;
-      const sameText = s.alive && s.body.text === d.before.text && sameRefs(s.body.refs, d.before.refs);
-      if (!sameText) {
-        const why = restoreText(s, d.before.text, d.before.refs);
-        if (why !== undefined) return why;
-      }
-      const now = this.fork.definition(d.def)!;
-      if (now.name !== d.before.name) {
-        const why = this.rename({ qname: now.id, newName: d.before.name, task });
-        if (why !== undefined) return why;
-      }
-    }
-    for (const l of later) {
-      const s = this.fork.definition(l.def)!;
-      if (this.fork.definition(l.target)?.alive !== true) {
-        return {
-          code: "undefined-reference",
-          message: `cannot restore ${this.fork.label(l.def)}: it referenced ${this.fork.label(l.target)} (${l.key}), which is gone and not part of the task; restore it first`,
-          details: { definition: this.fork.label(l.def), key: l.key, target: l.target },
-        };
-      }
-      const why = this.place({
-        ...this.meta("link", s.layer, s.name, s.id, task),
-        op: "link",
-        ref: l.key,
-        target: l.target,
-      });
-      if (why !== undefined) return why;
-    }
-    const gone = new Set(
-      plan.definitions
-        .filter(
-          (d) => (d.before === undefined || !d.before.alive) && this.fork.definition(d.def)?.alive === true,
-        )
-        .map((d) => d.def),
-    );
-    if (gone.size > 0) {
-      const why = this.removeAll(gone, task, []);
-      if (why !== undefined) return why;
-    }
-    return undefined;
+    return draftUndo(this, plan, task);
   }
-
-  /** A replace that sets a stored text and its bindings as they were (a revert's op). */
-  private restore(
-    s: DefinitionState,
-    text: string,
-    refs: RefBindings,
-    reverts: OpId | undefined,
-    task: string | undefined,
-  ): Rejection | undefined {
-    const parts = decomposeSource(text);
-    if (parts === undefined)
-      return {
-        code: "not-revertable",
-        message: `the earlier text of ${qualified(s.layer, s.name)} cannot be restored`,
-      };
-    return this.place({
-      ...this.meta("replace", s.layer, s.name, s.id, task),
-      op: "replace",
-      body: parts.body,
-      ...(parts.head === undefined ? {} : { head: parts.head }),
-      refs,
-      ...(reverts === undefined ? {} : { reverts }),
-    });
-  }
-}
-
-function sameRefs(a: RefBindings, b: RefBindings): boolean {
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  return ka.every((k) => a[k as RefKey] === b[k as RefKey]);
 }
