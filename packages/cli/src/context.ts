@@ -77,7 +77,8 @@ export function createContext(
     full ??= (async () => {
       const core = await loadCore();
       // Core's one way to open a workspace: the same manifest, gate and store as the MCP server.
-      const ws = await core.openWorkspaceStore(storeDir ?? io.cwd, { author });
+      // As git finds .git: the workspace at or above the folder (core opens only the folder given unless asked).
+      const ws = await core.openWorkspaceStore(storeDir ?? io.cwd, { author, walkUp: true });
       if (!ws.ok) throw fromRejection(ws.error);
       const log = ws.value.workspace.log;
       return { store: ws.value.store, ops: () => log.all() };

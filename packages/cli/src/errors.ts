@@ -38,12 +38,21 @@ export function failure(
   return new CliError(code, message, 1, details);
 }
 
-/** A core failure value (store rejection, workspace error) as a CLI failure. */
+/** The CLI's words for a core remedy (`details.remedy`, the message's last words), by code. */
+const CLI_REMEDIES: Readonly<Record<string, string>> = { "no-workspace": "kumiki init makes one" };
+
+/** A core failure value (store rejection, workspace error) as a CLI failure, its remedy in CLI words. */
 export function fromRejection(error: {
   readonly code: string;
   readonly message: string;
   readonly details?: Readonly<Record<string, unknown>> | undefined;
 }): CliError {
+  const remedy = error.details?.remedy;
+  const words = CLI_REMEDIES[error.code];
+  if (words !== undefined && typeof remedy === "string" && error.message.endsWith(remedy)) {
+    const message = `${error.message.slice(0, -remedy.length)}${words}`;
+    return failure(error.code, message, { ...error.details, remedy: words });
+  }
   return failure(error.code, error.message, error.details);
 }
 

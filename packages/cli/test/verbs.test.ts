@@ -60,7 +60,7 @@ const TABLE: readonly Row[] = [
       }),
   },
   { argv: ["status", "x"], exit: 2 },
-  { argv: ["status"], exit: 1, cwd: "outside", err: /no workspace found/ },
+  { argv: ["status"], exit: 1, cwd: "outside", err: /no workspace at or above .*: kumiki init makes one/ },
   // view
   { argv: ["view", "slot.count"], exit: 0, out: /^slot +count +: N +%?/ },
   { argv: ["view", "slot.*"], exit: 0, out: /slot +count[\s\S]*slot +draft/ },

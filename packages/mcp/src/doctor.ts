@@ -124,7 +124,7 @@ export async function runDoctor(options: { storeDir?: string } = {}): Promise<Do
     });
     if (options.storeDir !== undefined) {
       await step("store", async () => {
-        const ws = await openWorkspaceStore(options.storeDir!);
+        const ws = await openWorkspaceStore(options.storeDir!, { walkUp: true });
         if (!ws.ok) throw new Error(ws.error.message);
         await ws.value.close();
         return `${ws.value.workspace.paths.root} opens`;

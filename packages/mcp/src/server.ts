@@ -242,7 +242,11 @@ export async function createMcpServer(
   if (!limits.ok) return { ok: false, error: { code: "invalid-limit", message: limits.message } };
   // Core's one way to open a workspace: its kumiki.caps.json reaches the gate, check and fix,
   // exactly as for the CLI.
-  const opened = await openWorkspaceStore(options.storeDir, { author: options.author ?? DEFAULT_AUTHOR });
+  const opened = await openWorkspaceStore(options.storeDir, {
+    author: options.author ?? DEFAULT_AUTHOR,
+    // --store DIR names the workspace or a folder inside it, as the CLI takes it.
+    walkUp: true,
+  });
   if (!opened.ok) return { ok: false, error: opened.error };
   const { store, capabilities } = opened.value;
   const ctx: ToolContext = {

@@ -45,7 +45,7 @@ describe("kumiki mcp serve", () => {
     dir = await tempDir("nostore");
     const r = kumiki(["mcp", "serve", "--doctor", "--store", dir]);
     expect(r.status).toBe(1);
-    expect(r.stdout).toContain("FAIL store: no workspace found");
+    expect(r.stdout).toContain("FAIL store: no workspace at or above");
     const report = await runDoctor({ storeDir: dir });
     expect(report.ok).toBe(false);
     expect(report.checks.at(-1)).toMatchObject({ name: "store", ok: false });
@@ -59,7 +59,7 @@ describe("kumiki mcp serve", () => {
     expect(bad.stdout).toBe("");
     const none = kumiki(["mcp", "serve", "--store", dir]);
     expect(none.status).toBe(1);
-    expect(none.stderr).toContain("no workspace found");
+    expect(none.stderr).toContain("no workspace at or above");
     expect(none.stdout).toBe("");
   });
 });

@@ -1,6 +1,6 @@
 /**
- * A workspace: a folder holding `.kumiki/`, found by walking up from a directory (as git finds
- * `.git`). Inside:
+ * A workspace: a folder holding `.kumiki/`, opened where it is (or found by walking up from a
+ * directory, as git finds `.git`, when asked). Inside:
  *
  * - `config.json`: `{ "format": 1, "graph": "automerge:…" }`, the graph document's URL, written
  *   atomically (temp file, fsync, rename, fsync of the directory);
@@ -79,6 +79,8 @@ export interface Workspace<T extends StoredOp = StoredOp> {
   readonly config: WorkspaceConfig;
   /** The graph's op log (its `repo` and `handle` are what sync builds on). */
   readonly log: AutomergeOpLog<T>;
+  /** Closes the op log (flushing what is pending): the same as `log.close()`. */
+  close(): Promise<void>;
 }
 
 /** Options passed through to the graph's Repo (sync sets these). */
@@ -93,6 +95,12 @@ export interface WorkspaceOpenOptions {
    * this process cannot write the workspace's storage folder.
    */
   readonly readOnly?: boolean;
+  /**
+   * Open the nearest workspace at or above the folder given, as git finds `.git` (what the CLI
+   * does). Default false: the folder itself must be the workspace; when it is not and one above
+   * it is, the `no-workspace` refusal names that one (`details.above`).
+   */
+  readonly walkUp?: boolean;
 }
 
 function fail<T>(
@@ -128,7 +136,25 @@ export function findWorkspace(from: string): WorkspaceResult<WorkspacePaths> {
     }
     if (path.dirname(d) === d) break;
   }
-  return fail("no-workspace", `no workspace found from ${start} (run \`kumiki init\`)`, { from: start });
+  const remedy = "initWorkspace makes one";
+  return fail("no-workspace", `no workspace at or above ${start}: ${remedy}`, { from: start, remedy });
+}
+
+/**
+ * The workspace whose root is `dir` (`walkUp`: the nearest at or above it). When `dir` is not one
+ * but a folder above it is, the refusal says so (`details.above`), so that a library never opens a
+ * parent's workspace it was not asked for.
+ */
+function workspaceAt(dir: string, walkUp: boolean): WorkspaceResult<WorkspacePaths> {
+  const nearest = findWorkspace(dir);
+  if (walkUp || !nearest.ok) return nearest;
+  const start = path.resolve(dir);
+  if (nearest.value.root === start) return nearest;
+  return fail(
+    "no-workspace",
+    `${start} is not a workspace; ${nearest.value.root}, above it, is: open that folder, or open with walkUp`,
+    { from: start, above: nearest.value.root },
+  );
 }
 
 /** Reads and checks `.kumiki/config.json`. */
@@ -277,7 +303,8 @@ export async function initWorkspace<T extends StoredOp = StoredOp>(
     if (!fs.existsSync(path.join(paths.dir, ".gitignore")))
       writeFileAtomic(path.join(paths.dir, ".gitignore"), GITIGNORE);
     writeFileAtomic(paths.config, `${JSON.stringify(config, null, 2)}\n`);
-    return { ok: true, value: { paths, config, log } };
+    const made = log;
+    return { ok: true, value: { paths, config, log: made, close: () => made.close() } };
   } catch (e) {
     await log?.close().catch(() => undefined);
     if (e instanceof OpLogOpenError) return openFailure(e, paths);
@@ -299,20 +326,24 @@ function writable(dir: string): boolean {
   }
 }
 
-/** The workspace at or above `dir` and its config. */
-function locate(dir: string): WorkspaceResult<{ paths: WorkspacePaths; config: WorkspaceConfig }> {
-  const found = findWorkspace(dir);
+/** The workspace at `dir` (or above it, with `walkUp`) and its config. */
+function locate(
+  dir: string,
+  walkUp: boolean,
+): WorkspaceResult<{ paths: WorkspacePaths; config: WorkspaceConfig }> {
+  const found = workspaceAt(dir, walkUp);
   if (!found.ok) return found;
   const config = readConfig(found.value);
   return config.ok ? { ok: true, value: { paths: found.value, config: config.value } } : config;
 }
 
-/** Opens the workspace at or above `dir` (see {@link findWorkspace}). */
+/** Opens the workspace at `dir` (with `walkUp`, the nearest at or above it: {@link findWorkspace}). */
 export async function openWorkspace<T extends StoredOp = StoredOp>(
   dir: string,
   options: WorkspaceOpenOptions = {},
 ): Promise<WorkspaceResult<Workspace<T>>> {
-  const located = locate(dir);
+  const { walkUp = false, ...rest } = options;
+  const located = locate(dir, walkUp);
   if (!located.ok) return located;
   const { paths, config } = located.value;
   try {
@@ -322,11 +353,11 @@ export async function openWorkspace<T extends StoredOp = StoredOp>(
     const log = await AutomergeOpLog.open<T>({
       directory: paths.storage,
       url: config.graph,
-      ...options,
+      ...rest,
       ...(readOnly ? { readOnly } : {}),
       mirror: new OpLogFile(paths.opLog),
     });
-    return { ok: true, value: { paths, config, log } };
+    return { ok: true, value: { paths, config, log, close: () => log.close() } };
   } catch (e) {
     return openFailure(e, paths);
   }
@@ -349,8 +380,9 @@ export interface WorkspaceReader<T extends StoredOp = StoredOp> {
  */
 export async function openWorkspaceReader<T extends StoredOp = StoredOp>(
   dir: string,
+  options: { readonly walkUp?: boolean } = {},
 ): Promise<WorkspaceResult<WorkspaceReader<T>>> {
-  const located = locate(dir);
+  const located = locate(dir, options.walkUp ?? false);
   if (!located.ok) return located;
   const { paths, config } = located.value;
   try {

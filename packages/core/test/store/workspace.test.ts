@@ -95,8 +95,27 @@ describe("finding and opening a workspace", () => {
     fs.mkdirSync(nested, { recursive: true });
     const found = findWorkspace(nested);
     expect(found.ok && found.value.root).toBe(path.resolve(dir));
-    const again = await reopen(nested);
-    expect(again.log.all()).toEqual([op("op_1")]);
+    const again = await openWorkspace(nested, { walkUp: true });
+    if (!again.ok) throw new Error(again.error.message);
+    expect(again.value.log.all()).toEqual([op("op_1")]);
+    await again.value.close();
+  });
+
+  it("opens only the folder it is given unless asked to walk up, and names the workspace above", async () => {
+    const dir = tempDir();
+    const ws = await init(dir);
+    await ws.close();
+    const nested = path.join(dir, "src");
+    fs.mkdirSync(nested);
+    const r = await openWorkspace(nested);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.code).toBe("no-workspace");
+      expect(r.error.details).toMatchObject({ from: path.resolve(nested), above: path.resolve(dir) });
+      expect(r.error.message).toBe(
+        `${path.resolve(nested)} is not a workspace; ${path.resolve(dir)}, above it, is: open that folder, or open with walkUp`,
+      );
+    }
   });
 
   it("reports where it looked when there is no workspace", async () => {
@@ -105,7 +124,7 @@ describe("finding and opening a workspace", () => {
     expect(r.ok).toBe(false);
     if (!r.ok) {
       expect(r.error.code).toBe("no-workspace");
-      expect(r.error.message).toBe(`no workspace found from ${path.resolve(dir)} (run \`kumiki init\`)`);
+      expect(r.error.message).toBe(`no workspace at or above ${path.resolve(dir)}: initWorkspace makes one`);
     }
   });
 
