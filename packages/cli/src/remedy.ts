@@ -33,7 +33,10 @@ export function withCommands(retry: string, steps: readonly RemedyStep[] | undef
   return steps === undefined || steps.length === 0 ? retry : `${retry} (${steps.map(cliCommand).join("; ")})`;
 }
 
-/** The retry steps a rejection's details carry: its own (`steps`), or its first lost op's. */
+/**
+ * The retry steps a rejection's details carry: its own (`steps`), or its first lost op's. Core's
+ * `remedyStepsOf`, repeated here because every verb's error path runs this and must not load core.
+ */
 export function stepsOf(
   details: Readonly<Record<string, unknown>> | undefined,
 ): readonly RemedyStep[] | undefined {

@@ -73,22 +73,10 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
   it("kumiki --help lists every verb without loading core, the MCP SDK or the sync server", () => {
     const dir = tempDir("help");
     dirs.push(dir);
-    const hook = path.join(dir, "hook.mjs");
-    const log = path.join(dir, "loaded.txt");
-    writeFileSync(
-      hook,
-      `import { appendFileSync } from "node:fs";\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + "\\n"); return next(url, context); }\n`,
-    );
-    const reg = path.join(dir, "register.mjs");
-    writeFileSync(
-      reg,
-      `import { register } from "node:module"; register(${JSON.stringify(`file://${hook}`)});\n`,
-    );
-    const p = spawnSync(process.execPath, ["--import", reg, BIN, "--help"], { cwd: dir, encoding: "utf8" });
+    const { p, loaded } = runRecordingLoads(dir, ["--help"], {});
     expect(p.status, p.stderr).toBe(0);
     for (const verb of ["mcp serve", "serve", "sync", "clone", "remote add"])
       expect(p.stdout).toContain(`  ${verb} `);
-    const loaded = readFileSync(log, "utf8");
     expect(loaded).not.toMatch(/@automerge|@modelcontextprotocol|sync-server|\/mcp\/dist|\/core\/dist/);
   });
 
@@ -99,26 +87,12 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
     writeFileSync(path.join(dir, "app.kumiki"), todo!.source);
     expect(k(["import", "app.kumiki"]).code).toBe(0);
     expect(k(["view", "slot.todos"]).code).toBe(0);
-    // ESM modules are not listed in require.cache: a loader hook records every URL loaded.
-    const hook = path.join(dir, "hook.mjs");
-    const log = path.join(dir, "loaded.txt");
-    writeFileSync(
-      hook,
-      `import { appendFileSync } from "node:fs";\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + "\\n"); return next(url, context); }\n`,
-    );
-    const reg = path.join(dir, "register.mjs");
-    writeFileSync(
-      reg,
-      `import { register } from "node:module"; register(${JSON.stringify(`file://${hook}`)});\n`,
-    );
-    const p = spawnSync(process.execPath, ["--import", reg, BIN, "view", "slot.todos"], {
-      cwd: dir,
-      env: { ...testEnv(cache), PATH: process.env.PATH ?? "" },
-      encoding: "utf8",
+    const { p, loaded } = runRecordingLoads(dir, ["view", "slot.todos"], {
+      ...testEnv(cache),
+      PATH: process.env.PATH ?? "",
     });
     expect(p.status, p.stderr).toBe(0);
     expect(p.stdout).toMatch(/slot todos/);
-    const loaded = readFileSync(log, "utf8");
     expect(loaded).toContain("/cli/dist/commands/view.js");
     expect(loaded).not.toMatch(/@automerge|@modelcontextprotocol|sync-server|\/mcp\/dist/);
   });
@@ -178,6 +152,27 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
     expect(slot === 0 || tile === 1).toBe(true);
   });
 });
+
+/** Runs the bin in `dir` with a loader hook that records every module URL it loads (ESM modules are not in require.cache). */
+function runRecordingLoads(dir: string, args: readonly string[], env: Record<string, string>) {
+  const hook = path.join(dir, "hook.mjs");
+  const log = path.join(dir, "loaded.txt");
+  writeFileSync(
+    hook,
+    `import { appendFileSync } from "node:fs";\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + "\\n"); return next(url, context); }\n`,
+  );
+  const reg = path.join(dir, "register.mjs");
+  writeFileSync(
+    reg,
+    `import { register } from "node:module"; register(${JSON.stringify(`file://${hook}`)});\n`,
+  );
+  const p = spawnSync(process.execPath, ["--import", reg, BIN, ...args], {
+    cwd: dir,
+    encoding: "utf8",
+    ...(Object.keys(env).length > 0 ? { env } : {}),
+  });
+  return { p, loaded: readFileSync(log, "utf8") };
+}
 
 describe("a workspace whose newest chunk is damaged", () => {
   it("a write says why and exits at once (was: the error, then a minute's wait on the library's load timer)", () => {

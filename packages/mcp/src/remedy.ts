@@ -33,17 +33,3 @@ export function toolCall(step: RemedyStep): string {
 export function withToolCalls(retry: string, steps: readonly RemedyStep[] | undefined): string {
   return steps === undefined || steps.length === 0 ? retry : `${retry} (${steps.map(toolCall).join("; ")})`;
 }
-
-/** The retry steps a rejection's details carry: its own (`steps`), or its first lost op's. */
-export function stepsOf(
-  details: Readonly<Record<string, unknown>> | undefined,
-): readonly RemedyStep[] | undefined {
-  if (details === undefined) return undefined;
-  if (Array.isArray(details.steps)) return details.steps as RemedyStep[];
-  const lost = details.lost;
-  if (Array.isArray(lost)) {
-    const first = lost[0] as { remedy?: unknown } | undefined;
-    if (Array.isArray(first?.remedy)) return first.remedy as RemedyStep[];
-  }
-  return undefined;
-}

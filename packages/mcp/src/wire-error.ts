@@ -5,8 +5,8 @@
  * model: they never name host paths or environment variables (those go to the server's stderr).
  */
 
-import type { Rejection } from "@kumiki-graph/core";
-import { stepsOf, withToolCalls } from "./remedy.js";
+import { type Rejection, remedyStepsOf } from "@kumiki-graph/core";
+import { withToolCalls } from "./remedy.js";
 
 /** Every kind of wire error, as a stable identifier. */
 export const WIRE_ERROR_KINDS = [
@@ -105,7 +105,7 @@ export function fromRejection(r: Rejection, log: (line: string) => void): WireEr
   return {
     kind,
     code: r.code,
-    message: withToolCalls(messageOf(r), stepsOf(r.details)),
+    message: withToolCalls(messageOf(r), remedyStepsOf(r.details)),
     ...(r.details === undefined ? {} : { details: r.details }),
   };
 }

@@ -25,3 +25,17 @@ export type RemedyStep =
   | { readonly do: "link"; readonly def: string }
   /** See which definitions exist. */
   | { readonly do: "list" };
+
+/** The retry steps a rejection's details carry: its own (`steps`), or its first lost op's (`lost[0].remedy`). */
+export function remedyStepsOf(
+  details: Readonly<Record<string, unknown>> | undefined,
+): readonly RemedyStep[] | undefined {
+  if (details === undefined) return undefined;
+  if (Array.isArray(details.steps)) return details.steps as RemedyStep[];
+  const lost = details.lost;
+  if (Array.isArray(lost)) {
+    const first = lost[0] as { remedy?: unknown } | undefined;
+    if (Array.isArray(first?.remedy)) return first.remedy as RemedyStep[];
+  }
+  return undefined;
+}
