@@ -122,6 +122,7 @@ const EXPECTED = [
   "refKey",
   "referenceSites",
   "renderDefinition",
+  "remedyStepsOf",
   "renderErrorsDoc",
   "resolveProgram",
   "resolveSite",
