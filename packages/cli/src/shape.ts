@@ -3,11 +3,12 @@
  * syntax of layer names, qualified names, definition names, op-ids and selectors. Whether what
  * they name exists is the store's answer (exit 1).
  */
+import type { Layer } from "@kumiki-graph/core";
 import { loadReadCore } from "./core.js";
 import { usageError } from "./errors.js";
 
-/** `layer` is one of the layers, or a usage error. */
-export async function checkLayer(verb: string, layer: string): Promise<void> {
+/** `layer` is one of the layers (returned as one), or a usage error. */
+export async function checkLayer(verb: string, layer: string): Promise<Layer> {
   const core = await loadReadCore();
   if (!core.isLayer(layer)) {
     throw usageError(
@@ -15,6 +16,7 @@ export async function checkLayer(verb: string, layer: string): Promise<void> {
       { layer },
     );
   }
+  return layer;
 }
 
 /** `name` is a definition name (a letter, then letters, digits, _ and -; not a reserved word). */

@@ -27,8 +27,8 @@ export const add: Command = {
   options: bodyFile,
   positionals: { min: 2, max: Number.POSITIVE_INFINITY, names: "layer name body…" },
   async run(ctx) {
-    const [layer, name, ...words] = ctx.positionals as [string, string, ...string[]];
-    await checkLayer(ctx.verb, layer);
+    const [given, name, ...words] = ctx.positionals as [string, string, ...string[]];
+    const layer = await checkLayer(ctx.verb, given);
     await checkName(ctx.verb, name);
     const { text } = await textArgument(ctx, words, "body-file", "body");
     const store = await ctx.openStore();

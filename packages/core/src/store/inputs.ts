@@ -1,5 +1,6 @@
 /** The Store API's inputs: zod schemas of every request, and their errors named by item and field. */
 import { z } from "zod";
+import type { Layer } from "../lang/layers.js";
 import { OP_KINDS, OP_LIMITS } from "../ops/op.js";
 import { LINE_KEY } from "./line-patch.js";
 import { quoted, type Rejection } from "./result.js";
@@ -152,7 +153,11 @@ export const BundleSchema = z.union([
   z.array(BundleItemSchema).max(10_000),
 ]);
 
-export type AddInput = z.input<typeof AddInputSchema>;
+/**
+ * What `add` takes. `layer` is typed as a {@link Layer} (the schema still checks it at run time,
+ * with a message naming the layers, for callers that pass what a person typed).
+ */
+export type AddInput = Omit<z.input<typeof AddInputSchema>, "layer"> & { readonly layer?: Layer };
 export type ReplaceInput = z.input<typeof ReplaceInputSchema>;
 export type EditInput = z.input<typeof EditInputSchema>;
 export type RenameInput = z.input<typeof RenameInputSchema>;

@@ -139,7 +139,7 @@ describe("add", () => {
   it("refuses a duplicate name, an unknown layer, a bad or reserved name, and a mismatched source", async () => {
     const { store, log } = await todoStore();
     await refused(log, store.add({ layer: "slot", name: "draft", body: "Int = 0" }), "duplicate-name");
-    await refused(log, store.add({ layer: "slots", name: "x", body: "Int = 0" }), "invalid-layer");
+    await refused(log, store.add({ layer: "slots" as never, name: "x", body: "Int = 0" }), "invalid-layer");
     await refused(log, store.add({ layer: "slot", name: "1x", body: "Int = 0" }), "invalid-name");
     await refused(log, store.add({ layer: "slot", name: "type", body: "Int = 0" }), "invalid-name");
     await refused(
