@@ -31,32 +31,23 @@ import { opContentHash } from "./fingerprint.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import { copyStoredOp } from "./memory-op-log.js";
 import { decideClaims } from "./op-id-claims.js";
+import {
+  bundleText,
+  CHUNK_SIZE,
+  forEachStoredOp,
+  type InvalidEntry,
+  OP_LOG_FORMAT,
+  OP_LOG_KIND,
+  type OpLogDocument,
+  pushBundle,
+  reuseReason,
+} from "./op-log-document.js";
+
+// The document layout is op-log-document.ts; these stay importable from here.
+export { CHUNK_SIZE, type InvalidEntry, OP_LOG_FORMAT, OP_LOG_KIND, type OpLogDocument, pushBundle };
+
 import type { OpLog, StoreDamage, StoredOp } from "./op-log.js";
 import type { OpLogFile } from "./op-log-file.js";
-
-/** The document's `kind` marker. */
-export const OP_LOG_KIND = "kumiki-op-log";
-/** The layout version this code writes and reads. */
-export const OP_LOG_FORMAT = 1;
-/** Bundles per inner list (see the module comment). */
-export const CHUNK_SIZE = 512;
-
-/** The Automerge document of a graph: a grow-only set of ops (see the module comment). */
-export interface OpLogDocument {
-  kind: A.ImmutableString;
-  format: number;
-  /** Lists of bundles; each bundle is the JSON array of one append's ops. */
-  chunks: A.ImmutableString[][];
-}
-
-/** An entry of the document that is not a valid bundle: kept out of {@link AutomergeOpLog.all}, reported here. */
-export interface InvalidEntry {
-  /** Where it is: `[chunk, bundle]`, with the op's index in the bundle when one op is at fault. */
-  readonly at: readonly number[];
-  readonly reason: string;
-  /** The op-id, for an op that reuses a held op-id with other content (`op-id-reused`). */
-  readonly opId?: string;
-}
 
 /** How {@link AutomergeOpLog} builds its Repo. */
 export interface AutomergeOpLogOptions {
@@ -101,23 +92,6 @@ export class OpLogOpenError extends Error {
   }
   /** The open failed because damaged chunks were held back (then it opens again, damaged). */
   readonly damaged: boolean;
-}
-
-/**
- * Adds one bundle to the document inside a change: the whole of an append, as one Automerge change
- * (exported so benchmarks build histories exactly as appends do).
- */
-export function pushBundle(d: OpLogDocument, ops: readonly StoredOp[], chunkSize = CHUNK_SIZE): void {
-  const text = new A.ImmutableString(JSON.stringify(ops));
-  const last = d.chunks[d.chunks.length - 1];
-  if (last !== undefined && last.length < chunkSize) last.push(text);
-  else d.chunks.push([text]);
-}
-
-function bundleText(v: unknown): string | undefined {
-  if (v instanceof A.ImmutableString) return v.val;
-  if (typeof v === "string") return v;
-  return undefined;
 }
 
 /** An {@link OpLog} kept in one Automerge document of an automerge-repo Repo. */
@@ -679,33 +653,4 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       }
     }
   }
-}
-
-function reuseReason(opId: string): string {
-  return `op ${opId} reuses a held op-id with other content (forged or corrupted); kept: the causally first claim (of concurrent ones, the lowest content hash)`;
-}
-
-/** Calls `fn` with every op-like object of the document's bundles and its `[chunk, bundle, op]` position. */
-function forEachStoredOp(doc: A.Doc<OpLogDocument>, fn: (op: StoredOp, at: number[]) => void): void {
-  const chunks: unknown = doc.chunks;
-  if (!Array.isArray(chunks)) return;
-  chunks.forEach((chunk: unknown, c) => {
-    if (!Array.isArray(chunk)) return;
-    chunk.forEach((b: unknown, i) => {
-      const text = bundleText(b);
-      if (text === undefined) return;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        return;
-      }
-      const list: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
-      list.forEach((op, k) => {
-        if (typeof op === "object" && op !== null && typeof (op as StoredOp)["op-id"] === "string") {
-          fn(op as StoredOp, [c, i, k]);
-        }
-      });
-    });
-  });
 }
