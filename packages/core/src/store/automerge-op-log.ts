@@ -552,8 +552,10 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     for (const [id, w] of winners) {
       const held = this.byId.get(id);
       if (held === undefined || opContentHash(held) === w.hash) continue;
+      const at = this.ops.indexOf(held);
+      if (at < 0) continue; // Not reachable: every held op is in `ops`; never write ops[-1].
       const op = copyStoredOp(w.op) as T;
-      this.ops[this.ops.indexOf(held)] = op;
+      this.ops[at] = op;
       this.byId.set(id, op);
       replaced.push(op);
     }

@@ -237,6 +237,7 @@ async function repairLocked(
         if (text !== OP_LOG_KIND) throw new Error("the remote's copy is not a Kumiki op log");
       }
     } catch (e) {
+      storage.dispose();
       return fail(
         "remote-unavailable",
         `the document's first change is lost and the remote's copy could not be fetched (${(e as Error).message}); nothing was changed: repair again once the remote can be reached, or repair offline to start a new history (which cannot sync with that remote again)`,
