@@ -39,7 +39,10 @@ export function failure(
 }
 
 /** The CLI's words for a core remedy (`details.remedy`, the message's last words), by code. */
-const CLI_REMEDIES: Readonly<Record<string, string>> = { "no-workspace": "kumiki init makes one" };
+const CLI_REMEDIES: Readonly<Record<string, string>> = {
+  "no-workspace": "kumiki init makes one",
+  "store-damaged": "kumiki repair repairs it",
+};
 
 /** A core failure value (store rejection, workspace error) as a CLI failure, its remedy in CLI words. */
 export function fromRejection(error: {

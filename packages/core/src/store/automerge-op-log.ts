@@ -46,7 +46,7 @@ import {
 // The document layout is op-log-document.ts; these stay importable from here.
 export { CHUNK_SIZE, type InvalidEntry, OP_LOG_FORMAT, OP_LOG_KIND, type OpLogDocument, pushBundle };
 
-import type { OpLog, StoreDamage, StoredOp } from "./op-log.js";
+import { DAMAGE_REMEDY, type OpLog, type StoreDamage, type StoredOp } from "./op-log.js";
 import type { OpLogFile } from "./op-log-file.js";
 
 /** How {@link AutomergeOpLog} builds its Repo. */
@@ -440,7 +440,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
           : []),
       ];
       throw new StoreDamagedError(
-        `the workspace's stored document is damaged (${what.slice(0, 3).join("; ")}${what.length > 3 ? "; …" : ""}): reads show what could be read, writes are refused until it is repaired (kumiki repair)`,
+        `the workspace's stored document is damaged (${what.slice(0, 3).join("; ")}${what.length > 3 ? "; …" : ""}): reads show what could be read, writes are refused until it is repaired: ${DAMAGE_REMEDY}`,
       );
     }
     if (this.storage.readOnly) {

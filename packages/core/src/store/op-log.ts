@@ -24,6 +24,12 @@ export interface StoreDamage {
   readonly fromOpLog: number;
 }
 
+/**
+ * What a damaged store's refusal (`store-damaged`) ends with, also in its `details.remedy`: the
+ * call that repairs it; an edge says it in its own terms (the CLI: `kumiki repair`).
+ */
+export const DAMAGE_REMEDY = "repairWorkspace repairs it";
+
 /** A grow-only, deduplicated, durable set of ops in arrival order. */
 export interface OpLog<T extends StoredOp = StoredOp> {
   /**

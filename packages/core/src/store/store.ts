@@ -55,7 +55,7 @@ import {
   UnlinkInputSchema,
 } from "./inputs.js";
 import { draftLock, draftUnlock } from "./lock-drafts.js";
-import type { OpLog } from "./op-log.js";
+import { DAMAGE_REMEDY, type OpLog } from "./op-log.js";
 import { diffOf, previewOf } from "./preview.js";
 import { checkTask, lockInput } from "./request-checks.js";
 import { clip, ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
@@ -102,7 +102,12 @@ export function createStoreWith(options: StoreOptions): StoreResult<Store> {
  */
 function storeFailure<T>(e: unknown, what: string): StoreResult<T> {
   const message = e instanceof Error ? e.message : String(e);
-  if ((e as { code?: unknown } | null)?.code === "store-damaged") return reject<T>("store-damaged", message);
+  if ((e as { code?: unknown } | null)?.code === "store-damaged")
+    return reject<T>(
+      "store-damaged",
+      message,
+      message.endsWith(DAMAGE_REMEDY) ? { remedy: DAMAGE_REMEDY } : {},
+    );
   return reject<T>("storage-failed", `${what}: ${message}`);
 }
 
