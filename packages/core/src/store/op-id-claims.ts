@@ -15,6 +15,7 @@
 import * as A from "@automerge/automerge";
 import { opContentHash } from "./fingerprint.js";
 import type { StoredOp } from "./op-log.js";
+import { bundleOps } from "./op-log-document.js";
 
 /** One op stored under a contested op-id, and the change that stored it. */
 interface Claim {
@@ -39,7 +40,7 @@ export function decideClaims(doc: A.Doc<unknown>, ids: ReadonlySet<string>): Cla
     for (const o of change.ops) {
       const value = (o as { value?: unknown }).value;
       if (typeof value !== "string" || !value.includes('"op-id"')) continue;
-      for (const op of bundleOps(value)) {
+      for (const { op } of bundleOps(value)) {
         const id = op["op-id"];
         if (!ids.has(id)) continue;
         const list = claims.get(id) ?? [];
@@ -61,24 +62,6 @@ export function decideClaims(doc: A.Doc<unknown>, ids: ReadonlySet<string>): Cla
     winners.set(id, { op: best.op, hash: best.hash });
   }
   return winners;
-}
-
-/** The ops of one bundle's JSON text (nothing, when it is not a list of objects with an op-id). */
-function bundleOps(text: string): StoredOp[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return [];
-  }
-  const list: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
-  return list.filter(
-    (op): op is StoredOp =>
-      typeof op === "object" &&
-      op !== null &&
-      !Array.isArray(op) &&
-      typeof (op as { "op-id"?: unknown })["op-id"] === "string",
-  );
 }
 
 /** "Is change a an ancestor of change b", over a history's dependency edges (each walk memoised). */

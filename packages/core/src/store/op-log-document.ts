@@ -53,7 +53,28 @@ export function reuseReason(opId: string): string {
   return `op ${opId} reuses a held op-id with other content (forged or corrupted); kept: the causally first claim (of concurrent ones, the lowest content hash)`;
 }
 
-/** Calls `fn` with every op-like object of the document's bundles and its `[chunk, bundle, op]` position. */
+/**
+ * The ops of one bundle's JSON text, with their index in it: the JSON objects with a non-empty
+ * string "op-id" (what the log holds; anything else in a bundle is reported by the log, not here).
+ */
+export function bundleOps(text: string): { readonly op: StoredOp; readonly index: number }[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const list: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
+  const out: { op: StoredOp; index: number }[] = [];
+  list.forEach((op, index) => {
+    if (typeof op !== "object" || op === null || Array.isArray(op)) return;
+    const id = (op as { "op-id"?: unknown })["op-id"];
+    if (typeof id === "string" && id !== "") out.push({ op: op as StoredOp, index });
+  });
+  return out;
+}
+
+/** Calls `fn` with every op of the document's bundles ({@link bundleOps}) and its `[chunk, bundle, op]` position. */
 export function forEachStoredOp(doc: A.Doc<OpLogDocument>, fn: (op: StoredOp, at: number[]) => void): void {
   const chunks: unknown = doc.chunks;
   if (!Array.isArray(chunks)) return;
@@ -61,19 +82,7 @@ export function forEachStoredOp(doc: A.Doc<OpLogDocument>, fn: (op: StoredOp, at
     if (!Array.isArray(chunk)) return;
     chunk.forEach((b: unknown, i) => {
       const text = bundleText(b);
-      if (text === undefined) return;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        return;
-      }
-      const list: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
-      list.forEach((op, k) => {
-        if (typeof op === "object" && op !== null && typeof (op as StoredOp)["op-id"] === "string") {
-          fn(op as StoredOp, [c, i, k]);
-        }
-      });
+      if (text !== undefined) for (const { op, index } of bundleOps(text)) fn(op, [c, i, index]);
     });
   });
 }
