@@ -228,13 +228,16 @@ async function repairLocked(
   });
   // The remote's copy, fetched before anything is changed (a failure then leaves every file as it was).
   let remoteDocument: Uint8Array | undefined;
+  let remoteHeads: string[] = [];
   if (!dryRun && (rootLost || noDocument) && options.fetchDocument !== undefined) {
     try {
       remoteDocument = await options.fetchDocument();
       if (remoteDocument !== undefined) {
-        const kind: unknown = A.load<OpLogDocument>(remoteDocument).kind;
+        const remote = A.load<OpLogDocument>(remoteDocument);
+        const kind: unknown = remote.kind;
         const text = kind instanceof A.ImmutableString ? kind.val : kind;
         if (text !== OP_LOG_KIND) throw new Error("the remote's copy is not a Kumiki op log");
+        remoteHeads = A.getHeads(remote);
       }
     } catch (e) {
       storage.dispose();
@@ -295,8 +298,7 @@ async function repairLocked(
     let log: AutomergeOpLog;
     if (remoteDocument !== undefined) {
       // The remote's history, beside the sound chunks: they depended on its first change.
-      const heads = A.getHeads(A.load<OpLogDocument>(remoteDocument));
-      await storage.save([documentId, "snapshot", snapshotName(heads)], remoteDocument);
+      await storage.save([documentId, "snapshot", snapshotName(remoteHeads)], remoteDocument);
     }
     try {
       log = await open();
