@@ -44,19 +44,32 @@ const CLI_REMEDIES: Readonly<Record<string, string>> = {
   "store-damaged": "kumiki repair repairs it",
 };
 
-/** A core failure value (store rejection, workspace error) as a CLI failure, its remedy in CLI words. */
-export function fromRejection(error: {
+type CoreFailure = {
   readonly code: string;
   readonly message: string;
   readonly details?: Readonly<Record<string, unknown>> | undefined;
-}): CliError {
+};
+
+/**
+ * `error` with its remedy (`details.remedy`, the message's last words) said in `words`; as it is
+ * when it has none. Core's `withRemedy`, repeated here because this module is loaded by every verb
+ * and must not load core.
+ */
+export function inCliWords<E extends CoreFailure>(error: E, words: string): E {
   const remedy = error.details?.remedy;
+  if (typeof remedy !== "string" || !error.message.endsWith(remedy)) return error;
+  return {
+    ...error,
+    message: `${error.message.slice(0, -remedy.length)}${words}`,
+    details: { ...error.details, remedy: words },
+  };
+}
+
+/** A core failure value (store rejection, workspace error) as a CLI failure, its remedy in CLI words. */
+export function fromRejection(error: CoreFailure): CliError {
   const words = CLI_REMEDIES[error.code];
-  if (words !== undefined && typeof remedy === "string" && error.message.endsWith(remedy)) {
-    const message = `${error.message.slice(0, -remedy.length)}${words}`;
-    return failure(error.code, message, { ...error.details, remedy: words });
-  }
-  return failure(error.code, error.message, error.details);
+  const e = words === undefined ? error : inCliWords(error, words);
+  return failure(e.code, e.message, e.details);
 }
 
 /** Unwraps a core result, throwing its rejection as a CLI failure. */

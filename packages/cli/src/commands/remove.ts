@@ -4,8 +4,7 @@
  */
 import { flag } from "../args.js";
 import type { Command } from "../command.js";
-import { loadCore } from "../core.js";
-import { unwrap } from "../errors.js";
+import { inCliWords, unwrap } from "../errors.js";
 import { receiptJson, receiptText, receiptWarnings } from "../format.js";
 import { checkQname, oneOf } from "../shape.js";
 
@@ -45,8 +44,7 @@ export const remove: Command = {
       ...(mode === "force" ? { force: flag(ctx.options, "force") } : {}),
       ...(ctx.task === undefined ? {} : { task: ctx.task }),
     });
-    const core = await loadCore();
-    const receipt = unwrap(r.ok ? r : { ok: false, error: core.withRemedy(r.error, CLI_REMEDY) });
+    const receipt = unwrap(r.ok ? r : { ok: false, error: inCliWords(r.error, CLI_REMEDY) });
     return {
       json: receiptJson(receipt),
       text: receiptText(`removed ${qname}`, receipt),
