@@ -14,7 +14,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import * as A from "@automerge/automerge";
-import { chunkDamage, openWorkspace, type RepairReport, repairWorkspace } from "@kumiki-graph/core";
+import {
+  chunkDamage,
+  openWorkspace,
+  type RepairReport,
+  repairWorkspace,
+} from "@kumiki-graph/storage-automerge";
 import { type BenchRow, measure } from "./harness.js";
 import { chunkFiles, seedWorkspace } from "./store.js";
 

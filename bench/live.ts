@@ -10,7 +10,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { importProgram, initWorkspace, openWorkspaceStore, type WorkspaceStore } from "@kumiki-graph/core";
+import { importProgram } from "@kumiki-graph/core";
+import { initWorkspace, openWorkspaceStore, type WorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { generateProgram } from "./generate.js";
 import { type BenchRow, measure } from "./harness.js";
 import { corpusFile } from "./paths.js";

@@ -15,13 +15,12 @@ import {
   checkStore,
   createCheckGate,
   importProgram,
-  initWorkspace,
   MemoryOpLog,
   openStore,
-  openWorkspaceStore,
   type Store,
 } from "@kumiki-graph/core";
 import { createMcpServer } from "@kumiki-graph/mcp";
+import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { type BenchRow, measure, summarize } from "./harness.js";

@@ -5,15 +5,15 @@ import path from "node:path";
 import * as A from "@automerge/automerge";
 import { type AutomergeUrl, Repo } from "@automerge/automerge-repo";
 import { NodeFSStorageAdapter } from "@automerge/automerge-repo-storage-nodefs";
+import type { StoredOp } from "@kumiki-graph/core";
 import {
   initWorkspace,
   type OpLogDocument,
   openWorkspace,
   openWorkspaceReader,
   pushBundle,
-  type StoredOp,
   type Workspace,
-} from "@kumiki-graph/core";
+} from "@kumiki-graph/storage-automerge";
 import { type BenchRow, measure, prng } from "./harness.js";
 
 /**

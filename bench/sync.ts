@@ -11,15 +11,13 @@ import {
 } from "@automerge/automerge-repo";
 import { NodeWSServerAdapter, WebSocketClientAdapter } from "@automerge/automerge-repo-network-websocket";
 import { NodeFSStorageAdapter } from "@automerge/automerge-repo-storage-nodefs";
+import { createStore, MemoryOpLog, type StoredOp } from "@kumiki-graph/core";
 import {
-  createStore,
   initWorkspace,
-  MemoryOpLog,
   type OpLogDocument,
   openWorkspace,
   pushBundle,
-  type StoredOp,
-} from "@kumiki-graph/core";
+} from "@kumiki-graph/storage-automerge";
 import { cloneWorkspace, startSyncServer, syncWorkspace } from "@kumiki-graph/sync-server";
 import { WebSocketServer } from "ws";
 import { type BenchRow, measure } from "./harness.js";

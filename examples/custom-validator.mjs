@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createCheckGate, initWorkspace, openWorkspaceStore } from "@kumiki-graph/core";
+import { createCheckGate } from "@kumiki-graph/core";
+import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 
 /** @type {import("@kumiki-graph/core").WriteValidator} */
 const camelCaseSlots = {

@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/core";
+import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-"));
 const made = await initWorkspace(dir);

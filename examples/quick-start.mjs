@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { applyFixes, checkStore, importProgram, initWorkspace, openWorkspaceStore } from "@kumiki-graph/core";
+import { applyFixes, checkStore, importProgram } from "@kumiki-graph/core";
+import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 
 // A tiny program written for this example; `vots` in `up` is a misspelling of `votes`.
 const PROGRAM = `slot   votes : Int = 0

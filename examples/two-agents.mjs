@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { exportProgram, initWorkspace, openWorkspaceStore } from "@kumiki-graph/core";
+import { exportProgram } from "@kumiki-graph/core";
+import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { cloneWorkspace, startSyncServer, syncWorkspace } from "@kumiki-graph/sync-server";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-two-agents-"));

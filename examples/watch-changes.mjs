@@ -10,7 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/core";
+import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 
 const kumiki = fileURLToPath(new URL("../packages/cli/bin/kumiki.js", import.meta.url));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-watch-"));

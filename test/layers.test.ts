@@ -39,10 +39,10 @@ interface Finding {
   readonly message: string;
 }
 
-/** Lints `files` (path under packages/core/src → text) and returns the layer findings. */
-function lint(files: Record<string, string>): Finding[] {
+/** Lints `files` (path under `packages/<pkg>/src` → text) and returns the layer findings. */
+function lint(files: Record<string, string>, pkg = "core"): Finding[] {
   const paths = Object.entries(files).map(([p, text]) => {
-    const full = path.join(tmp, "packages", "core", "src", p);
+    const full = path.join(tmp, "packages", pkg, "src", p);
     fs.mkdirSync(path.dirname(full), { recursive: true });
     fs.writeFileSync(full, text);
     return path.relative(tmp, full);
@@ -96,16 +96,38 @@ describe("core's layer rule (biome.json overrides)", () => {
     expect(lint(files)).toEqual([]);
   });
 
-  it("keeps Automerge out of the pure layers", () => {
-    const found = lint({
-      "lang/am.ts": probe("@automerge/automerge"),
-      "check/am.ts": probe("@automerge/automerge-repo"),
-      "store/am.ts": probe("@automerge/automerge"),
-    });
-    expect(found.map((f) => f.path).sort()).toEqual([
-      "packages/core/src/check/am.ts",
-      "packages/core/src/lang/am.ts",
-    ]);
-    expect(found[0]?.message).toContain("Automerge lives in store/");
+  it("keeps Automerge out of every folder of core", () => {
+    const files: Record<string, string> = {};
+    for (const f of folders) {
+      files[`${f}/am.ts`] = probe("@automerge/automerge");
+      files[`${f}/deep/am.ts`] = probe("@automerge/automerge-repo");
+    }
+    const found = lint(files);
+    expect(found.map((f) => f.path).sort()).toEqual(
+      folders.flatMap((f) => [`packages/core/src/${f}/am.ts`, `packages/core/src/${f}/deep/am.ts`]).sort(),
+    );
+    for (const f of found) expect(f.message).toContain("@kumiki-graph/storage-automerge");
+  });
+});
+
+describe("the storage package's place (biome.json override for packages/storage-automerge)", () => {
+  it("imports core's public entries and Automerge, never core's files or an edge", () => {
+    const found = lint(
+      {
+        "ok-core.ts": probe("@kumiki-graph/core"),
+        "ok-read.ts": probe("@kumiki-graph/core/read"),
+        "ok-am.ts": probe("@automerge/automerge"),
+        "deep-core.ts": probe("../../core/src/store/store.js"),
+        "sub-core.ts": probe("@kumiki-graph/core/dist/store/store.js"),
+        "edge-mcp.ts": probe("@kumiki-graph/mcp"),
+        "edge-sync.ts": probe("@kumiki-graph/sync-server"),
+      },
+      "storage-automerge",
+    );
+    expect(found.map((f) => f.path).sort()).toEqual(
+      ["deep-core.ts", "edge-mcp.ts", "edge-sync.ts", "sub-core.ts"].map(
+        (f) => `packages/storage-automerge/src/${f}`,
+      ),
+    );
   });
 });

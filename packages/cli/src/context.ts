@@ -8,7 +8,7 @@ import type { CapabilityManifest, Store } from "@kumiki-graph/core";
 import type { OptionValues } from "./args.js";
 import { stringOption } from "./args.js";
 import type { CommandContext } from "./command.js";
-import { loadCore, loadReadCore } from "./core.js";
+import { loadReadCore, loadStorage } from "./core.js";
 import { failure, fromRejection, usageError } from "./errors.js";
 import { decodeInput } from "./input-text.js";
 import type { CliIo } from "./io.js";
@@ -75,10 +75,10 @@ export function createContext(
 
   const openFull = (): Promise<Opened> => {
     full ??= (async () => {
-      const core = await loadCore();
-      // Core's one way to open a workspace: the same manifest, gate and store as the MCP server.
+      const storage = await loadStorage();
+      // The one way to open a workspace: the same manifest, gate and store as the MCP server.
       // As git finds .git: the workspace at or above the folder (core opens only the folder given unless asked).
-      const ws = await core.openWorkspaceStore(storeDir ?? io.cwd, { author, walkUp: true });
+      const ws = await storage.openWorkspaceStore(storeDir ?? io.cwd, { author, walkUp: true });
       if (!ws.ok) throw fromRejection(ws.error);
       const log = ws.value.workspace.log;
       return { store: ws.value.store, ops: () => log.all() };
@@ -157,9 +157,9 @@ export function createContext(
       const opened = await openFull();
       // A damaged store is read in full every time, so that status keeps saying so until repaired.
       if (enabled && generation !== undefined && opened.store.status().damage === undefined) {
-        const core = await loadCore();
-        const ws = core.findWorkspace(root);
-        const graph = ws.ok ? core.readConfig(ws.value) : undefined;
+        const storage = await loadStorage();
+        const ws = storage.findWorkspace(root);
+        const graph = ws.ok ? storage.readConfig(ws.value) : undefined;
         if (graph?.ok === true) writeSnapshot(root, io.env, generation, graph.value.graph, opened.ops());
       }
       return opened;

@@ -1,9 +1,11 @@
 /**
- * How the CLI reaches core. The whole of `@kumiki-graph/core` brings Automerge and automerge-repo
- * (a few hundred milliseconds of module loading), so it is imported on first use, and a read served
- * from the read snapshot (read-snapshot.ts) loads only the store modules it needs.
+ * How the CLI reaches core and the workspace storage. The storage (`@kumiki-graph/storage-automerge`)
+ * brings Automerge and automerge-repo, and core its checker (a few hundred milliseconds of module
+ * loading together), so each is imported on first use, and a read served from the read snapshot
+ * (read-snapshot.ts) loads only core's bundled read entry.
  */
 import type * as Core from "@kumiki-graph/core";
+import type * as Storage from "@kumiki-graph/storage-automerge";
 
 /** `@kumiki-graph/core`, as its index exports it. */
 export type CoreModule = typeof Core;
@@ -27,13 +29,23 @@ export type ReadCore = Pick<
   | "readCapabilityManifest"
 >;
 
+/** `@kumiki-graph/storage-automerge`: the workspace on disk (init, open, repair). */
+export type StorageModule = typeof Storage;
+
 let core: Promise<CoreModule> | undefined;
+let storage: Promise<StorageModule> | undefined;
 let readCore: Promise<ReadCore> | undefined;
 
 /** All of core, loaded once. */
 export function loadCore(): Promise<CoreModule> {
   core ??= import("@kumiki-graph/core");
   return core;
+}
+
+/** The workspace storage, loaded once. */
+export function loadStorage(): Promise<StorageModule> {
+  storage ??= import("@kumiki-graph/storage-automerge");
+  return storage;
 }
 
 /**

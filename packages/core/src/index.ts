@@ -268,29 +268,9 @@ export {
   syncFiles,
 } from "./project/sync-files.js";
 export { SYNC_STATE_FILE } from "./project/sync-state.js";
-export {
-  AutomergeOpLog,
-  type AutomergeOpLogOptions,
-  CHUNK_SIZE,
-  type InvalidEntry,
-  OP_LOG_FORMAT,
-  OP_LOG_KIND,
-  type OpLogDocument,
-  OpLogOpenError,
-  pushBundle,
-  StoreDamagedError,
-} from "./store/automerge-op-log.js";
-export type { ChunkKind } from "./store/chunk-check.js";
-export { chunkDamage, walkChunks } from "./store/chunk-check.js";
 export { type DiffSide, definitionDiff } from "./store/diff.js";
-export type { FileLock } from "./store/file-lock.js";
+export { WORKSPACE_DIR, writeFileAtomic } from "./store/files.js";
 export { fingerprintOps, opContentHash } from "./store/fingerprint.js";
-export {
-  type DamagedChunk,
-  DurableFSStorageAdapter,
-  type DurableStorageOptions,
-  type StorageFault,
-} from "./store/fs-storage.js";
 export {
   FileIdempotencyLedger,
   type IdempotencyLedger,
@@ -317,15 +297,9 @@ export {
   type UnlinkInput,
   UnlinkInputSchema,
 } from "./store/inputs.js";
-export { MemoryOpLog } from "./store/memory-op-log.js";
-export type { OpLog, StoreDamage, StoredOp } from "./store/op-log.js";
-export type { MirrorUpdate, OpLogFile } from "./store/op-log-file.js";
-export {
-  type RepairedChunk,
-  type RepairOptions,
-  type RepairReport,
-  repairWorkspace,
-} from "./store/repair.js";
+export { makeDirs } from "./store/make-dirs.js";
+export { copyStoredOp, MemoryOpLog } from "./store/memory-op-log.js";
+export { DAMAGE_REMEDY, type OpLog, type StoreDamage, type StoredOp } from "./store/op-log.js";
 export {
   clip,
   quoted,
@@ -365,32 +339,4 @@ export {
   type ValidationProblem,
   type WriteValidator,
 } from "./store/validate.js";
-export {
-  findWorkspace,
-  initWorkspace,
-  openWorkspace,
-  openWorkspaceReader,
-  readConfig,
-  WORKSPACE_DIR,
-  WORKSPACE_FORMAT,
-  type Workspace,
-  type WorkspaceConfig,
-  type WorkspaceError,
-  type WorkspaceErrorCode,
-  type WorkspaceInitOptions,
-  type WorkspaceOpenOptions,
-  type WorkspacePaths,
-  type WorkspaceReader,
-  type WorkspaceResult,
-  workspacePaths,
-  writeFileAtomic,
-} from "./store/workspace.js";
 export { CAPS_FILE, type CapsError, readCapabilityManifest } from "./workspace/caps.js";
-export {
-  defaultAuthor,
-  IDEMPOTENCY_FILE,
-  openWorkspaceStore,
-  type WorkspaceStore,
-  type WorkspaceStoreError,
-  type WorkspaceStoreOptions,
-} from "./workspace/open-store.js";

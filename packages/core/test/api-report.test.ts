@@ -1,153 +1,18 @@
 /**
  * The public API of each of core's entries (`.`, `./read`, `./testing`), runtime and types, pinned
- * by a report read off the built declarations (dist/*.d.ts) with the TypeScript compiler: every
- * export with its kind, each function's signatures, each class's public members. A change to the
- * API changes packages/core/api/<entry>.api.txt in the same commit: run
+ * by a report read off the built declarations (see support/api-report.ts). A change to the API
+ * changes packages/core/api/<entry>.api.txt in the same commit: run
  * `KUMIKI_UPDATE_API=1 npx vitest run packages/core/test/api-report.test.ts` and review the diff.
  *
  * Also: every type an exported signature mentions (a parameter, a return, a class member) that is
  * declared in core is itself exported, so a user can name what the API gives and takes.
  */
-import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
-import { describe, expect, it } from "vitest";
+import { pinApi } from "./support/api-report.js";
 
-const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const dist = path.join(pkg, "dist");
-const ENTRIES = { index: "index.d.ts", read: "read.d.ts", testing: "testing.d.ts" } as const;
-
-/** A printed type, cut so that a report line stays readable (zod schemas print kilobytes). */
-function short(text: string): string {
-  return text.length <= 160 ? text : `${text.slice(0, 157)}…`;
-}
-
-/** The names the main entry exports: what "exported by the package" means for every entry. */
-let packageNames: Set<string> | undefined;
-
-function analyse(file: string): { report: string; unexported: string[] } {
-  const program = ts.createProgram([file], {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    skipLibCheck: true,
-  });
-  const checker = program.getTypeChecker();
-  const namesOf = (f: string) => {
-    const other = ts.createProgram([f], {
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      skipLibCheck: true,
-    });
-    const c = other.getTypeChecker();
-    return new Set(c.getExportsOfModule(c.getSymbolAtLocation(other.getSourceFile(f)!)!).map((e) => e.name));
-  };
-  const source = program.getSourceFile(file)!;
-  const moduleSymbol = checker.getSymbolAtLocation(source)!;
-  const resolve = (s: ts.Symbol) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s);
-  const exports = checker.getExportsOfModule(moduleSymbol);
-  const exported = new Set(exports.map(resolve));
-  if (file.endsWith(ENTRIES.index)) packageNames = new Set(exports.map((e) => e.name));
-  // A read or testing entry's types count as exported when the main entry exports them.
-  packageNames ??= namesOf(path.join(dist, ENTRIES.index));
-  const named = (s: ts.Symbol) => exported.has(s) || packageNames!.has(s.name);
-  const lines: string[] = [];
-  const mentioned = new Map<string, Set<string>>();
-  const noteTypes = (node: ts.Node, by: string) => {
-    const visit = (n: ts.Node) => {
-      if (ts.isTypeReferenceNode(n) || ts.isExpressionWithTypeArguments(n)) {
-        const target = ts.isTypeReferenceNode(n) ? n.typeName : n.expression;
-        const sym = checker.getSymbolAtLocation(target);
-        if (sym !== undefined) {
-          const r = resolve(sym);
-          const decl = r.declarations?.[0];
-          const inCore = decl !== undefined && path.resolve(decl.getSourceFile().fileName).startsWith(dist);
-          const isTypeLike =
-            (r.flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.TypeAlias | ts.SymbolFlags.Class)) !== 0;
-          if (
-            inCore &&
-            isTypeLike &&
-            !named(r) &&
-            !(decl !== undefined && ts.isTypeParameterDeclaration(decl))
-          ) {
-            const set = mentioned.get(r.name) ?? new Set<string>();
-            set.add(by);
-            mentioned.set(r.name, set);
-          }
-        }
-      }
-      ts.forEachChild(n, visit);
-    };
-    visit(node);
-  };
-  for (const e of [...exports].sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    const s = resolve(e);
-    const decl = s.declarations?.[0];
-    const name = e.name;
-    if (s.flags & ts.SymbolFlags.Function) {
-      const type = checker.getTypeOfSymbol(s);
-      for (const sig of type.getCallSignatures())
-        lines.push(`function ${name}${short(checker.signatureToString(sig))}`);
-      for (const d of s.declarations ?? []) noteTypes(d, name);
-    } else if (s.flags & ts.SymbolFlags.Class) {
-      lines.push(`class ${name}`);
-      const instance = checker.getDeclaredTypeOfSymbol(s);
-      for (const m of checker.getPropertiesOfType(instance).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-        const md = m.declarations?.[0];
-        if (md === undefined) continue;
-        const mods = ts.getCombinedModifierFlags(md);
-        if (mods & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected) || m.name.startsWith("#"))
-          continue;
-        const t = checker.getTypeOfSymbolAtLocation(m, md);
-        const sigs = t.getCallSignatures();
-        if (sigs.length > 0 && (m.flags & ts.SymbolFlags.Method) !== 0)
-          for (const sig of sigs) lines.push(`  ${m.name}${short(checker.signatureToString(sig))}`);
-        else lines.push(`  ${m.name}: ${short(checker.typeToString(t))}`);
-        noteTypes(md, `${name}.${m.name}`);
-      }
-    } else if (s.flags & ts.SymbolFlags.Interface) {
-      lines.push(`interface ${name}`);
-      const type = checker.getDeclaredTypeOfSymbol(s);
-      for (const m of checker.getPropertiesOfType(type).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-        const md = m.declarations?.[0];
-        const optional = (m.flags & ts.SymbolFlags.Optional) !== 0 ? "?" : "";
-        const t = md === undefined ? "?" : checker.typeToString(checker.getTypeOfSymbolAtLocation(m, md));
-        lines.push(`  ${m.name}${optional}: ${short(t)}`);
-      }
-      for (const d of s.declarations ?? []) noteTypes(d, name);
-    } else if (s.flags & ts.SymbolFlags.TypeAlias) {
-      lines.push(`type ${name}`);
-      for (const d of s.declarations ?? []) noteTypes(d, name);
-    } else if (s.flags & ts.SymbolFlags.Variable) {
-      lines.push(`const ${name}: ${short(checker.typeToString(checker.getTypeOfSymbol(s)))}`);
-    } else {
-      lines.push(`${decl === undefined ? "export" : ts.SyntaxKind[decl.kind]} ${name}`);
-    }
-  }
-  const unexported = [...mentioned]
-    .map(([t, by]) => `${t} (mentioned by ${[...by].sort().join(", ")})`)
-    .sort();
-  return { report: `${lines.join("\n")}\n`, unexported };
-}
-
-describe("core's public API", () => {
-  for (const [entry, file] of Object.entries(ENTRIES)) {
-    const full = path.join(dist, file);
-    const pinned = path.join(pkg, "api", `${entry}.api.txt`);
-
-    it(`${entry}: matches the committed report (api/${entry}.api.txt)`, () => {
-      const { report } = analyse(full);
-      if (process.env.KUMIKI_UPDATE_API === "1") {
-        fs.mkdirSync(path.dirname(pinned), { recursive: true });
-        fs.writeFileSync(pinned, report);
-      }
-      expect(fs.existsSync(pinned), `missing ${pinned}: run with KUMIKI_UPDATE_API=1`).toBe(true);
-      expect(report).toBe(fs.readFileSync(pinned, "utf8"));
-    });
-
-    it(`${entry}: exports every core type its signatures mention`, () => {
-      expect(analyse(full).unexported).toEqual([]);
-    });
-  }
+pinApi("core's public API", path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."), {
+  index: "index.d.ts",
+  read: "read.d.ts",
+  testing: "testing.d.ts",
 });

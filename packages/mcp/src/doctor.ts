@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/core";
+import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { LIMITS_URI } from "./limits.js";

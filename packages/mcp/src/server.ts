@@ -8,14 +8,8 @@
  * of a tool is the `{"error": {...}}` envelope with a stable kind, and names the argument. An
  * unknown tool is a JSON-RPC error (-32602), as the 2025-11-25 spec lists it.
  */
-import {
-  clip,
-  opContentHash,
-  openWorkspaceStore,
-  quoted,
-  type Store,
-  withIdempotency,
-} from "@kumiki-graph/core";
+import { clip, opContentHash, quoted, type Store, withIdempotency } from "@kumiki-graph/core";
+import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {

@@ -1,9 +1,9 @@
 /**
- * What a user installs: `npm pack` the four packages, install the tarballs into an empty prefix
+ * What a user installs: `npm pack` the five packages, install the tarballs into an empty prefix
  * (offline, from the npm cache), start the installed `kumiki` bin through a real MCP client, and
  * call every tool. Nothing from this checkout is on the installed copy's path.
  *
- * The prefix gets a lockfile: the repository's, with the four packages pointing at their tarballs.
+ * The prefix gets a lockfile: the repository's, with the five packages pointing at their tarballs.
  * Without one, npm 11 resolves every range from full registry metadata, which the offline cache
  * need not hold; with it, npm installs exactly the versions the repository is tested with, from
  * the cached tarballs.
@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../../core/test/support/corpus.js";
 import { type Called, connect, dispose, errorOf, type Session, tempDir } from "./support/session.js";
 
-const PACKAGES = ["core", "mcp", "sync-server", "cli"];
+const PACKAGES = ["core", "storage-automerge", "mcp", "sync-server", "cli"];
 
 interface LockEntry {
   readonly dev?: boolean;
@@ -24,7 +24,7 @@ interface LockEntry {
   readonly [field: string]: unknown;
 }
 
-/** The prefix's package.json and lockfile: the four tarballs, and the repository's lock for the rest. */
+/** The prefix's package.json and lockfile: the five tarballs, and the repository's lock for the rest. */
 async function prefixManifests(tarballs: string): Promise<{ manifest: object; lock: object }> {
   const rootLock = JSON.parse(await readFile(path.join(repoRoot, "package-lock.json"), "utf8")) as {
     packages: Record<string, LockEntry>;
@@ -135,8 +135,9 @@ describe("the packed packages, installed", () => {
         'import * as cli from "@kumiki-graph/cli";',
         'import * as core from "@kumiki-graph/core";',
         'import * as mcp from "@kumiki-graph/mcp";',
+        'import * as storage from "@kumiki-graph/storage-automerge";',
         'import * as sync from "@kumiki-graph/sync-server";',
-        "export const all = [cli, core, mcp, sync];",
+        "export const all = [cli, core, mcp, storage, sync];",
         // Types the API's signatures mention are exported (Store.read() returns a GraphReader).
         'import type { DefinitionState, DefinitionView, GraphReader, StoreDamage } from "@kumiki-graph/core";',
         "export type Mentioned = [DefinitionState, DefinitionView, GraphReader, StoreDamage];",

@@ -5,7 +5,7 @@
  * `unavailable`, retryable, with nothing done.
  */
 
-import { openWorkspace } from "@kumiki-graph/core";
+import { openWorkspace } from "@kumiki-graph/storage-automerge";
 import { afterAll, describe, expect, it } from "vitest";
 import { dispose, serve, tempDir, workspaceFrom } from "./support/session.js";
 

@@ -18,19 +18,18 @@ import os from "node:os";
 import path from "node:path";
 import * as A from "@automerge/automerge";
 import type { PeerId } from "@automerge/automerge-repo";
+import type { Conflict, Quarantined } from "@kumiki-graph/core";
 import {
   type AutomergeOpLog,
-  type Conflict,
+  decodeChanges,
   findWorkspace,
   initWorkspace,
   openWorkspace,
   openWorkspaceStore,
-  type Quarantined,
   readConfig,
   type Workspace,
   workspacePaths,
-} from "@kumiki-graph/core";
-import { decodeChanges } from "./change-check.js";
+} from "@kumiki-graph/storage-automerge";
 import { KumikiClientAdapter } from "./client-adapter.js";
 import type { FlushReply } from "./protocol.js";
 import { addRemote, parseGraphAddress } from "./remotes.js";

@@ -3,15 +3,6 @@
  * automerge-repo's WebSocket protocol, with token access control (docs/sync.md).
  */
 export {
-  checkBundle,
-  checkChanges,
-  type DocumentShape,
-  decodeChanges,
-  type OpHashes,
-  shapeOf,
-  splitChunks,
-} from "./change-check.js";
-export {
   type CloneOptions,
   type CloneReport,
   type ConnectOptions,

@@ -10,7 +10,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { type WorkspacePaths, writeFileAtomic } from "@kumiki-graph/core";
+import { writeFileAtomic } from "@kumiki-graph/core";
+import type { WorkspacePaths } from "@kumiki-graph/storage-automerge";
 import { fail, ok, type SyncResult } from "./result.js";
 
 /** One remote. */

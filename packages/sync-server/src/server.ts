@@ -10,9 +10,14 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import * as A from "@automerge/automerge";
 import { type DocumentId, type PeerId, Repo } from "@automerge/automerge-repo";
-import { DurableFSStorageAdapter } from "@kumiki-graph/core";
+import {
+  checkChanges,
+  type DocumentShape,
+  DurableFSStorageAdapter,
+  decodeChanges,
+  shapeOf,
+} from "@kumiki-graph/storage-automerge";
 import { type WebSocket, WebSocketServer } from "ws";
-import { checkChanges, type DocumentShape, decodeChanges, shapeOf } from "./change-check.js";
 import { fail, ok, type SyncResult } from "./result.js";
 import { AccessControlledServerAdapter, type RefusalEvent } from "./server-adapter.js";
 import { SyncStateKeeper } from "./sync-state.js";

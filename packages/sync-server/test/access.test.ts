@@ -3,7 +3,7 @@ import path from "node:path";
 import * as A from "@automerge/automerge";
 import { type AutomergeUrl, type PeerId, Repo } from "@automerge/automerge-repo";
 import { WebSocketClientAdapter } from "@automerge/automerge-repo-network-websocket";
-import type { OpLogDocument } from "@kumiki-graph/core";
+import type { OpLogDocument } from "@kumiki-graph/storage-automerge";
 import { afterEach, describe, expect, it } from "vitest";
 import { cloneWorkspace, parseTokenFile, type SyncServer, syncWorkspace } from "../src/index.js";
 import { must, newWorkspace, serve, TOKENS, tempDir, tokensFor, withStore } from "./helpers.js";

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { initWorkspace, openStore, openWorkspace, type Store } from "@kumiki-graph/core";
+import { openStore, type Store } from "@kumiki-graph/core";
+import { initWorkspace, openWorkspace } from "@kumiki-graph/storage-automerge";
 import { parseTokenFile, type SyncServer, startSyncServer, type TokenTable } from "../src/index.js";
 
 /** A temporary directory removed by {@link cleanup}. */

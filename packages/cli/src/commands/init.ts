@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { Command } from "../command.js";
-import { loadCore } from "../core.js";
+import { loadStorage } from "../core.js";
 import { fromRejection } from "../errors.js";
 
 /** `kumiki init [DIR]`: creates an empty workspace (`DIR/.kumiki/`). */
@@ -13,7 +13,7 @@ export const init: Command = {
   positionals: { min: 0, max: 1, names: "DIR" },
   async run(ctx) {
     const dir = path.resolve(ctx.io.cwd, ctx.positionals[0] ?? ctx.storeDir ?? ".");
-    const ws = await (await loadCore()).initWorkspace(dir);
+    const ws = await (await loadStorage()).initWorkspace(dir);
     if (!ws.ok) throw fromRejection(ws.error);
     await ws.value.log.close();
     return {

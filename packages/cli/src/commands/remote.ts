@@ -1,5 +1,5 @@
 import path from "node:path";
-import { findWorkspace } from "@kumiki-graph/core";
+import { findWorkspace } from "@kumiki-graph/storage-automerge";
 import { addRemote, readRemotes, removeRemote } from "@kumiki-graph/sync-server";
 import { stringOption } from "../args.js";
 import type { Command, CommandContext } from "../command.js";

@@ -1,7 +1,7 @@
-import type { RepairReport } from "@kumiki-graph/core";
+import type { RepairReport } from "@kumiki-graph/storage-automerge";
 import { flag } from "../args.js";
 import type { Command } from "../command.js";
-import { loadCore } from "../core.js";
+import { loadStorage } from "../core.js";
 import { fromRejection } from "../errors.js";
 
 function describe(r: RepairReport, dryRun: boolean, syncing: boolean): string {
@@ -89,7 +89,7 @@ export const repair: Command = {
       const s = await import("./sync.js");
       return s.remoteNames(ctx).length === 0 ? undefined : s.fetchRemoteDocument(ctx, undefined);
     };
-    const r = await (await loadCore()).repairWorkspace(dir, {
+    const r = await (await loadStorage()).repairWorkspace(dir, {
       dryRun,
       ...(offline ? {} : { fetchDocument }),
     });

@@ -1,4 +1,5 @@
-import { type FileSyncReport, findWorkspace, syncFiles } from "@kumiki-graph/core";
+import { type FileSyncReport, syncFiles } from "@kumiki-graph/core";
+import { findWorkspace } from "@kumiki-graph/storage-automerge";
 import { flag } from "../args.js";
 import type { CommandContext, CommandResult } from "../command.js";
 import { fromRejection, unwrap } from "../errors.js";

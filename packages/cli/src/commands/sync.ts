@@ -2,7 +2,7 @@
  * `kumiki sync [NAME]`: push and pull ops with a remote until both hold the same heads (§9.8);
  * `--files` syncs the project tree.
  */
-import { findWorkspace, readConfig } from "@kumiki-graph/core";
+import { findWorkspace, readConfig } from "@kumiki-graph/storage-automerge";
 import {
   fetchGraphDocument,
   pickRemote,

@@ -6,9 +6,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { blake3HexOfText } from "../lang/blake3.js";
 import { type DefId, isDefId } from "../ops/ids.js";
+import { WORKSPACE_DIR, writeFileAtomic } from "../store/files.js";
 import { makeDirs } from "../store/make-dirs.js";
 import { ok, reject, type StoreResult } from "../store/result.js";
-import { WORKSPACE_DIR, writeFileAtomic } from "../store/workspace.js";
 import { parseDefinitionPath } from "./layout.js";
 
 /** Where the sync state lives, relative to the tree root. */

@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { LAYERS } from "../lang/layers.js";
+import { writeFileAtomic } from "../store/files.js";
 import { makeDirs } from "../store/make-dirs.js";
 import { ok, reject, type StoreResult } from "../store/result.js";
-import { writeFileAtomic } from "../store/workspace.js";
 import { DEFINITION_EXT, LAYER_DIRS } from "./layout.js";
 
 /**

@@ -1,16 +1,14 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore } from "../../src/integrity/checked-store.js";
 import { importProgram } from "../../src/project/program.js";
 import { projectTree } from "../../src/project/project-tree.js";
 import { projectGraph } from "../../src/project/projection.js";
 import { syncFiles } from "../../src/project/sync-files.js";
 import { SYNC_STATE_FILE } from "../../src/project/sync-state.js";
 import type { Store } from "../../src/store/store.js";
-import { initWorkspace } from "../../src/store/workspace.js";
 import { corpusMissingMessage, corpusPrograms, hasCorpus } from "../support/corpus.js";
-import { get, memoryStore, must, put, snapshot, TempDirs } from "./helpers.js";
+import { get, memoryStore, must, snapshot, TempDirs } from "./helpers.js";
 
 const dirs = new TempDirs();
 afterEach(() => dirs.cleanup());
@@ -80,30 +78,6 @@ describe("projectTree", () => {
     const r = must(projectTree(store, root));
     expect(r.removed).toEqual(["types/Old.kumiki"]);
     expect(get(root, "types/README.md")).toBe("notes\n");
-  });
-});
-
-describe("the tree of a workspace", () => {
-  it("lives beside .kumiki/, whose op-log.jsonl the store writes; the sync state is git-ignored", async () => {
-    const root = dirs.make();
-    const ws = await initWorkspace(root);
-    if (!ws.ok) throw new Error(ws.error.message);
-    const store = must(openStore({ log: ws.value.log, author: "user:alice", validators: [] }));
-    try {
-      must(await importProgram(store, PROGRAM));
-      const r = must(await syncFiles(store, root));
-      expect(r.files).toBe(6);
-      expect(get(root, "slots/draft.kumiki")).toBe('slot draft : Text = ""   # what is being typed\n');
-      const ignore = get(root, ".kumiki/.gitignore")!;
-      expect(ignore.split("\n")).toContain("tree-state.json");
-      put(root, "slots/draft.kumiki", 'slot draft : Text = "x"\n');
-      expect(must(await syncFiles(store, root)).applied).toHaveLength(1);
-      expect(get(root, ".kumiki/.gitignore")).toBe(ignore);
-    } finally {
-      await store.close();
-    }
-    const log = get(root, ".kumiki/op-log.jsonl")!.trim().split("\n");
-    expect(log.map((l) => JSON.parse(l).op)).toEqual([...Array(6).fill("add"), "replace"]);
   });
 });
 

@@ -5,7 +5,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { initWorkspace, openStore, splitProgram } from "@kumiki-graph/core";
+import { openStore, splitProgram } from "@kumiki-graph/core";
+import { initWorkspace } from "@kumiki-graph/storage-automerge";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";

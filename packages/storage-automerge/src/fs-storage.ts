@@ -15,9 +15,9 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Chunk, StorageKey } from "@automerge/automerge-repo/slim";
 import { NodeFSStorageAdapter } from "@automerge/automerge-repo-storage-nodefs";
+import { makeDirs } from "@kumiki-graph/core";
 import { type ChunkKind, chunkDamage } from "./chunk-check.js";
 import { FileLock } from "./file-lock.js";
-import { makeDirs } from "./make-dirs.js";
 
 const CHUNK_TYPES = ["snapshot", "incremental"] as const;
 

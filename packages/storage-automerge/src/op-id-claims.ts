@@ -13,8 +13,7 @@
  * 10,000, one op per change); it runs only when a reuse is seen, never on a document without one.
  */
 import * as A from "@automerge/automerge";
-import { opContentHash } from "./fingerprint.js";
-import type { StoredOp } from "./op-log.js";
+import { opContentHash, type StoredOp } from "@kumiki-graph/core";
 import { bundleOps } from "./op-log-document.js";
 
 /** One op stored under a contested op-id, and the change that stored it. */

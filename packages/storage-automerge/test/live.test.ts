@@ -1,11 +1,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { ChangeEvent, Store } from "@kumiki-graph/core";
+import { openStore } from "@kumiki-graph/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore } from "../../src/integrity/checked-store.js";
-import type { Store } from "../../src/store/store.js";
-import type { ChangeEvent } from "../../src/store/store-types.js";
-import { initWorkspace, openWorkspace } from "../../src/store/workspace.js";
+import { initWorkspace, openWorkspace } from "../src/workspace.js";
 import { must, okValue } from "./support.js";
 
 const dirs: string[] = [];

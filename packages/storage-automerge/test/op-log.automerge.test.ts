@@ -2,18 +2,17 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import * as A from "@automerge/automerge";
+import type { OpLog, StoredOp } from "@kumiki-graph/core";
+import { opContentHash, openStore } from "@kumiki-graph/core";
+import { testOp as op, runOpLogSuite } from "@kumiki-graph/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore } from "../../src/integrity/checked-store.js";
 import {
   AutomergeOpLog,
   OP_LOG_FORMAT,
   type OpLogDocument,
   OpLogOpenError,
   pushBundle,
-} from "../../src/store/automerge-op-log.js";
-import { opContentHash } from "../../src/store/fingerprint.js";
-import type { OpLog, StoredOp } from "../../src/store/op-log.js";
-import { op, runOpLogSuite } from "../../src/testing/op-log-suite.js";
+} from "../src/automerge-op-log.js";
 
 const dirs: string[] = [];
 function tempDir(): string {

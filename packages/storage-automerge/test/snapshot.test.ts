@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { StoredOp } from "@kumiki-graph/core";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import type { StoredOp } from "../../src/store/op-log.js";
-import { initWorkspace, openWorkspace, openWorkspaceReader } from "../../src/store/workspace.js";
+import { initWorkspace, openWorkspace, openWorkspaceReader } from "../src/workspace.js";
 
 const dirs: string[] = [];
 function tempDir(): string {

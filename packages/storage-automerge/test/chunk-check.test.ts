@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import * as A from "@automerge/automerge";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { chunkDamage, snapshotName, walkChunks } from "../../src/store/chunk-check.js";
+import { chunkDamage, snapshotName, walkChunks } from "../src/chunk-check.js";
 
 const SEED = Number(process.env.KUMIKI_PROPERTY_SEED ?? 24);
 

@@ -12,20 +12,22 @@
  *
  * Expected failures are values ({@link WorkspaceResult}), never throws.
  */
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { NetworkAdapterInterface, PeerId, SharePolicy } from "@automerge/automerge-repo";
-import type { Result } from "../lang/result.js";
+import {
+  makeDirs,
+  type OpLog,
+  type Result,
+  SnapshotOpLog,
+  type StoredOp,
+  WORKSPACE_DIR,
+  writeFileAtomic,
+} from "@kumiki-graph/core";
 import { AutomergeOpLog, OpLogOpenError } from "./automerge-op-log.js";
 import { FileLock, LockTimeoutError } from "./file-lock.js";
-import { makeDirs } from "./make-dirs.js";
-import type { OpLog, StoredOp } from "./op-log.js";
 import { OpLogFile } from "./op-log-file.js";
-import { SnapshotOpLog } from "./snapshot-op-log.js";
 
-/** The workspace folder's name. */
-export const WORKSPACE_DIR = ".kumiki";
 /** The config format this code writes and reads. */
 export const WORKSPACE_FORMAT = 1;
 
@@ -202,34 +204,6 @@ export function readConfig(paths: WorkspacePaths): WorkspaceResult<WorkspaceConf
     });
   }
   return { ok: true, value: { format, graph } };
-}
-
-function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, "r");
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** Writes a file atomically and durably: temp file in the same directory, fsync, rename, fsync of the directory. */
-export function writeFileAtomic(file: string, data: string): void {
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
-  const fd = fs.openSync(tmp, "w");
-  try {
-    fs.writeSync(fd, data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    throw e;
-  }
-  fsyncDir(path.dirname(file));
 }
 
 const GITIGNORE =

@@ -10,7 +10,8 @@
  * checked now; only the ids of chunk lists come from the document or from earlier changes.
  */
 import * as A from "@automerge/automerge";
-import { OP_LOG_FORMAT, OP_LOG_KIND, opContentHash, parseOp } from "@kumiki-graph/core";
+import { opContentHash, parseOp } from "@kumiki-graph/core";
+import { OP_LOG_FORMAT, OP_LOG_KIND } from "./op-log-document.js";
 
 /**
  * What the checker knows of one graph document: the ids of its `chunks` list and chunk lists, and

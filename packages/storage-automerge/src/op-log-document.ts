@@ -5,7 +5,7 @@
  * push of one bundle, and the walk over every op the document stores.
  */
 import * as A from "@automerge/automerge";
-import type { StoredOp } from "./op-log.js";
+import type { StoredOp } from "@kumiki-graph/core";
 
 /** The document's `kind` marker. */
 export const OP_LOG_KIND = "kumiki-op-log";

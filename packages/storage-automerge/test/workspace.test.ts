@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { makeDirs } from "@kumiki-graph/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeDirs } from "../../src/store/make-dirs.js";
-import { OpLogFile } from "../../src/store/op-log-file.js";
+import { OpLogFile } from "../src/op-log-file.js";
 import {
   findWorkspace,
   initWorkspace,
@@ -11,7 +11,7 @@ import {
   WORKSPACE_FORMAT,
   type Workspace,
   workspacePaths,
-} from "../../src/store/workspace.js";
+} from "../src/workspace.js";
 import { opLogIds } from "./fixtures/children.js";
 
 const dirs: string[] = [];

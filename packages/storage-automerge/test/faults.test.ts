@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { initWorkspace, openWorkspace } from "../../src/store/workspace.js";
+import { initWorkspace, openWorkspace } from "../src/workspace.js";
 import { acked, assertBuilt, opLogIds, runFixture } from "./fixtures/children.js";
 
 /** Kills: enough to land in every phase (opening, merging, writing, compacting, the readable log). */

@@ -13,8 +13,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import type { StoredOp } from "@kumiki-graph/core";
 import { overwriteSmallFile } from "./fs-storage.js";
-import type { StoredOp } from "./op-log.js";
 
 interface Sidecar {
   readonly v: 2;

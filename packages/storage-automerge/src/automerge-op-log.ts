@@ -26,10 +26,16 @@ import {
   Repo,
   type SharePolicy,
 } from "@automerge/automerge-repo";
+import {
+  copyStoredOp,
+  DAMAGE_REMEDY,
+  type OpLog,
+  opContentHash,
+  type StoreDamage,
+  type StoredOp,
+} from "@kumiki-graph/core";
 import type { FileLock } from "./file-lock.js";
-import { opContentHash } from "./fingerprint.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
-import { copyStoredOp } from "./memory-op-log.js";
 import { decideClaims } from "./op-id-claims.js";
 import {
   bundleText,
@@ -46,7 +52,6 @@ import {
 // The document layout is op-log-document.ts; these stay importable from here.
 export { CHUNK_SIZE, type InvalidEntry, OP_LOG_FORMAT, OP_LOG_KIND, type OpLogDocument, pushBundle };
 
-import { DAMAGE_REMEDY, type OpLog, type StoreDamage, type StoredOp } from "./op-log.js";
 import type { OpLogFile } from "./op-log-file.js";
 
 /** How {@link AutomergeOpLog} builds its Repo. */

@@ -16,6 +16,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import * as A from "@automerge/automerge";
+import { makeDirs, type StoreDamage, type StoredOp } from "@kumiki-graph/core";
 import {
   AutomergeOpLog,
   OP_LOG_FORMAT,
@@ -26,8 +27,6 @@ import {
 import { snapshotName, walkChunks } from "./chunk-check.js";
 import { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
-import { makeDirs } from "./make-dirs.js";
-import type { StoreDamage, StoredOp } from "./op-log.js";
 import { OpLogFile } from "./op-log-file.js";
 import { findWorkspace, readConfig, type WorkspacePaths, type WorkspaceResult } from "./workspace.js";
 

@@ -5,20 +5,23 @@
  * is only the author and, for sync, the network.
  */
 import path from "node:path";
-import { openStore } from "../integrity/checked-store.js";
-import { createCheckGate } from "../integrity/gate.js";
-import type { CapabilityManifest } from "../lang/stdlib.js";
-import { FileIdempotencyLedger } from "../store/idempotency.js";
-import type { StoredOp } from "../store/op-log.js";
-import type { Store } from "../store/store.js";
-import type { WriteValidator } from "../store/validate.js";
+import {
+  type CapabilityManifest,
+  type CapsError,
+  createCheckGate,
+  FileIdempotencyLedger,
+  openStore,
+  readCapabilityManifest,
+  type Store,
+  type StoredOp,
+  type WriteValidator,
+} from "@kumiki-graph/core";
 import {
   openWorkspace,
   type Workspace,
   type WorkspaceError,
   type WorkspaceOpenOptions,
-} from "../store/workspace.js";
-import { type CapsError, readCapabilityManifest } from "./caps.js";
+} from "./workspace.js";
 
 /** The author an edge writes as when none is given: KUMIKI_AUTHOR, else user:$USER, else user:anonymous. */
 export function defaultAuthor(env: Readonly<Record<string, string | undefined>> = process.env): string {

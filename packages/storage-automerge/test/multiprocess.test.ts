@@ -2,8 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { FileLock, LockTimeoutError } from "../../src/store/file-lock.js";
-import { initWorkspace, openWorkspace } from "../../src/store/workspace.js";
+import { FileLock, LockTimeoutError } from "../src/file-lock.js";
+import { initWorkspace, openWorkspace } from "../src/workspace.js";
 import { acked, assertBuilt, opLogIds, runFixture } from "./fixtures/children.js";
 
 const dirs: string[] = [];

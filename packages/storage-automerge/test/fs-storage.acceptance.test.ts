@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { runStorageAdapterTests } from "@automerge/automerge-repo/helpers/tests/storage-adapter-tests.js";
-import { DurableFSStorageAdapter } from "../../src/store/fs-storage.js";
+import { DurableFSStorageAdapter } from "../src/fs-storage.js";
 
 runStorageAdapterTests(async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-storage-acceptance-"));

@@ -1,0 +1,71 @@
+/**
+ * @kumiki-graph/storage-automerge: the Kumiki graph's op log on Automerge. A workspace on disk
+ * (`.kumiki/`: the graph document's URL, automerge-repo's storage with atomic fsynced writes, the
+ * inter-process lock, the readable `op-log.jsonl`), the one way every edge opens one
+ * (`openWorkspaceStore`), its repair from sound chunks, and the change validator a sync server runs
+ * on every peer's changes. `@kumiki-graph/core` holds everything else and loads no Automerge.
+ */
+export {
+  AutomergeOpLog,
+  type AutomergeOpLogOptions,
+  OpLogOpenError,
+  StoreDamagedError,
+} from "./automerge-op-log.js";
+export {
+  checkBundle,
+  checkChanges,
+  type DocumentShape,
+  decodeChanges,
+  type OpHashes,
+  shapeOf,
+  splitChunks,
+} from "./change-check.js";
+export { type ChunkKind, chunkDamage, walkChunks } from "./chunk-check.js";
+export { FileLock, type FileLockOptions, LockTimeoutError } from "./file-lock.js";
+export {
+  type DamagedChunk,
+  DurableFSStorageAdapter,
+  type DurableStorageOptions,
+  type StorageFault,
+} from "./fs-storage.js";
+export {
+  CHUNK_SIZE,
+  type InvalidEntry,
+  OP_LOG_FORMAT,
+  OP_LOG_KIND,
+  type OpLogDocument,
+  pushBundle,
+} from "./op-log-document.js";
+export type { MirrorUpdate, OpLogFile } from "./op-log-file.js";
+export {
+  defaultAuthor,
+  IDEMPOTENCY_FILE,
+  openWorkspaceStore,
+  type WorkspaceStore,
+  type WorkspaceStoreError,
+  type WorkspaceStoreOptions,
+} from "./open-store.js";
+export {
+  type RepairedChunk,
+  type RepairOptions,
+  type RepairReport,
+  repairWorkspace,
+} from "./repair.js";
+export {
+  findWorkspace,
+  initWorkspace,
+  openWorkspace,
+  openWorkspaceReader,
+  readConfig,
+  WORKSPACE_FORMAT,
+  type Workspace,
+  type WorkspaceConfig,
+  type WorkspaceError,
+  type WorkspaceErrorCode,
+  type WorkspaceInitOptions,
+  type WorkspaceOpenOptions,
+  type WorkspacePaths,
+  type WorkspaceReader,
+  type WorkspaceResult,
+  workspacePaths,
+} from "./workspace.js";
