@@ -29,8 +29,9 @@ export interface CommandContext {
    */
   openStore(): Promise<Store>;
   /**
-   * The store for a verb that only reads: served from the read snapshot when it is current
-   * (read-snapshot.ts), without loading Automerge; else the full store. Never write through it.
+   * The store for a verb that only reads: served from the workspace's op-log.jsonl when the storage
+   * shows it current (storage-automerge's read path), without loading Automerge; else the full
+   * store. Never write through it.
    */
   openReadStore(): Promise<Store>;
   /** Every op the workspace holds, in the wire format (what `patch export` writes). */

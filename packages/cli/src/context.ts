@@ -1,25 +1,17 @@
 /**
- * The command context: the author, the global options, and the store opened on demand (the read
- * snapshot for reads).
+ * The command context: the author, the global options, and the store opened on demand (for reads,
+ * from the workspace's verified op-log.jsonl when it is current: storage-automerge's read path).
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { CapabilityManifest, Store } from "@kumiki-graph/core";
+import type { CapabilityManifest, Store, StoredOp } from "@kumiki-graph/core";
 import type { OptionValues } from "./args.js";
 import { stringOption } from "./args.js";
 import type { CommandContext } from "./command.js";
-import { loadReadCore, loadStorage } from "./core.js";
+import { loadReadCore, loadStorage, loadStorageRead } from "./core.js";
 import { failure, fromRejection, usageError } from "./errors.js";
 import { decodeInput } from "./input-text.js";
 import type { CliIo } from "./io.js";
-import {
-  findWorkspaceRoot,
-  readGeneration,
-  readSnapshot,
-  type SnapshotOp,
-  snapshotsEnabled,
-  writeSnapshot,
-} from "./read-snapshot.js";
 
 /**
  * The default author: KUMIKI_AUTHOR, else user:$USER, else user:anonymous. The same rule as core's
@@ -41,7 +33,7 @@ export interface OpenContext {
 
 interface Opened {
   readonly store: Store;
-  readonly ops: () => readonly SnapshotOp[];
+  readonly ops: () => readonly StoredOp[];
 }
 
 /** Builds the context a verb runs in. */
@@ -64,9 +56,10 @@ export function createContext(
   // Core's reader of kumiki.caps.json (the one the MCP server's open uses too), without Automerge.
   const capabilities = (): Promise<CapabilityManifest | undefined> => {
     caps ??= (async () => {
-      const root = findWorkspaceRoot(storeDir ?? io.cwd);
-      if (root === undefined) return undefined;
-      const read = (await loadReadCore()).readCapabilityManifest(root);
+      const [sr, rc] = await Promise.all([loadStorageRead(), loadReadCore()]);
+      const ws = sr.findWorkspace(storeDir ?? io.cwd);
+      if (!ws.ok) return undefined;
+      const read = rc.readCapabilityManifest(ws.value.root);
       if (!read.ok) throw fromRejection(read.error);
       return read.value;
     })();
@@ -136,33 +129,23 @@ export function createContext(
     },
   };
 
-  // Read verbs: from the snapshot when it is current, else a full open that leaves a new snapshot.
+  // Read verbs: from the workspace's op-log.jsonl when the storage shows it current (no Automerge
+  // loaded), else the full open. Every writer keeps that file current, so after a write too.
   function openRead(): Promise<Opened> {
     if (full !== undefined) return full;
     read ??= (async () => {
-      const root = findWorkspaceRoot(storeDir ?? io.cwd);
-      const enabled = root !== undefined && snapshotsEnabled(io.env);
-      if (enabled) {
-        const ops = readSnapshot(root, io.env);
-        if (ops !== undefined) {
-          const rc = await loadReadCore();
-          const log = new rc.MemoryOpLog(ops);
+      if (io.env.KUMIKI_READ_SNAPSHOT !== "off") {
+        const [sr, rc] = await Promise.all([loadStorageRead(), loadReadCore()]);
+        const fast = await sr.readWorkspaceOps(storeDir ?? io.cwd, { walkUp: true });
+        if (fast.ok && fast.value.ops !== undefined) {
+          const log = new rc.SnapshotOpLog(fast.value.ops);
           const store = rc.openStore({ log, author });
           if (!store.ok) throw fromRejection(store.error);
           return { store: store.value, ops: () => log.all() };
         }
       }
-      // Read before the open: if anyone writes after this, the token moves and the snapshot is never served.
-      const generation = enabled ? readGeneration(root) : undefined;
-      const opened = await openFull();
-      // A damaged store is read in full every time, so that status keeps saying so until repaired.
-      if (enabled && generation !== undefined && opened.store.status().damage === undefined) {
-        const storage = await loadStorage();
-        const ws = storage.findWorkspace(root);
-        const graph = ws.ok ? storage.readConfig(ws.value) : undefined;
-        if (graph?.ok === true) writeSnapshot(root, io.env, generation, graph.value.graph, opened.ops());
-      }
-      return opened;
+      // Not current, or no workspace: the full open (which says what is wrong, if anything).
+      return openFull();
     })();
     return read;
   }

@@ -1,11 +1,12 @@
 /**
  * How the CLI reaches core and the workspace storage. The storage (`@kumiki-graph/storage-automerge`)
  * brings Automerge and automerge-repo, and core its checker (a few hundred milliseconds of module
- * loading together), so each is imported on first use, and a read served from the read snapshot
- * (read-snapshot.ts) loads only core's bundled read entry.
+ * loading together), so each is imported on first use, and a read served from the workspace's
+ * verified op-log.jsonl loads only the two read entries (core's bundled one and the storage's).
  */
 import type * as Core from "@kumiki-graph/core";
 import type * as Storage from "@kumiki-graph/storage-automerge";
+import type * as StorageRead from "@kumiki-graph/storage-automerge/read";
 
 /** `@kumiki-graph/core`, as its index exports it. */
 export type CoreModule = typeof Core;
@@ -18,6 +19,7 @@ export type ReadCore = Pick<
   CoreModule,
   | "openStore"
   | "MemoryOpLog"
+  | "SnapshotOpLog"
   | "isAuthorId"
   | "isDefId"
   | "isOpId"
@@ -34,6 +36,7 @@ export type StorageModule = typeof Storage;
 
 let core: Promise<CoreModule> | undefined;
 let storage: Promise<StorageModule> | undefined;
+let storageRead: Promise<typeof StorageRead> | undefined;
 let readCore: Promise<ReadCore> | undefined;
 
 /** All of core, loaded once. */
@@ -46,6 +49,12 @@ export function loadCore(): Promise<CoreModule> {
 export function loadStorage(): Promise<StorageModule> {
   storage ??= import("@kumiki-graph/storage-automerge");
   return storage;
+}
+
+/** The storage's read path (op-log.jsonl verified against the chunks; the workspace's layout): no Automerge. */
+export function loadStorageRead(): Promise<typeof StorageRead> {
+  storageRead ??= import("@kumiki-graph/storage-automerge/read");
+  return storageRead;
 }
 
 /**

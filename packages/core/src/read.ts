@@ -1,13 +1,17 @@
 /**
  * `@kumiki-graph/core/read`: what a read-only caller needs to fold a store from ops it already
- * holds, and the syntax predicates — none of it loads Automerge. The package ships this entry as
+ * holds, the syntax predicates, and the workspace folder's name (what a storage's own read path
+ * builds on) — none of it loads the checker. The package ships this entry as
  * one bundled file (scripts/bundle-read.mjs), because resolving and compiling its few hundred
  * modules one by one took about 150 ms of every `kumiki view`.
  */
 export { isLayer, LAYERS, type Layer } from "./lang/layers.js";
+export type { Result } from "./lang/result.js";
 export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";
 export { isDefinitionName } from "./ops/op.js";
+export { WORKSPACE_DIR } from "./store/files.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
+export type { StoredOp } from "./store/op-log.js";
 export { parseQualifiedName, parseSelector, type QualifiedName } from "./store/selector.js";
 export { SnapshotOpLog } from "./store/snapshot-op-log.js";
 // The store layer's factory: no checker in the write gate (this entry is for reading; write

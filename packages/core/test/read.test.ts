@@ -6,7 +6,7 @@ import * as read from "../src/read.js";
 const bundle = fileURLToPath(new URL("../dist/read.bundle.js", import.meta.url));
 
 describe("@kumiki-graph/core/read", () => {
-  it("exports exactly what a read-only fold and the manifest reader need", () => {
+  it("exports exactly what a read-only fold, the manifest reader and a storage's read path need", () => {
     expect(Object.keys(read).sort()).toEqual(
       [
         "LAYERS",
@@ -22,6 +22,7 @@ describe("@kumiki-graph/core/read", () => {
         "parseSelector",
         "CAPS_FILE",
         "readCapabilityManifest",
+        "WORKSPACE_DIR",
       ].sort(),
     );
   });

@@ -253,36 +253,6 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     });
   }
 
-  /**
-   * The ops of the graph document `url`, read from the readable op log instead of loading the
-   * document, when the log's sidecar says it was derived from exactly the chunks now in storage
-   * (checked under the storage lock). Undefined when it was not (another process wrote since, a
-   * peer's changes are not flushed into it yet, the file was edited): then {@link open} the log.
-   */
-  static async readSnapshot(options: {
-    readonly directory: string;
-    readonly url: string;
-    readonly mirror: OpLogFile;
-    /** No write access: read without the lock (see {@link AutomergeOpLogOptions.readOnly}). */
-    readonly readOnly?: boolean;
-  }): Promise<StoredOp[] | undefined> {
-    if (!isValidAutomergeUrl(options.url)) return undefined;
-    const documentId = options.url.slice("automerge:".length);
-    const storage = new DurableFSStorageAdapter(
-      options.directory,
-      options.readOnly === true ? { readOnly: true } : {},
-    );
-    try {
-      return await storage.lock.run(() => {
-        const chunks = storage.chunkNames(documentId);
-        return chunks.length === 0 ? undefined : options.mirror.readVerified(chunks);
-      });
-    } finally {
-      storage.dispose();
-      options.mirror.dispose();
-    }
-  }
-
   /** Builds the Repo under the storage lock, and shuts it down again if `fn` fails. */
   private static async withRepo<R>(
     options: AutomergeOpLogOptions,
@@ -466,7 +436,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     try {
       // Chunk names only when the file shows the whole document (no invalid entry it leaves out).
       const chunks =
-        this.invalidEntries.length === 0 ? this.storage.chunkNames(this.handle.documentId) : undefined;
+        this.invalidEntries.length === 0 ? this.storage.chunkStamps(this.handle.documentId) : undefined;
       this.mirror.update(this.ops, this.heads(), added, before, chunks);
       this.mirrorError = undefined;
     } catch (e) {

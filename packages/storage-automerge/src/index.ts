@@ -52,20 +52,23 @@ export {
   repairWorkspace,
 } from "./repair.js";
 export {
-  findWorkspace,
   initWorkspace,
   openWorkspace,
   openWorkspaceReader,
+  type Workspace,
+  type WorkspaceInitOptions,
+  type WorkspaceOpenOptions,
+  type WorkspaceReader,
+} from "./workspace.js";
+export {
+  findWorkspace,
   readConfig,
   WORKSPACE_FORMAT,
-  type Workspace,
   type WorkspaceConfig,
   type WorkspaceError,
   type WorkspaceErrorCode,
-  type WorkspaceInitOptions,
-  type WorkspaceOpenOptions,
   type WorkspacePaths,
-  type WorkspaceReader,
   type WorkspaceResult,
   workspacePaths,
-} from "./workspace.js";
+} from "./workspace-layout.js";
+export { readWorkspaceOps, type WorkspaceOps } from "./workspace-read.js";

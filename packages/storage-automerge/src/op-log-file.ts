@@ -14,7 +14,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { StoredOp } from "@kumiki-graph/core";
-import { overwriteSmallFile } from "./fs-storage.js";
 
 interface Sidecar {
   readonly v: 2;
@@ -25,7 +24,7 @@ interface Sidecar {
   readonly heads: readonly string[];
   readonly maxId: string;
   /**
-   * The storage chunk names (FS storage `chunkNames`) the file was derived from, when the log knew
+   * The storage chunks (FS storage `chunkStamps`: name, size, mtime) the file was derived from, when the log knew
    * them and held no invalid entry: a reader whose listing is equal may use the file instead of
    * loading the document (see {@link OpLogFile.readVerified}). Absent: the file is only readable.
    */
@@ -48,6 +47,28 @@ function headsKey(heads: readonly string[]): string {
 export type MirrorUpdate = "unchanged" | "appended" | "rewritten";
 
 const byId = (x: StoredOp, y: StoredOp) => (x["op-id"] < y["op-id"] ? -1 : x["op-id"] > y["op-id"] ? 1 : 0);
+
+/**
+ * Replaces a small file's content in place: pwrite at 0, then cut the tail if it got shorter. Not
+ * atomic (a torn write must be harmless to the reader), but cheap: truncating to zero (O_TRUNC) makes
+ * ext4 force the file's blocks out on close (auto_da_alloc), measured here at 0.4 ms against 0.015 ms.
+ */
+function overwriteSmallFile(file: string, text: string): void {
+  const data = Buffer.from(text);
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r+");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    fd = fs.openSync(file, "w");
+  }
+  try {
+    fs.writeSync(fd, data, 0, data.length, 0);
+    if (fs.fstatSync(fd).size > data.length) fs.ftruncateSync(fd, data.length);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
 /** The readable, sorted op log file and its sidecar. Call {@link update} while holding the store's lock. */
 export class OpLogFile {

@@ -16,12 +16,8 @@ import {
   type StoredOp,
   type WriteValidator,
 } from "@kumiki-graph/core";
-import {
-  openWorkspace,
-  type Workspace,
-  type WorkspaceError,
-  type WorkspaceOpenOptions,
-} from "./workspace.js";
+import { openWorkspace, type Workspace, type WorkspaceOpenOptions } from "./workspace.js";
+import type { WorkspaceError } from "./workspace-layout.js";
 
 /** The author an edge writes as when none is given: KUMIKI_AUTHOR, else user:$USER, else user:anonymous. */
 export function defaultAuthor(env: Readonly<Record<string, string | undefined>> = process.env): string {

@@ -28,7 +28,7 @@ import { snapshotName, walkChunks } from "./chunk-check.js";
 import { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import { OpLogFile } from "./op-log-file.js";
-import { findWorkspace, readConfig, type WorkspacePaths, type WorkspaceResult } from "./workspace.js";
+import { findWorkspace, readConfig, type WorkspacePaths, type WorkspaceResult } from "./workspace-layout.js";
 
 /** One damaged chunk file, and where the repair put it. */
 export interface RepairedChunk {

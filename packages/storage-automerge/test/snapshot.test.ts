@@ -5,6 +5,7 @@ import type { StoredOp } from "@kumiki-graph/core";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { initWorkspace, openWorkspace, openWorkspaceReader } from "../src/workspace.js";
+import { readWorkspaceOps } from "../src/workspace-read.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -107,6 +108,50 @@ describe("reading a workspace from its verified op-log.jsonl", () => {
     const r = await read(dir);
     expect(r.snapshot).toBe(false);
     expect(r.ids).toContain(op(50)["op-id"]);
+  });
+
+  it("loads the document instead when a chunk was damaged in place, so the damage is seen", async () => {
+    for (const damage of ["cut", "emptied", "overwritten"] as const) {
+      const dir = await seeded(6);
+      const chunks: string[] = [];
+      const walk = (d: string) => {
+        for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+          const p = path.join(d, e.name);
+          if (e.isDirectory()) walk(p);
+          else if (/[/\\](snapshot|incremental)[/\\]/.test(p)) chunks.push(p);
+        }
+      };
+      walk(path.join(dir, ".kumiki", "automerge"));
+      const victim = chunks.sort().at(-1)!;
+      const bytes = fs.readFileSync(victim);
+      if (damage === "cut") fs.truncateSync(victim, bytes.length - 5);
+      else if (damage === "emptied") fs.writeFileSync(victim, "");
+      else {
+        bytes[bytes.length >> 1]! ^= 0x5a;
+        fs.writeFileSync(victim, bytes);
+      }
+      const fast = await readWorkspaceOps(dir);
+      expect(fast.ok && fast.value.ops, damage).toBeUndefined();
+      const r = await openWorkspaceReader(dir);
+      if (!r.ok) throw new Error(r.error.message);
+      expect(r.value.snapshot, damage).toBe(false);
+      expect(r.value.log.damage, damage).toBeDefined();
+      await r.value.log.close();
+    }
+  });
+
+  it("serves the first read after a write, and tells a missing workspace as the full open does", async () => {
+    const dir = await seeded(3);
+    const ws = await openWorkspace(dir);
+    if (!ws.ok) throw new Error(ws.error.message);
+    await ws.value.log.append([op(40)]);
+    await ws.value.log.close();
+    const fast = await readWorkspaceOps(dir);
+    expect(fast.ok && fast.value.ops?.map((o) => o["op-id"]).sort()).toEqual(await full(dir));
+    const none = await readWorkspaceOps(tempDir());
+    const opened = await openWorkspace(tempDir());
+    expect(none.ok || none.error.code).toBe("no-workspace");
+    expect(opened.ok || opened.error.code).toBe("no-workspace");
   });
 
   it("refuses writes through a snapshot log, changing nothing", async () => {

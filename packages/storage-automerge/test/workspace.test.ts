@@ -4,14 +4,8 @@ import path from "node:path";
 import { makeDirs } from "@kumiki-graph/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { OpLogFile } from "../src/op-log-file.js";
-import {
-  findWorkspace,
-  initWorkspace,
-  openWorkspace,
-  WORKSPACE_FORMAT,
-  type Workspace,
-  workspacePaths,
-} from "../src/workspace.js";
+import { initWorkspace, openWorkspace, type Workspace } from "../src/workspace.js";
+import { findWorkspace, WORKSPACE_FORMAT, workspacePaths } from "../src/workspace-layout.js";
 import { opLogIds } from "./fixtures/children.js";
 
 const dirs: string[] = [];

@@ -1,5 +1,5 @@
 import type { Command } from "../command.js";
-import { findWorkspaceRoot, readGraphUrl } from "../read-snapshot.js";
+import { loadStorageRead } from "../core.js";
 
 /** `kumiki status`: one line saying where the store stands. */
 export const status: Command = {
@@ -10,9 +10,10 @@ export const status: Command = {
   options: {},
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
-    const store = await ctx.openReadStore();
-    const root = findWorkspaceRoot(ctx.storeDir ?? ctx.io.cwd);
-    const graph = root === undefined ? undefined : readGraphUrl(root);
+    const [store, sr] = await Promise.all([ctx.openReadStore(), loadStorageRead()]);
+    const ws = sr.findWorkspace(ctx.storeDir ?? ctx.io.cwd);
+    const config = ws.ok ? sr.readConfig(ws.value) : undefined;
+    const graph = config?.ok === true ? config.value.graph : undefined;
     // The graph's URL: what `kumiki clone ws://server/<graph>` needs after the server's URL.
     const s = { ...store.status(), ...(graph === undefined ? {} : { graph }) };
     const heads =

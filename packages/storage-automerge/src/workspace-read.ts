@@ -1,0 +1,65 @@
+/**
+ * The one read fast path: a workspace's ops read from its `.kumiki/op-log.jsonl` instead of its
+ * Automerge document, when the file's sidecar says it was derived from exactly the chunk files now
+ * in storage (checked under the storage lock, as a writer holds it). Loads no Automerge: the CLI's
+ * read verbs answer from here, and `openWorkspaceReader` falls back to the full open when it does
+ * not serve. Every writer (CLI, MCP server, sync) brings the file up to date with each append and
+ * on close, so the first read after a write is served from here too.
+ */
+import path from "node:path";
+import type { StoredOp } from "@kumiki-graph/core/read";
+import { chunkStampsIn } from "./chunk-files.js";
+import { FileLock } from "./file-lock.js";
+import { OpLogFile } from "./op-log-file.js";
+import {
+  locate,
+  type WorkspaceConfig,
+  type WorkspacePaths,
+  type WorkspaceResult,
+  writable,
+} from "./workspace-layout.js";
+
+/** A workspace found and its config read, with its ops when op-log.jsonl is provably current. */
+export interface WorkspaceOps<T extends StoredOp = StoredOp> {
+  readonly paths: WorkspacePaths;
+  readonly config: WorkspaceConfig;
+  /**
+   * The stored ops, from op-log.jsonl; undefined when the file cannot be shown to hold exactly what
+   * the storage holds (another process wrote since and has not brought it up to date, a peer's
+   * changes are not in it yet, it was edited by hand, nothing was stored yet): open the workspace.
+   */
+  readonly ops: readonly T[] | undefined;
+}
+
+/**
+ * Finds the workspace at `dir` (with `walkUp`, the nearest at or above it), reads its config, and
+ * its ops from op-log.jsonl when that is current (see {@link WorkspaceOps.ops}). A missing or
+ * broken workspace is the same refusal {@link openWorkspace} gives.
+ */
+export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
+  dir: string,
+  options: { readonly walkUp?: boolean } = {},
+): Promise<WorkspaceResult<WorkspaceOps<T>>> {
+  const located = locate(dir, options.walkUp ?? false);
+  if (!located.ok) return located;
+  const { paths, config } = located.value;
+  const documentId = config.graph.slice("automerge:".length);
+  const mirror = new OpLogFile(paths.opLog);
+  // Without write access no writer is ours to wait for (a read-only mount, another user's folder):
+  // read without the lock, as a read-only open does; the sidecar's checks still hold.
+  const lock = writable(paths.storage) ? new FileLock(path.join(paths.storage, ".lock")) : undefined;
+  const read = (): readonly T[] | undefined => {
+    const chunks = chunkStampsIn(paths.storage, documentId);
+    return chunks.length === 0 ? undefined : (mirror.readVerified(chunks) as T[] | undefined);
+  };
+  try {
+    const ops = lock === undefined ? read() : await lock.run(read);
+    return { ok: true, value: { paths, config, ops } };
+  } catch {
+    // The fast path is an optimisation: whatever stops it (a lock held past its timeout, an
+    // unreadable folder) is left to the full open, which reports it properly.
+    return { ok: true, value: { paths, config, ops: undefined } };
+  } finally {
+    mirror.dispose();
+  }
+}
