@@ -11,6 +11,7 @@
  */
 import * as A from "@automerge/automerge";
 import { opContentHash, parseOp } from "@kumiki-graph/core";
+import { chunkFrameAt } from "./chunk-framing.js";
 import { OP_LOG_FORMAT, OP_LOG_KIND } from "./op-log-document.js";
 
 /**
@@ -57,30 +58,14 @@ export function shapeOf(doc: A.Doc<unknown> | undefined): DocumentShape {
   return shape;
 }
 
-const MAGIC = [0x85, 0x6f, 0x4a, 0x83];
-
 /** Splits concatenated Automerge chunks (a sync message's change entries may hold several). */
 export function splitChunks(bytes: Uint8Array): { type: number; bytes: Uint8Array }[] | string {
   const out: { type: number; bytes: Uint8Array }[] = [];
-  let at = 0;
-  while (at < bytes.length) {
-    for (let i = 0; i < 4; i++) if (bytes[at + i] !== MAGIC[i]) return `no Automerge chunk at byte ${at}`;
-    const type = bytes[at + 8];
-    if (type === undefined) return `truncated chunk at byte ${at}`;
-    let len = 0;
-    let shift = 0;
-    let p = at + 9;
-    for (;;) {
-      const b = bytes[p++];
-      if (b === undefined || shift > 35) return `bad chunk length at byte ${at}`;
-      len += (b & 0x7f) * 2 ** shift;
-      shift += 7;
-      if ((b & 0x80) === 0) break;
-    }
-    const end = p + len;
-    if (end > bytes.length) return `truncated chunk at byte ${at}`;
-    out.push({ type, bytes: bytes.subarray(at, end) });
-    at = end;
+  for (let at = 0; at < bytes.length; ) {
+    const frame = chunkFrameAt(bytes, at);
+    if (typeof frame === "string") return frame;
+    out.push({ type: frame.type, bytes: bytes.subarray(at, frame.end) });
+    at = frame.end;
   }
   return out;
 }

@@ -19,8 +19,7 @@
  */
 import { createHash } from "node:crypto";
 import * as A from "@automerge/automerge";
-
-const MAGIC = [0x85, 0x6f, 0x4a, 0x83] as const;
+import { chunkFrameAt } from "./chunk-framing.js";
 
 /** The kinds of chunk file automerge-repo writes under a document. */
 export type ChunkKind = "snapshot" | "incremental";
@@ -49,25 +48,9 @@ export function walkChunks(data: Uint8Array): { readonly sound: Uint8Array; read
 
 /** The end of the sound chunk at `at`, or what is wrong with it. */
 function chunkAt(data: Uint8Array, at: number): number | string {
-  for (let i = 0; i < MAGIC.length; i++) {
-    if (at + i >= data.length) return `truncated at byte ${at + i} (inside a chunk header)`;
-    if (data[at + i] !== MAGIC[i]) return `not an Automerge chunk at byte ${at} (bad magic bytes)`;
-  }
-  if (at + 9 > data.length) return `truncated at byte ${data.length} (inside a chunk header)`;
-  const type = data[at + 8]!;
-  let i = at + 9;
-  let length = 0;
-  for (let shift = 0; ; shift += 7) {
-    if (i >= data.length) return `truncated at byte ${data.length} (inside a chunk header)`;
-    if (shift > 49) return `bad chunk length at byte ${at + 9}`;
-    const b = data[i++]!;
-    length += (b & 0x7f) * 2 ** shift;
-    if ((b & 0x80) === 0) break;
-  }
-  const end = i + length;
-  if (end > data.length) {
-    return `truncated: the chunk at byte ${at} needs ${end - at} bytes, the file has ${data.length - at}`;
-  }
+  const frame = chunkFrameAt(data, at);
+  if (typeof frame === "string") return frame;
+  const { type, end } = frame;
   if (type === 0 || type === 1) {
     const sum = createHash("sha256")
       .update(data.subarray(at + 8, end))
