@@ -1,0 +1,463 @@
+/**
+ * The checks of expressions: names, members, calls (built-in, fn, qualified), tile calls and their handlers, the built-in tiles.
+ */
+import type { Expr, FnDef, Ident, TileCall } from "../lang/ast.js";
+import { BUILTIN_TILES, HANDLER_NAMES } from "../lang/parser/builtins.js";
+import {
+  BUILTIN_CALLS,
+  DOMAIN_TYPES,
+  QUALIFIED_CALLS,
+  RUN_REDUCER,
+  TOKEN_GROUPS,
+  TYPE_MEMBER_CALLS,
+  UNIMPLEMENTED_CALLS,
+} from "../lang/stdlib.js";
+import {
+  bind,
+  type Env,
+  field,
+  handlerName,
+  isCapitalized,
+  isLiteral,
+  lookupLocal,
+  RECORD_MEMBERS,
+} from "./definition-support.js";
+import { ValueChecks } from "./definition-values.js";
+import type { CheckInput } from "./graph.js";
+import { lazyTy, structural, typeText, tyText } from "./types.js";
+
+/** Adds to {@link ValueChecks} the checks of every kind of expression. */
+export abstract class ExpressionChecks extends ValueChecks {
+  // Defined by the checks above this one (the chain ends in definition.ts's DefinitionChecker).
+  protected abstract emit(effect: Ident, args: readonly Expr[], env: Env, capsOwner?: CheckInput): void;
+
+  // ───────────── expressions ─────────────
+
+  protected expr(e: Expr, env: Env): void {
+    switch (e.kind) {
+      case "Ident":
+        this.name(e, env);
+        return;
+      case "DollarRef":
+        if (
+          e.name === "$1" &&
+          env.where === "tile" &&
+          !env.fragment &&
+          lookupLocal(env.scope, "$1") === undefined
+        ) {
+          this.ctx.report(
+            "E0103",
+            e.span,
+            `"$1" is undefined in tile "${this.node.def.name.name}": a tile can use "$1" only if it declares an in= argument (tile ${this.node.def.name.name} in=SomeType = …)`,
+          );
+        }
+        return;
+      case "TokenRef": {
+        const group = e.path[0];
+        if (group !== undefined && !TOKEN_GROUPS.has(group.name)) {
+          this.ctx.report(
+            "E0110",
+            group.span,
+            `Unknown theme token group "@${group.name}" (allowed: ${[...TOKEN_GROUPS].join(", ")})`,
+          );
+        }
+        return;
+      }
+      case "AnyId":
+      case "SlotWildcard":
+        if (env.where !== "test") {
+          this.ctx.report(
+            "E0109",
+            e.span,
+            `Test wildcard "${e.kind === "AnyId" ? "<any-id>" : `<slots.${e.slot.name}>`}" is only valid inside a reducer-test \`expect\`: remove it`,
+          );
+        }
+        return;
+      case "Member":
+        if (!(e.object.kind === "Ident" && isCapitalized(e.object.name))) {
+          this.expr(e.object, env);
+          this.member(e, env);
+        } else this.ref(e.object, env);
+        return;
+      case "Index":
+        this.expr(e.object, env);
+        this.expr(e.index, env);
+        return;
+      case "Call":
+        this.call(e, env);
+        return;
+      case "Unary":
+        this.expr(e.operand, env);
+        if (e.op === "-" && this.isEffectId(e.operand, env)) this.effectIdMisuse(e.span, "-");
+        else this.unaryTypes(e, env);
+        return;
+      case "Binary":
+        this.expr(e.left, env);
+        this.expr(e.right, env);
+        if (e.op !== "==" && e.op !== "!=" && (this.isEffectId(e.left, env) || this.isEffectId(e.right, env)))
+          this.effectIdMisuse(e.span, e.op);
+        else this.operandTypes(e, env);
+        return;
+      case "If":
+        this.expr(e.cond, env);
+        this.condition(e.cond, "if", env);
+        this.expr(e.then, env);
+        this.expr(e.else, env);
+        return;
+      case "Null":
+        // language.md §1: null is reserved and prohibited in programs (the public toolchain
+        // refuses it while parsing; here it is the type error the spec names).
+        this.typeError(
+          e.span,
+          "null is not a value in Kumiki: use an Option (None, or Some(x)) where a value may be absent",
+        );
+        return;
+      case "Match": {
+        this.expr(e.subject, env);
+        const subject = lazyTy(() => this.typeOf(e.subject, env));
+        for (const arm of e.arms)
+          this.expr(arm.body, { ...env, scope: this.pattern(arm.pattern, subject, env.scope) });
+        return;
+      }
+      case "Let":
+        this.expr(e.value, env);
+        this.expr(e.body, {
+          ...env,
+          scope: bind(
+            env.scope,
+            e.name.name,
+            lazyTy(() => this.typeOf(e.value, env)),
+          ),
+        });
+        return;
+      case "Emit":
+        if (env.where !== "reducer") {
+          this.ctx.report(
+            "E0305",
+            e.span,
+            `emit "${e.effect.name}" used as an expression is only allowed inside a reducer body: move it into a reducer`,
+          );
+        }
+        this.emit(e.effect, e.args, env);
+        return;
+      case "Record":
+        for (const f of e.fields) {
+          if (f.value === undefined) this.name(f.key, env);
+          else this.expr(f.value, env);
+        }
+        return;
+      case "Map":
+        for (const entry of e.entries) {
+          this.expr(entry.key, env);
+          this.expr(entry.value, env);
+        }
+        return;
+      case "List":
+      case "Tuple":
+        for (const i of e.items) this.expr(i, env);
+        return;
+      case "TileCall":
+        this.tileCall(e, env);
+        return;
+      case "For": {
+        this.expr(e.iterable, env);
+        this.expr(e.body, { ...env, scope: bind(env.scope, e.binder.name) });
+        return;
+      }
+      case "When":
+        this.expr(e.cond, env);
+        this.condition(e.cond, "when", env);
+        this.expr(e.body, env);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /**
+   * E0108: `recv.m` where `recv` is known to be a record and `m` is neither one of its fields nor
+   * a member every record has (stdlib.md §2.2.3's dispatch rule). Other receivers are left to the
+   * name-based dispatch, as the rule says for what cannot be inferred.
+   */
+  protected member(e: Extract<Expr, { kind: "Member" }>, env: Env): void {
+    const base = structural(this.typeOf(e.object, env));
+    if (base.k !== "record") return;
+    const name = e.property.name;
+    if (base.fields.has(name) || RECORD_MEMBERS.has(name)) return;
+    const s = this.ctx.suggestFrom(name, base.fields.keys());
+    this.ctx.report(
+      "E0108",
+      e.property.span,
+      `Record type ${tyText(base)} has no field or method ".${name}"${s === undefined ? "" : `: did you mean ".${s.name}"?`}`,
+      { kind: "undef-member", ...(s === undefined ? {} : { suggestion: s }) },
+    );
+  }
+
+  /** A name in a value (or tile-child) position. */
+  protected name(id: Ident, env: Env): void {
+    if (lookupLocal(env.scope, id.name) !== undefined) return;
+    const target = this.ref(id, env);
+    if (target === undefined) return;
+    if (env.where === "fn" && target.def.kind === "SlotDef" && this.node.def.kind === "FnDef") {
+      this.ctx.report(
+        "E0305",
+        id.span,
+        `fn "${this.node.def.name.name}" must not read slot "${target.def.name.name}": pass the slot's value as an argument`,
+      );
+    }
+  }
+
+  protected call(e: Extract<Expr, { kind: "Call" }>, env: Env): void {
+    const callee = e.callee;
+    if (callee.kind === "Ident") {
+      if (lookupLocal(env.scope, callee.name) !== undefined) {
+        this.args(e, env, false);
+        return;
+      }
+      const target = this.ref(callee, env);
+      if (target !== undefined && target.def.kind === "FnDef") {
+        this.args(e, env, false);
+        this.fnCall(e, callee, target);
+        return;
+      }
+      if (target === undefined && !isCapitalized(callee.name)) this.builtinCall(e, callee, env);
+      this.args(e, env, false);
+      return;
+    }
+    if (callee.kind === "Member" && callee.object.kind === "Ident" && isCapitalized(callee.object.name)) {
+      this.qualifiedCall(e, callee.object, callee.property, env);
+      return;
+    }
+    this.expr(callee, env);
+    // The arguments of a method are fragments: `$1` / `$2` are the method's own positionals.
+    this.args(e, env, callee.kind === "Member");
+  }
+
+  protected args(e: Extract<Expr, { kind: "Call" }>, env: Env, fragment: boolean): void {
+    const inner: Env = fragment ? { ...env, fragment: true, scope: bind(bind(env.scope, "$1"), "$2") } : env;
+    for (const a of e.args) this.expr(a, inner);
+    for (const f of e.fields ?? []) {
+      if (f.value === undefined) this.name(f.key, inner);
+      else this.expr(f.value, inner);
+    }
+  }
+
+  protected builtinCall(e: Extract<Expr, { kind: "Call" }>, callee: Ident, env: Env): void {
+    const name = callee.name;
+    if (UNIMPLEMENTED_CALLS.has(name)) {
+      this.ctx.report(
+        "E0802",
+        callee.span,
+        `Function "${name}" is documented but not implemented by the runtime: remove the call`,
+      );
+      return;
+    }
+    if (name === RUN_REDUCER) {
+      if (env.where !== "test") {
+        this.ctx.report(
+          "E0116",
+          callee.span,
+          `Call to "run-reducer" outside a property-test invariant: remove it`,
+        );
+      }
+      return;
+    }
+    const arity = BUILTIN_CALLS.get(name);
+    if (arity === undefined) return;
+    const got = e.args.length;
+    if (got < arity.min || got > arity.max) {
+      const want = arity.min === arity.max ? `${arity.min}` : `at least ${arity.min}`;
+      this.ctx.report("E0213", callee.span, `Function "${name}" expects ${want} argument(s) but got ${got}`);
+    }
+  }
+
+  protected fnCall(e: Extract<Expr, { kind: "Call" }>, callee: Ident, target: CheckInput): void {
+    const def = target.def as FnDef;
+    const got = e.args.length;
+    if (got !== def.params.length) {
+      this.ctx.report(
+        "E0213",
+        callee.span,
+        `Function "${def.name.name}" expects ${def.params.length} argument(s) but got ${got}`,
+      );
+      return;
+    }
+    def.params.forEach((p, i) => {
+      const arg = e.args[i];
+      if (arg !== undefined && isLiteral(arg)) this.value(arg, this.resolveType(p.type, target), "E0201");
+    });
+  }
+
+  /** `TodoId.fresh()`, `Duration.ms(5)`, `Decoder.Json(T)`, `Loaded.show()`. */
+  protected qualifiedCall(e: Extract<Expr, { kind: "Call" }>, q: Ident, member: Ident, env: Env): void {
+    const closed = QUALIFIED_CALLS.get(q.name);
+    const site = this.ctx.siteAt(this.node, q.span.offset);
+    if (closed !== undefined && site === undefined) {
+      if (!closed.has(member.name) && !(TYPE_MEMBER_CALLS.has(member.name) && e.args.length > 0)) {
+        const s = this.ctx.suggestFrom(member.name, closed);
+        const full = `${q.name}.${member.name}`;
+        this.ctx.report(
+          "E0116",
+          member.span,
+          `Call to undefined function "${full}"${s === undefined ? "" : `: did you mean "${q.name}.${s.name}"?`}`,
+          s === undefined ? {} : { suggestion: { ...s, name: `${q.name}.${s.name}` } },
+        );
+      }
+      // The payload of `Decoder.Json(T)` is a type; its names are answered as type sites.
+      if (q.name === "Decoder" && member.name === "Json") return;
+      this.args(e, env, false);
+      return;
+    }
+    if (site !== undefined) {
+      this.seen.add(q.span.offset);
+      const res = this.ctx.resolve(this.node, q);
+      if (res.target === undefined && !DOMAIN_TYPES.has(q.name)) {
+        if (TYPE_MEMBER_CALLS.has(member.name)) this.unresolved(site, env);
+      }
+    }
+    this.args(e, env, false);
+  }
+
+  protected tileCall(e: TileCall, env: Env): void {
+    const name = e.callee.name;
+    const builtin = BUILTIN_TILES.has(name);
+    const target = builtin ? undefined : this.ref(e.callee, env);
+    const positional = e.args ?? [];
+    if (target !== undefined && target.def.kind === "TileDef") {
+      const def = target.def;
+      const want = def.in === undefined ? 0 : 1;
+      if (positional.length !== want) {
+        this.ctx.report(
+          "E0213",
+          e.callee.span,
+          `Tile "${def.name.name}" expects ${want} argument(s) but got ${positional.length}${want === 1 ? ` (it declares in=${typeText(def.in!)})` : ""}`,
+        );
+      } else if (
+        want === 1 &&
+        positional[0] !== undefined &&
+        def.in !== undefined &&
+        isLiteral(positional[0])
+      ) {
+        this.value(positional[0], this.resolveType(def.in, target), "E0201");
+      }
+    }
+    for (const a of positional) this.expr(a, env);
+    for (const f of e.fields ?? []) {
+      const v = f.value;
+      if (v === undefined) continue;
+      if (HANDLER_NAMES.has(f.key.name)) this.handler(v, f.key, env);
+      else this.expr(v, env);
+    }
+    for (const f of e.props?.fields ?? []) {
+      const v = f.value;
+      if (v === undefined) continue;
+      const key = f.key.name;
+      if (HANDLER_NAMES.has(key)) this.handler(v, f.key, env);
+      else if ((key === "motion" || key === "prefetch") && v.kind === "String") this.stringRef(v);
+      else if (key === "prefetch" && v.kind === "Ident") this.ref(v, env);
+      else this.expr(v, env);
+    }
+    if (builtin) this.builtinTile(e);
+    if (name === "text" && positional[0] !== undefined && this.isEffectId(positional[0], env)) {
+      this.ctx.report(
+        "E0204",
+        positional[0].span,
+        "text(...) cannot render EffectId — it is an opaque handle: render something else",
+      );
+    }
+  }
+
+  /** A name held in a string (`{motion: "Spin"}`): its site is the string's contents. */
+  protected stringRef(s: Extract<Expr, { kind: "String" }>): void {
+    if (s.value === "") return;
+    this.ref({ name: s.value, span: { ...s.span, offset: s.span.offset + 1, column: s.span.column + 1 } });
+  }
+
+  protected handler(v: Expr, key: Ident, env: Env): void {
+    const id = handlerName(v);
+    if (id === undefined) {
+      this.ctx.report(
+        "E0201",
+        v.span,
+        `Event handler "${key.name}" must be a reducer name: write ${key.name}=someReducer`,
+      );
+      this.expr(v, env);
+      return;
+    }
+    const site = this.ctx.siteAt(this.node, id.span.offset);
+    if (site !== undefined && site.role === "handler") {
+      this.ref(id, env);
+      return;
+    }
+    // A capitalized reducer name parses as a tile or a variant; it is still a reducer name here.
+    if (site !== undefined) this.seen.add(id.span.offset);
+    const target = site === undefined ? undefined : this.ctx.resolve(this.node, id).target;
+    if (target?.def.kind === "ReducerDef" || this.ctx.lookup("reducer", id.name) !== undefined) return;
+    const s = this.ctx.suggest(id.name, ["reducer"]);
+    this.nameError(
+      "E0102",
+      "undef-reducer",
+      id.span,
+      id.name,
+      s,
+      `Reference to undefined reducer "${id.name}" in ${this.node.def.layer}.${this.node.def.name.name}`,
+      "declare the reducer",
+    );
+  }
+
+  /** Checks of a built-in tile's own arguments: file inputs and, under --a11y, labels. */
+  protected builtinTile(e: TileCall): void {
+    const name = e.callee.name;
+    const fields = e.fields;
+    const props = e.props?.fields;
+    const has = (key: string): boolean => field(fields, key) !== undefined || field(props, key) !== undefined;
+    if (name === "input") {
+      const typeValue = field(fields, "type")?.value;
+      const isFile = typeValue?.kind === "String" && typeValue.value === "file";
+      const bindField = field(fields, "bind");
+      if (isFile && bindField !== undefined) {
+        this.ctx.report(
+          "E0205",
+          bindField.span,
+          `input(type="file") does not support bind=; receive files via a ui.change reducer with $event.files.head`,
+        );
+      }
+      const knownNonFile =
+        typeValue === undefined || (typeValue.kind === "String" && typeValue.value !== "file");
+      if (knownNonFile) {
+        for (const key of ["accept", "multiple"]) {
+          const f = field(fields, key);
+          if (f === undefined) continue;
+          const observed =
+            typeValue === undefined
+              ? `no type, defaults to "text"`
+              : `type="${(typeValue as { value: string }).value}"`;
+          this.ctx.report(
+            "E0206",
+            f.span,
+            `input prop "${key}" requires type="file" (got ${observed}); accept/multiple are only valid on file inputs`,
+          );
+        }
+      }
+    }
+    if (!this.ctx.settings.a11y) return;
+    if (name === "button" && !has("text") && !has("aria-label")) {
+      this.ctx.report(
+        "E0701",
+        e.span,
+        'button must have a text= argument or aria-label prop: add text="…"',
+        {},
+      );
+    }
+    if (name === "image" && !has("alt")) {
+      this.ctx.report(
+        "E0702",
+        e.span,
+        'image must have an alt prop: add alt="…" (alt="" for a decorative image)',
+      );
+    }
+    if (name === "link" && (e.args ?? []).length === 0 && !has("text") && !has("aria-label")) {
+      this.ctx.report("E0703", e.span, 'link must have inner text or aria-label: add text="…"');
+    }
+  }
+}
