@@ -214,8 +214,8 @@ function durableWrite(file: string, data: Uint8Array): void {
 
 /** Opens the workspace in a fresh `node` and reports its peak resident set. */
 function peakRssOfOpen(dir: string): string {
-  const core = import.meta.resolve("@kumiki-graph/core");
-  const script = `const m = await import(${JSON.stringify(core)});
+  const storage = import.meta.resolve("@kumiki-graph/storage-automerge");
+  const script = `const m = await import(${JSON.stringify(storage)});
 const r = await m.openWorkspace(${JSON.stringify(dir)});
 if (!r.ok) throw new Error(r.error.message);
 const n = r.value.log.all().length;

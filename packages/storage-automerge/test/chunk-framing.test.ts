@@ -45,7 +45,11 @@ describe("Automerge's chunk framing", () => {
   it("names a cut inside any chunk, at every length", () => {
     const whole = concat(pool.slice(0, 3));
     const ends = new Set<number>();
-    for (let at = 0, i = 0; i < 3; i++) ends.add((at += pool[i]!.length));
+    let at = 0;
+    for (let i = 0; i < 3; i++) {
+      at += pool[i]!.length;
+      ends.add(at);
+    }
     for (let n = 1; n < whole.length; n++) {
       const r = splitChunks(whole.subarray(0, n));
       if (ends.has(n)) expect(typeof r, `cut at ${n}`).not.toBe("string");

@@ -14,7 +14,7 @@ import { type ApplyFailure, type DanglingEdge, type DefinitionState, nameOf } fr
 import type { LogOp, Op } from "../ops/op.js";
 import { describePatchFailure } from "../ops/patch.js";
 import type { FoldState } from "./fold-state.js";
-import type { Conflict, LockEntry, Rollback } from "./graph.js";
+import type { Conflict, LockEntry, Rollback } from "./records.js";
 import type { RemedyStep } from "./remedy.js";
 
 /** What the records are read from: the fold's state and the graph's own lookups. */

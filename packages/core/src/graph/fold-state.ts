@@ -8,7 +8,7 @@ import { CowMap } from "../ops/cow-map.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import type { DefinitionState } from "../ops/merge.js";
 import type { ControlOp, LogOp } from "../ops/op.js";
-import type { Kept, Orphan, Quarantined, Rollback } from "./graph.js";
+import type { Kept, Orphan, Quarantined, Rollback } from "./records.js";
 
 /** The fold's maps (see the module comment). */
 export interface FoldState {
