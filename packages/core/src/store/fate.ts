@@ -7,6 +7,8 @@
 import type { Conflict, Graph } from "../graph/graph.js";
 import type { RemedyStep } from "../graph/remedy.js";
 import type { OpId } from "../ops/ids.js";
+import { reject, type StoreResult } from "./result.js";
+import type { WriteReceipt } from "./store-types.js";
 
 /** What became of an op in the merged graph. */
 export type OpStatus = "applied" | "lost" | "failed" | "rolled-back" | "orphaned";
@@ -75,4 +77,25 @@ export function fatesOf(g: Graph, opIds: readonly OpId[]): { lost: OpFate[]; con
     });
   }
   return { lost, conflicts };
+}
+
+/** The receipt's `lost` and `conflicts`, each only when not empty. */
+export function receiptFates(g: Graph, opIds: readonly OpId[]): { lost?: OpFate[]; conflicts?: Conflict[] } {
+  if (opIds.length === 0) return {};
+  const { lost, conflicts } = fatesOf(g, opIds);
+  return { ...(lost.length > 0 ? { lost } : {}), ...(conflicts.length > 0 ? { conflicts } : {}) };
+}
+
+/**
+ * A write that was stored but did not (wholly) take effect: another writer's op won the merge. Not a
+ * success: the rejection says which ops lost, to what, and how to retry; `details.receipt` is the
+ * receipt (the ops are in the log, and `history` and `conflicts` show them).
+ */
+export function lostWrite(receipt: WriteReceipt, lost: readonly OpFate[]): StoreResult<WriteReceipt> {
+  const [first] = lost as [OpFate];
+  return reject(
+    "write-lost",
+    `the write was stored but ${lost.length === 1 ? `its op ${first.opId} was` : `${lost.length} of its ${receipt.opIds.length} ops were`} ${first.status} in the merge with a concurrent write: ${first.reason}; to retry: ${first.retry}`,
+    { stored: true, lost, conflicts: receipt.conflicts ?? [], opIds: receipt.opIds, receipt },
+  );
 }

@@ -3,36 +3,22 @@
  * drafted, gated and durably appended before they are reported.
  */
 import type { LockEntry } from "../graph/graph.js";
-import { type Conflict, type DefinitionState, Graph } from "../graph/graph.js";
-import { compareDefinitions, qualified } from "../graph/materialize.js";
+import { type Conflict, Graph } from "../graph/graph.js";
 import { GraphReader } from "../graph/reader.js";
-import type { RemedyStep } from "../graph/remedy.js";
 import type { ContentHash } from "../lang/hash.js";
-import { isLayer, type Layer } from "../lang/layers.js";
-import { commentBlockStart } from "../lang/split.js";
 import {
   type AuthorId,
   createOpIdGenerator,
-  type DefId,
   isAuthorId,
   isOpId,
   type OpId,
   type OpIdGenerator,
 } from "../ops/ids.js";
-import {
-  CONFLICT_POLICIES,
-  type ConflictPolicy,
-  isConflictPolicy,
-  isControlOp,
-  type LogOp,
-  type Op,
-} from "../ops/op.js";
-import { decomposeSource } from "../ops/source.js";
+import { CONFLICT_POLICIES, type ConflictPolicy, isConflictPolicy, type LogOp } from "../ops/op.js";
 import { canonicalItem } from "./bundle-form.js";
 import { Draft } from "./draft.js";
-import { fatesOf, type OpFate } from "./fate.js";
+import { lostWrite, receiptFates } from "./fate.js";
 import { fingerprintOps } from "./fingerprint.js";
-import { historyOf } from "./history.js";
 import { type IdempotencyLedger, idempotencyContext } from "./idempotency.js";
 import { checkIncoming } from "./ingest.js";
 import {
@@ -57,9 +43,9 @@ import {
 import { draftLock, draftUnlock } from "./lock-drafts.js";
 import { DAMAGE_REMEDY, type OpLog } from "./op-log.js";
 import { diffOf, previewOf } from "./preview.js";
+import { hashOf, historyByName, listOf, refsOf, viewOf } from "./reads.js";
 import { checkTask, lockInput } from "./request-checks.js";
-import { clip, ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
-import { matchesPattern, parseSelector } from "./selector.js";
+import { ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
 import { completeSpecOps, isSpecOp } from "./spec-op.js";
 import type {
   ApplyOptions,
@@ -73,9 +59,9 @@ import type {
   ViewResult,
   WriteReceipt,
 } from "./store-types.js";
-import { resolveTarget } from "./target.js";
 import { planTaskUndo, type TaskUndoPlan } from "./task-undo.js";
 import { builtinGate, type ValidationProblem, type WriteValidator } from "./validate.js";
+import { gateProblems, lockRefusal } from "./write-gate.js";
 
 // ---------------------------------------------------------------------------------------------
 // The store
@@ -250,75 +236,25 @@ export class Store {
    */
   view(selector: string, options: { withDeps?: boolean } = {}): StoreResult<ViewResult> {
     this.catchUp();
-    const selected = this.select(selector);
-    if (!selected.ok) return selected;
-    const ids = [...selected.value];
-    if (options.withDeps === true) {
-      const seen = new Set(ids);
-      const deps: DefinitionState[] = [];
-      const stack = [...ids];
-      while (stack.length > 0) {
-        const s = this.graph.definition(stack.pop()!);
-        if (s === undefined) continue;
-        for (const d of this.reader.materializer.dependencies(s)) {
-          if (seen.has(d)) continue;
-          seen.add(d);
-          deps.push(this.graph.definition(d)!);
-          stack.push(d);
-        }
-      }
-      ids.push(...deps.sort(compareDefinitions).map((s) => s.id));
-    }
-    const definitions = ids.map((id) => this.reader.get(id)!);
-    const text = definitions
-      .map((d) => {
-        const shown = withoutLeadingTrivia(d.text);
-        return shown.endsWith("\n") ? shown : `${shown}\n`;
-      })
-      .join("");
-    return ok({ definitions, text });
+    return viewOf(this.graph, this.reader, selector, options.withDeps === true);
   }
 
   /** The definitions that show under their names (`kumiki list`), in one layer or all. */
   list(layer?: string): StoreResult<ListEntry[]> {
     this.catchUp();
-    if (layer !== undefined && !isLayer(layer)) {
-      return reject(
-        "invalid-layer",
-        `unknown layer ${quoted(layer)}: one of type, slot, effect, reducer, tile, fn, app, test, theme, motion`,
-      );
-    }
-    const out = [...this.graph.definitions()]
-      .filter((s) => (layer === undefined || s.layer === layer) && this.graph.isVisible(s.id))
-      .sort(compareDefinitions)
-      .map((s) => ({ layer: s.layer, name: s.name, qname: qualified(s.layer, s.name), def: s.id }));
-    return ok(out);
+    return listOf(this.graph, layer);
   }
 
   /** The live definitions that reference a definition, with the lines that do (`kumiki view --refs`). */
   refs(qname: string): StoreResult<RefsResult> {
     this.catchUp();
-    const t = this.target(qname, { live: false });
-    if (!t.ok) return t;
-    const referrers = this.reader.referrers(t.value.id).map((r) => ({
-      qname: r.view.visible ? r.view.qname : `${r.view.qname} (${r.view.id})`,
-      def: r.view.id,
-      layer: r.view.layer,
-      lines: r.lines,
-    }));
-    const byLayer: Partial<Record<Layer, number>> = {};
-    for (const r of referrers) byLayer[r.layer] = (byLayer[r.layer] ?? 0) + 1;
-    return ok({ target: this.graph.label(t.value.id), referrers, byLayer });
+    return refsOf(this.graph, this.reader, qname);
   }
 
   /** A live definition's content hash (`kumiki view --hash`). */
   hash(qname: string): StoreResult<ContentHash> {
     this.catchUp();
-    const t = this.target(qname, { live: true });
-    if (!t.ok) return t;
-    const h = this.reader.hash(t.value.id);
-    if (h === undefined) return reject("not-found", `${qname} has no content hash: it is not live`);
-    return ok(h);
+    return hashOf(this.graph, this.reader, qname);
   }
 
   /**
@@ -328,23 +264,7 @@ export class Store {
    */
   history(qname: string): StoreResult<DefinitionHistory[]> {
     this.catchUp();
-    const sel = parseSelector(qname);
-    if ("error" in sel) return reject("invalid-selector", sel.error);
-    let ids: DefId[];
-    if (sel.kind === "id") ids = this.graph.definition(sel.id) === undefined ? [] : [sel.id];
-    else {
-      if (sel.wildcard || sel.layer === undefined)
-        return reject(
-          "invalid-selector",
-          `history takes one layer.name or a definition id, not ${quoted(qname)}`,
-        );
-      const now = this.graph.lookup(sel.layer, sel.pattern);
-      ids = [
-        ...new Set([...(now === undefined ? [] : [now]), ...this.graph.everNamed(sel.layer, sel.pattern)]),
-      ].filter((id) => this.graph.definition(id) !== undefined || this.graph.opsOf(id).length > 0);
-    }
-    if (ids.length === 0) return reject("not-found", `no definition has ever been named ${clip(qname)}`);
-    return ok(ids.flatMap((id) => historyOf(this.graph, id)));
+    return historyByName(this.graph, qname);
   }
 
   /** Every conflict record (which ops, why, what was decided, how to retry), sorted by id. */
@@ -391,39 +311,6 @@ export class Store {
 
   private emit(e: ChangeEvent): void {
     for (const l of this.listeners) l(e);
-  }
-
-  /** The ids a selector names: live, shown definitions for names and patterns; any for an identity. */
-  private select(selector: string): StoreResult<DefId[]> {
-    const sel = parseSelector(selector);
-    if ("error" in sel) return reject("invalid-selector", sel.error);
-    if (sel.kind === "id") {
-      if (this.graph.definition(sel.id) === undefined) return reject("not-found", `no definition ${sel.id}`);
-      return ok([sel.id]);
-    }
-    if (!sel.wildcard && sel.layer !== undefined) {
-      const t = this.target(selector, { live: true });
-      return t.ok ? ok([t.value.id]) : t;
-    }
-    const ids = [...this.graph.definitions()]
-      .filter(
-        (s) =>
-          (sel.layer === undefined || s.layer === sel.layer) &&
-          matchesPattern(sel.pattern, s.name) &&
-          this.graph.isVisible(s.id),
-      )
-      .sort(compareDefinitions)
-      .map((s) => s.id);
-    return ok(ids);
-  }
-
-  /** Resolves `layer.name` (the definition shown under it) or `def_…`. */
-  private target(
-    qname: string,
-    opts: { live: boolean },
-    graph: Graph = this.graph,
-  ): StoreResult<DefinitionState> {
-    return resolveTarget(graph, qname, opts);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -595,7 +482,7 @@ export class Store {
         }
       }
       const opIds = fresh.map((o) => o["op-id"]);
-      return ok({ opIds, ops: fresh, ...this.fates(opIds) });
+      return ok({ opIds, ops: fresh, ...receiptFates(this.graph, opIds) });
     });
   }
 
@@ -767,9 +654,9 @@ export class Store {
       const refused = build(draft);
       if (refused !== undefined) return { ok: false, error: refused };
       if (draft.ops.length === 0) return reject("no-change", "the write changes nothing");
-      const locked = this.lockedBy(draft.ops);
+      const locked = lockRefusal(this.graph, this.author, draft.ops);
       if (locked !== undefined) return { ok: false, error: locked };
-      const problems = this.gate(draft);
+      const problems = gateProblems(draft, this.reader, this.validators);
       if (problems.length > 0) {
         const [first] = problems as [ValidationProblem];
         return reject(first.code, first.message, { ...first.details, problems });
@@ -830,7 +717,7 @@ export class Store {
         return storeFailure<WriteReceipt>(e, "the write could not be stored, nothing changed");
       }
       const opIds = ops.map((o) => o["op-id"]);
-      const fates = this.fates(opIds);
+      const fates = receiptFates(this.graph, opIds);
       const receipt: WriteReceipt = {
         opIds,
         ops,
@@ -861,7 +748,7 @@ export class Store {
     const ops = prior.opIds.map((id) => this.graph.op(id as OpId));
     if (ops.some((o) => o === undefined)) return undefined;
     const opIds = prior.opIds as readonly OpId[];
-    const fates = this.fates(opIds);
+    const fates = receiptFates(this.graph, opIds);
     const receipt: WriteReceipt = {
       opIds,
       ops: ops as LogOp[],
@@ -872,110 +759,4 @@ export class Store {
     };
     return fates.lost !== undefined ? lostWrite(receipt, fates.lost) : ok(receipt);
   }
-
-  /**
-   * The refusal of a write that touches a definition another agent has locked (§9.8.3): each op's
-   * target, by the name it records, a rename's new name, every definition of a cascade.
-   */
-  private lockedBy(ops: readonly LogOp[]): Rejection | undefined {
-    if (this.graph.locks().length === 0) return undefined;
-    for (const op of ops) {
-      if (isControlOp(op)) continue;
-      const names = op.op === "rename" ? [op.name, op["new-name"]] : [op.name];
-      for (const name of names) {
-        const other = this.graph.locksOn(op.layer, name).find((l) => l.agent !== this.author);
-        if (other === undefined) continue;
-        const q = qualified(op.layer, name);
-        return {
-          code: "locked",
-          message: `${q} is locked by ${other.agent} (${other.pattern}); ${this.author} may not ${op.op} it — ask ${other.agent} to unlock it`,
-          details: {
-            definition: q,
-            agent: other.agent,
-            pattern: other.pattern,
-            lock: other.opId,
-            op: op.op,
-            steps: [{ do: "unlock", agent: other.agent, pattern: other.pattern }] satisfies RemedyStep[],
-          },
-        };
-      }
-    }
-    return undefined;
-  }
-
-  /** The receipt's `lost` and `conflicts`, each only when not empty. */
-  private fates(opIds: readonly OpId[]): { lost?: OpFate[]; conflicts?: Conflict[] } {
-    if (opIds.length === 0) return {};
-    const { lost, conflicts } = fatesOf(this.graph, opIds);
-    return { ...(lost.length > 0 ? { lost } : {}), ...(conflicts.length > 0 ? { conflicts } : {}) };
-  }
-
-  private gate(draft: Draft): ValidationProblem[] {
-    const before = this.reader;
-    const after = draft.reader;
-    const touched = new Set<DefId>();
-    const ops: Op[] = [];
-    for (const op of draft.ops) {
-      if (isControlOp(op)) continue;
-      ops.push(op);
-      touched.add(op.def);
-      // A forced remove leaves its referrers dangling on purpose: they are not the write's to check.
-      if (op.op === "remove" && op.force === true && !draft.cascaded.has(op.def)) continue;
-      if (op.op === "rename" || op.op === "remove" || op.reverts !== undefined) {
-        for (const r of before.graph.referrersOf(op.def)) touched.add(r);
-        for (const r of after.graph.referrersOf(op.def)) touched.add(r);
-      }
-    }
-    const write = { ops, before, after, touched: [...touched] };
-    // With --force the dangling references are the point: only the built-in gate runs (`kumiki
-    // check` lists them). A remove cannot add any other error.
-    if (draft.keepErrors) {
-      // A faithful import: the text's own errors are the user's to repair (the loop of §9.6.2),
-      // not the write's; what would break the graph (a hidden name, a conflict) still refuses.
-      // A name the bundle adds twice is the program's own duplicate (the draft refused any name
-      // the graph held before): kept, the later definition showing, as upstream reads it.
-      return builtinGate
-        .validate(write)
-        .filter(
-          (p) =>
-            p.code !== "undefined-reference" &&
-            p.code !== "duplicate-name" &&
-            p.code !== "parse-error" &&
-            !(
-              p.code === "would-conflict" &&
-              (p.details?.conflict as Conflict | undefined)?.kind === "name-taken"
-            ),
-        );
-    }
-    const validators = draft.forced ? [builtinGate] : this.validators;
-    for (const v of validators) {
-      const problems = v.validate(write);
-      if (problems.length > 0) return [...problems];
-    }
-    return [];
-  }
-}
-
-/**
- * A write that was stored but did not (wholly) take effect: another writer's op won the merge. Not a
- * success: the rejection says which ops lost, to what, and how to retry; `details.receipt` is the
- * receipt (the ops are in the log, and `history` and `conflicts` show them).
- */
-function lostWrite(receipt: WriteReceipt, lost: readonly OpFate[]): StoreResult<WriteReceipt> {
-  const [first] = lost as [OpFate];
-  return reject(
-    "write-lost",
-    `the write was stored but ${lost.length === 1 ? `its op ${first.opId} was` : `${lost.length} of its ${receipt.opIds.length} ops were`} ${first.status} in the merge with a concurrent write: ${first.reason}; to retry: ${first.retry}`,
-    { stored: true, lost, conflicts: receipt.conflicts ?? [], opIds: receipt.opIds, receipt },
-  );
-}
-
-/**
- * A definition's text as `view` shows it: from the comment lines directly above its keyword line
- * (its doc comment), without the blank lines and section banners an import kept above those (they
- * stay in the store and in `export`; anchors in what is shown still match).
- */
-function withoutLeadingTrivia(text: string): string {
-  const head = decomposeSource(text)?.head;
-  return head === undefined ? text : text.slice(commentBlockStart(text, head.lastIndexOf("\n") + 1));
 }

@@ -1,0 +1,156 @@
+/**
+ * The store's reads, as functions of the graph and its reader: definitions as text (`view`), the
+ * list, referrers, content hashes and histories. The Store takes in other writers' ops, then asks
+ * these.
+ */
+import type { DefinitionState, Graph } from "../graph/graph.js";
+import { compareDefinitions, qualified } from "../graph/materialize.js";
+import type { GraphReader } from "../graph/reader.js";
+import type { ContentHash } from "../lang/hash.js";
+import { isLayer, type Layer } from "../lang/layers.js";
+import { commentBlockStart } from "../lang/split.js";
+import type { DefId } from "../ops/ids.js";
+import { decomposeSource } from "../ops/source.js";
+import { historyOf } from "./history.js";
+import { clip, ok, quoted, reject, type StoreResult } from "./result.js";
+import { matchesPattern, parseSelector } from "./selector.js";
+import type { DefinitionHistory, ListEntry, RefsResult, ViewResult } from "./store-types.js";
+import { resolveTarget } from "./target.js";
+
+/**
+ * Definitions as text (`kumiki view`): one (`slot.todos`, or `def_…` for a definition hidden by a
+ * name conflict or removed), or a pattern (`slot.*`, `tile.Todo*`); with `withDeps`, everything
+ * they reference, transitively, after them.
+ */
+export function viewOf(
+  graph: Graph,
+  reader: GraphReader,
+  selector: string,
+  withDeps: boolean,
+): StoreResult<ViewResult> {
+  const selected = selectIds(graph, selector);
+  if (!selected.ok) return selected;
+  const ids = [...selected.value];
+  if (withDeps) {
+    const seen = new Set(ids);
+    const deps: DefinitionState[] = [];
+    const stack = [...ids];
+    while (stack.length > 0) {
+      const s = graph.definition(stack.pop()!);
+      if (s === undefined) continue;
+      for (const d of reader.materializer.dependencies(s)) {
+        if (seen.has(d)) continue;
+        seen.add(d);
+        deps.push(graph.definition(d)!);
+        stack.push(d);
+      }
+    }
+    ids.push(...deps.sort(compareDefinitions).map((s) => s.id));
+  }
+  const definitions = ids.map((id) => reader.get(id)!);
+  const text = definitions
+    .map((d) => {
+      const shown = withoutLeadingTrivia(d.text);
+      return shown.endsWith("\n") ? shown : `${shown}\n`;
+    })
+    .join("");
+  return ok({ definitions, text });
+}
+
+/** The definitions that show under their names (`kumiki list`), in one layer or all. */
+export function listOf(graph: Graph, layer?: string): StoreResult<ListEntry[]> {
+  if (layer !== undefined && !isLayer(layer)) {
+    return reject(
+      "invalid-layer",
+      `unknown layer ${quoted(layer)}: one of type, slot, effect, reducer, tile, fn, app, test, theme, motion`,
+    );
+  }
+  const out = [...graph.definitions()]
+    .filter((s) => (layer === undefined || s.layer === layer) && graph.isVisible(s.id))
+    .sort(compareDefinitions)
+    .map((s) => ({ layer: s.layer, name: s.name, qname: qualified(s.layer, s.name), def: s.id }));
+  return ok(out);
+}
+
+/** The live definitions that reference a definition, with the lines that do (`kumiki view --refs`). */
+export function refsOf(graph: Graph, reader: GraphReader, qname: string): StoreResult<RefsResult> {
+  const t = resolveTarget(graph, qname, { live: false });
+  if (!t.ok) return t;
+  const referrers = reader.referrers(t.value.id).map((r) => ({
+    qname: r.view.visible ? r.view.qname : `${r.view.qname} (${r.view.id})`,
+    def: r.view.id,
+    layer: r.view.layer,
+    lines: r.lines,
+  }));
+  const byLayer: Partial<Record<Layer, number>> = {};
+  for (const r of referrers) byLayer[r.layer] = (byLayer[r.layer] ?? 0) + 1;
+  return ok({ target: graph.label(t.value.id), referrers, byLayer });
+}
+
+/** A live definition's content hash (`kumiki view --hash`). */
+export function hashOf(graph: Graph, reader: GraphReader, qname: string): StoreResult<ContentHash> {
+  const t = resolveTarget(graph, qname, { live: true });
+  if (!t.ok) return t;
+  const h = reader.hash(t.value.id);
+  if (h === undefined) return reject("not-found", `${qname} has no content hash: it is not live`);
+  return ok(h);
+}
+
+/**
+ * The history of the definitions that have had a name (`kumiki view --history`): the one that
+ * shows under it now and every one that ever had it (renamed away, removed, or a same-name add
+ * that lost), each across all its renames; or of one definition by identity.
+ */
+export function historyByName(graph: Graph, qname: string): StoreResult<DefinitionHistory[]> {
+  const sel = parseSelector(qname);
+  if ("error" in sel) return reject("invalid-selector", sel.error);
+  let ids: DefId[];
+  if (sel.kind === "id") ids = graph.definition(sel.id) === undefined ? [] : [sel.id];
+  else {
+    if (sel.wildcard || sel.layer === undefined)
+      return reject(
+        "invalid-selector",
+        `history takes one layer.name or a definition id, not ${quoted(qname)}`,
+      );
+    const now = graph.lookup(sel.layer, sel.pattern);
+    ids = [
+      ...new Set([...(now === undefined ? [] : [now]), ...graph.everNamed(sel.layer, sel.pattern)]),
+    ].filter((id) => graph.definition(id) !== undefined || graph.opsOf(id).length > 0);
+  }
+  if (ids.length === 0) return reject("not-found", `no definition has ever been named ${clip(qname)}`);
+  return ok(ids.flatMap((id) => historyOf(graph, id)));
+}
+
+/** The ids a selector names: live, shown definitions for names and patterns; any for an identity. */
+function selectIds(graph: Graph, selector: string): StoreResult<DefId[]> {
+  const sel = parseSelector(selector);
+  if ("error" in sel) return reject("invalid-selector", sel.error);
+  if (sel.kind === "id") {
+    if (graph.definition(sel.id) === undefined) return reject("not-found", `no definition ${sel.id}`);
+    return ok([sel.id]);
+  }
+  if (!sel.wildcard && sel.layer !== undefined) {
+    const t = resolveTarget(graph, selector, { live: true });
+    return t.ok ? ok([t.value.id]) : t;
+  }
+  const ids = [...graph.definitions()]
+    .filter(
+      (s) =>
+        (sel.layer === undefined || s.layer === sel.layer) &&
+        matchesPattern(sel.pattern, s.name) &&
+        graph.isVisible(s.id),
+    )
+    .sort(compareDefinitions)
+    .map((s) => s.id);
+  return ok(ids);
+}
+
+/**
+ * A definition's text as `view` shows it: from the comment lines directly above its keyword line
+ * (its doc comment), without the blank lines and section banners an import kept above those (they
+ * stay in the store and in `export`; anchors in what is shown still match).
+ */
+function withoutLeadingTrivia(text: string): string {
+  const head = decomposeSource(text)?.head;
+  return head === undefined ? text : text.slice(commentBlockStart(text, head.lastIndexOf("\n") + 1));
+}
