@@ -16,7 +16,6 @@ import {
   createDefinition,
   type DanglingEdge,
   type DefinitionState,
-  lwwWinner,
   type MergeContext,
   replayDefinition,
   resolveDangling,
@@ -27,14 +26,13 @@ import {
   type ControlOp,
   isControlOp,
   isWireOp,
-  type LockOp,
   type LogOp,
   type Op,
   parseOp,
   type RefKey,
-  type UnlockOp,
 } from "../ops/op.js";
 import { conflictRecords } from "./conflicts.js";
+import { liveLocks, lockViolation, placeControl, policyOpOf } from "./control-state.js";
 import { commitFoldState, type FoldState, forkFoldState, newFoldState } from "./fold-state.js";
 import type { Conflict, LockEntry, Orphan, Quarantined } from "./records.js";
 
@@ -223,10 +221,10 @@ export class Graph {
   private place(op: LogOp): void {
     const id = op["op-id"];
     if (isControlOp(op)) {
-      this.placeControl(op);
+      placeControl(this.st, this.causality, op);
       return;
     }
-    const locked = this.st.control.has("locks") ? this.lockViolation(op) : undefined;
+    const locked = this.st.control.has("locks") ? lockViolation(this.st, this.causality, op) : undefined;
     if (op.op === "add" || op.op === "rename") {
       const key = `${op.layer}:${op.op === "add" ? op.name : op["new-name"]}`;
       const known = this.st.nameHistory.get(key) ?? [];
@@ -277,45 +275,6 @@ export class Graph {
     this.settle();
   }
 
-  /** Takes a control op into the control state. */
-  private placeControl(op: ControlOp): void {
-    if (op.op === "config") {
-      // The policy register: the maximal config ops; among concurrent ones, newer ts then op-id.
-      const max = (this.st.control.get("config") ?? []).filter(
-        (c) => !this.causality.opHappenedBefore(c, op),
-      );
-      this.st.control.set("config", [...max, op]);
-      return;
-    }
-    this.st.control.set("locks", [...(this.st.control.get("locks") ?? []), op]);
-  }
-
-  /**
-   * The lock, by another agent, that was in force where `op` was written — in its causal past and
-   * not lifted by an unlock in its causal past — on a name the op touches (its target's name as
-   * the op records it, and a rename's new name). A lock concurrent with the op does not bind it.
-   */
-  private lockViolation(op: Op): { lock: LockOp; pattern: string } | undefined {
-    const all = this.st.control.get("locks") ?? [];
-    const names = op.op === "rename" ? [op.name, op["new-name"]] : [op.name];
-    for (const l of all) {
-      if (l.op !== "lock" || l.agent === op.author) continue;
-      for (const pattern of l.patterns) {
-        if (!names.some((n) => matchesLockPattern(pattern, op.layer, n))) continue;
-        if (!this.causality.happenedBefore(l["op-id"], op["op-id"])) continue;
-        const lifted = all.some(
-          (u) =>
-            u.op === "unlock" &&
-            liftsLock(u, l.agent, pattern) &&
-            this.causality.happenedBefore(l["op-id"], u["op-id"]) &&
-            this.causality.happenedBefore(u["op-id"], op["op-id"]),
-        );
-        if (!lifted) return { lock: l, pattern };
-      }
-    }
-    return undefined;
-  }
-
   /** The conflict policy in force now (at the end of the causal order so far). */
   policy(): ConflictPolicy {
     return this.policyOp()?.value ?? CONFIG_DEFAULTS["conflict-policy"];
@@ -323,37 +282,15 @@ export class Graph {
 
   /** The config op that set the policy in force, if any did. */
   policyOp(): ConfigOp | undefined {
-    const max = this.st.control.get("config") as readonly ConfigOp[] | undefined;
-    return max === undefined || max.length === 0 ? undefined : lwwWinner(max);
+    return policyOpOf(this.st);
   }
 
   /**
    * The live ownership locks, sorted by pattern then agent: each pattern a lock op gave an agent,
-   * unless an unlock by then (causally after it) lifted it. A lock and an unlock that are
-   * concurrent: the lock stands (an unlock only lifts what its author had seen).
+   * unless an unlock by then (causally after it) lifted it (control-state.ts).
    */
   locks(): LockEntry[] {
-    const all = this.st.control.get("locks") ?? [];
-    const live = new Map<string, LockEntry>();
-    for (const l of all) {
-      if (l.op !== "lock") continue;
-      for (const pattern of l.patterns) {
-        const lifted = all.some(
-          (u) =>
-            u.op === "unlock" &&
-            liftsLock(u, l.agent, pattern) &&
-            this.causality.happenedBefore(l["op-id"], u["op-id"]),
-        );
-        if (lifted) continue;
-        const key = `${pattern} ${l.agent}`;
-        const had = live.get(key);
-        if (had === undefined || l["op-id"] > had.opId)
-          live.set(key, { agent: l.agent, pattern, opId: l["op-id"], ts: l.ts });
-      }
-    }
-    return [...live.values()].sort(
-      (a, b) => compareIds(a.pattern, b.pattern) || compareIds(a.agent, b.agent),
-    );
+    return liveLocks(this.st, this.causality);
   }
 
   /** The live locks that cover `layer.name`. */
@@ -783,10 +720,6 @@ export class Graph {
       only,
     );
   }
-}
-
-function liftsLock(u: UnlockOp, agent: string, pattern: string): boolean {
-  return u.agent === agent && (u.patterns === undefined || u.patterns.includes(pattern));
 }
 
 interface Snapshot {
