@@ -2,9 +2,8 @@
  * The Store facade (ai-edit.md §9.2, §9.3): reads answer from the graph as it is now; writes are
  * drafted, gated and durably appended before they are reported.
  */
-import type { LockEntry } from "../graph/graph.js";
-import { type Conflict, Graph } from "../graph/graph.js";
-import { GraphReader } from "../graph/reader.js";
+import type { Conflict, Graph, LockEntry } from "../graph/graph.js";
+import type { GraphReader } from "../graph/reader.js";
 import type { ContentHash } from "../lang/hash.js";
 import {
   type AuthorId,
@@ -40,6 +39,7 @@ import {
   type UnlinkInput,
   UnlinkInputSchema,
 } from "./inputs.js";
+import { LiveGraph } from "./live-graph.js";
 import { draftLock, draftUnlock } from "./lock-drafts.js";
 import { DAMAGE_REMEDY, type OpLog } from "./op-log.js";
 import { diffOf, previewOf } from "./preview.js";
@@ -120,24 +120,14 @@ export function openStoreWith(options: StoreOptions): StoreResult<Store> {
  * Writes and ops arriving from elsewhere are taken one at a time, in call order.
  */
 export class Store {
-  private graph: Graph;
-  private reader: GraphReader;
+  /** The graph, kept current with the log (live-graph.ts): catch-up, stores, the write queue, events. */
+  private readonly live: LiveGraph;
   private readonly log: OpLog;
   private readonly author: AuthorId;
   private readonly validators: readonly WriteValidator[];
   private readonly now: () => number;
   private readonly ids: OpIdGenerator;
   private readonly idempotency: IdempotencyLedger | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
-  private closed = false;
-  private readonly listeners = new Set<(e: ChangeEvent) => void>();
-  private readonly unsubscribe: () => void;
-  /** How many of the log's ops (`log.all()`, which only grows) the graph has taken in. */
-  private taken = 0;
-  /** The log's {@link OpLog.generation} the graph was folded at. */
-  private generation = 0;
-  /** True while a write of ours is being stored: its ops are held by the log but not yet done. */
-  private storing = false;
 
   /** @internal Use {@link openStoreWith} or {@link createStoreWith} (or core's `openStore`). */
   constructor(options: StoreOptions) {
@@ -150,73 +140,27 @@ export class Store {
       now: this.now,
       ...(options.random === undefined ? {} : { random: options.random }),
     });
-    const held = this.log.all();
-    this.generation = this.log.generation ?? 0;
-    this.graph = Graph.fold(held);
-    this.taken = held.length;
-    this.reader = new GraphReader(this.graph);
-    // Ops a sync peer delivers: taken in after the write in progress, if any.
-    this.unsubscribe = this.log.onRemote(() => {
-      void this.serially(async () => this.catchUp());
-    });
+    this.live = new LiveGraph(this.log);
   }
 
-  /**
-   * Takes in what other writers stored since the last look (another process's appends, a sync
-   * into the same folder, a peer), so that reads answer from the graph as it is now and writes are
-   * judged against it; announces those ops as remote changes. One small file read when nothing
-   * changed. Not while a write of ours is being stored: no other process can append then (the
-   * write holds the log exclusively), and the write takes in what arrived once it is done.
-   */
+  private get graph(): Graph {
+    return this.live.graph;
+  }
+
+  private get reader(): GraphReader {
+    return this.live.reader;
+  }
+
+  private get closed(): boolean {
+    return this.live.closed;
+  }
+
   private catchUp(): void {
-    if (this.closed || this.storing) return;
-    this.log.poll?.();
-    const all = this.log.all();
-    if ((this.log.generation ?? 0) !== this.generation) {
-      // The log decided a contested op-id anew (a held op replaced): fold everything again.
-      this.generation = this.log.generation ?? 0;
-      const fresh = all.slice(this.taken) as LogOp[];
-      this.taken = all.length;
-      this.graph = Graph.fold(all);
-      this.reader = new GraphReader(this.graph);
-      this.emit({ source: "remote", ops: fresh, refolded: true });
-      return;
-    }
-    if (all.length === this.taken) return;
-    const fresh = all.slice(this.taken);
-    this.taken = all.length;
-    // Ops of ours are held already (received as they were stored): `added` is only the others'.
-    const { added, refolded } = this.graph.receive(fresh);
-    if (refolded) this.reader = new GraphReader(this.graph);
-    if (added.length > 0) this.emit({ source: "remote", ops: added });
+    this.live.catchUp();
   }
 
-  /**
-   * Stores `ops` durably, exclusively (no other process appends meanwhile), then applies them to
-   * the graph with whatever else arrived, and announces them as a local change.
-   */
-  private async store(ops: readonly LogOp[]): Promise<void> {
-    this.storing = true;
-    try {
-      await this.log.append(ops);
-    } finally {
-      this.storing = false;
-    }
-    const { refolded } = this.graph.receive(ops);
-    if (refolded) this.reader = new GraphReader(this.graph);
-    this.catchUp();
-    this.emit({ source: "local", ops });
-  }
-
-  /** Runs a write holding the log exclusively, after taking in what others stored. */
   private exclusively<T>(fn: () => Promise<T>): Promise<T> {
-    return this.serially(() => {
-      const run = async () => {
-        this.catchUp();
-        return fn();
-      };
-      return this.log.exclusive === undefined ? run() : this.log.exclusive(run);
-    });
+    return this.live.exclusively(fn);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -305,12 +249,7 @@ export class Store {
 
   /** Calls `listener` after every change; returns the function that stops it. */
   onChange(listener: (e: ChangeEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private emit(e: ChangeEvent): void {
-    for (const l of this.listeners) l(e);
+    return this.live.onChange(listener);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -476,7 +415,7 @@ export class Store {
       const fresh = checked.value;
       if (fresh.length > 0) {
         try {
-          await this.store(fresh);
+          await this.live.store(fresh);
         } catch (e) {
           return storeFailure<WriteReceipt>(e, "the ops could not be stored");
         }
@@ -487,22 +426,8 @@ export class Store {
   }
 
   /** Stops taking ops from elsewhere and closes the log, after the writes in flight. */
-  async close(): Promise<void> {
-    await this.serially(async () => {
-      if (this.closed) return;
-      this.closed = true;
-      this.unsubscribe();
-      await this.log.close();
-    });
-  }
-
-  private serially<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task);
-    this.queue = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+  close(): Promise<void> {
+    return this.live.close();
   }
 
   /**
@@ -712,7 +637,7 @@ export class Store {
             ...(removed.length > 0 ? { removed } : {}),
             ...(warnings.length > 0 ? { warnings } : {}),
           });
-        await this.store(ops);
+        await this.live.store(ops);
       } catch (e) {
         return storeFailure<WriteReceipt>(e, "the write could not be stored, nothing changed");
       }

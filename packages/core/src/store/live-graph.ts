@@ -1,0 +1,128 @@
+/**
+ * A store's graph kept current with its op log: what other writers stored is taken in before each
+ * read and write (one small file read when nothing changed; a full fold again when the log decided
+ * a contested op-id anew), a write's ops are stored durably and exclusively then applied, and every
+ * change is announced to the store's listeners. Writes and arrivals run one at a time, in call
+ * order. The Store facade (store.ts) asks this for the graph and writes through it.
+ */
+import { Graph } from "../graph/graph.js";
+import { GraphReader } from "../graph/reader.js";
+import type { LogOp } from "../ops/op.js";
+import type { OpLog } from "./op-log.js";
+import type { ChangeEvent } from "./store-types.js";
+
+/** The graph of a store and the queue its writes and arrivals run in (see the module comment). */
+export class LiveGraph {
+  graph: Graph;
+  reader: GraphReader;
+  /** Set once {@link close} ran: nothing is taken in or written after. */
+  closed = false;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly listeners = new Set<(e: ChangeEvent) => void>();
+  private readonly unsubscribe: () => void;
+  /** How many of the log's ops (`log.all()`, which only grows) the graph has taken in. */
+  private taken = 0;
+  /** The log's {@link OpLog.generation} the graph was folded at. */
+  private generation = 0;
+  /** True while a write of ours is being stored: its ops are held by the log but not yet done. */
+  private storing = false;
+
+  constructor(private readonly log: OpLog) {
+    const held = log.all();
+    this.generation = log.generation ?? 0;
+    this.graph = Graph.fold(held);
+    this.taken = held.length;
+    this.reader = new GraphReader(this.graph);
+    // Ops a sync peer delivers: taken in after the write in progress, if any.
+    this.unsubscribe = log.onRemote(() => {
+      void this.serially(async () => this.catchUp());
+    });
+  }
+
+  /**
+   * Takes in what other writers stored since the last look (another process's appends, a sync
+   * into the same folder, a peer), so that reads answer from the graph as it is now and writes are
+   * judged against it; announces those ops as remote changes. One small file read when nothing
+   * changed. Not while a write of ours is being stored: no other process can append then (the
+   * write holds the log exclusively), and the write takes in what arrived once it is done.
+   */
+  catchUp(): void {
+    if (this.closed || this.storing) return;
+    this.log.poll?.();
+    const all = this.log.all();
+    if ((this.log.generation ?? 0) !== this.generation) {
+      // The log decided a contested op-id anew (a held op replaced): fold everything again.
+      this.generation = this.log.generation ?? 0;
+      const fresh = all.slice(this.taken) as LogOp[];
+      this.taken = all.length;
+      this.graph = Graph.fold(all);
+      this.reader = new GraphReader(this.graph);
+      this.emit({ source: "remote", ops: fresh, refolded: true });
+      return;
+    }
+    if (all.length === this.taken) return;
+    const fresh = all.slice(this.taken);
+    this.taken = all.length;
+    // Ops of ours are held already (received as they were stored): `added` is only the others'.
+    const { added, refolded } = this.graph.receive(fresh);
+    if (refolded) this.reader = new GraphReader(this.graph);
+    if (added.length > 0) this.emit({ source: "remote", ops: added });
+  }
+
+  /**
+   * Stores `ops` durably, exclusively (no other process appends meanwhile), then applies them to
+   * the graph with whatever else arrived, and announces them as a local change.
+   */
+  async store(ops: readonly LogOp[]): Promise<void> {
+    this.storing = true;
+    try {
+      await this.log.append(ops);
+    } finally {
+      this.storing = false;
+    }
+    const { refolded } = this.graph.receive(ops);
+    if (refolded) this.reader = new GraphReader(this.graph);
+    this.catchUp();
+    this.emit({ source: "local", ops });
+  }
+
+  /** Runs a write holding the log exclusively, after taking in what others stored. */
+  exclusively<T>(fn: () => Promise<T>): Promise<T> {
+    return this.serially(() => {
+      const run = async () => {
+        this.catchUp();
+        return fn();
+      };
+      return this.log.exclusive === undefined ? run() : this.log.exclusive(run);
+    });
+  }
+
+  serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task);
+    this.queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  /** Calls `listener` after every change; returns the function that stops it. */
+  onChange(listener: (e: ChangeEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(e: ChangeEvent): void {
+    for (const l of this.listeners) l(e);
+  }
+
+  /** Stops taking ops from elsewhere and closes the log, after the writes in flight. */
+  async close(): Promise<void> {
+    await this.serially(async () => {
+      if (this.closed) return;
+      this.closed = true;
+      this.unsubscribe();
+      await this.log.close();
+    });
+  }
+}
