@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A committed launcher, so the bin link npm makes at install time points at a file that exists
-// and is executable before `prepare` compiles src/ into dist/.
-import { main } from "../dist/main.js";
+// and is executable before `prepare` compiles src/ into dist/ and bundles it into bundle/
+// (scripts/bundle-cli.mjs: one file per verb family, a third less CPU per call than dist/).
+import { main } from "../bundle/main.js";
 
 // `kumiki view … | head`: the reader went away. Nothing more can be shown; leave quietly (as a
 // shell pipeline expects), not with an unhandled EPIPE stack trace.

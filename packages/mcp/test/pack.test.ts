@@ -117,7 +117,13 @@ describe("the packed packages, installed", () => {
   it("ships what runs, its licence and a README: no build info, no source maps of sources it lacks", async () => {
     for (const p of PACKAGES) {
       const installed = path.join(prefix, "node_modules", "@kumiki-graph", p);
-      const shipped = ["LICENSE", "README.md", ...(p === "cli" ? ["bin"] : []), "dist", "package.json"];
+      const shipped = [
+        "LICENSE",
+        "README.md",
+        ...(p === "cli" ? ["bin", "bundle"] : []),
+        "dist",
+        "package.json",
+      ];
       expect((await readdir(installed)).sort(), p).toEqual(shipped);
       expect(await readFile(path.join(installed, "LICENSE"), "utf8")).toContain("Apache License");
       const files = (await readdir(path.join(installed, "dist"), { recursive: true })).map(String);
