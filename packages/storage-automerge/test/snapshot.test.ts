@@ -140,6 +140,20 @@ describe("reading a workspace from its verified op-log.jsonl", () => {
     }
   });
 
+  it("ignores op-log.jsonl written by an older version (its sidecar lists bare chunk names)", async () => {
+    const dir = await seeded(4);
+    const before = await readWorkspaceOps(dir);
+    expect(before.ok && before.value.ops?.length).toBe(4);
+    const sidecar = path.join(dir, ".kumiki", "op-log.jsonl.state");
+    const side = JSON.parse(fs.readFileSync(sidecar, "utf8")) as { chunks: string[] };
+    expect(side.chunks.every((c) => / \d+ \d+$/.test(c))).toBe(true);
+    side.chunks = side.chunks.map((c) => c.split(" ")[0]!);
+    fs.writeFileSync(sidecar, JSON.stringify(side));
+    const fast = await readWorkspaceOps(dir);
+    expect(fast.ok && fast.value.ops).toBeUndefined();
+    expect(await full(dir)).toHaveLength(4);
+  });
+
   it("serves the first read after a write, and tells a missing workspace as the full open does", async () => {
     const dir = await seeded(3);
     const ws = await openWorkspace(dir);
