@@ -26,7 +26,7 @@ async function cli(dir: string, ...args: string[]): Promise<{ code: number; out:
   const author = args[0]?.startsWith("--as=") ? args.shift()!.slice(5) : "agent:edge";
   try {
     const r = await exec(process.execPath, [kumikiBin, "--store", dir, ...args], {
-      env: { ...process.env, KUMIKI_AUTHOR: author, KUMIKI_CACHE_DIR: path.join(dir, ".cache") },
+      env: { ...process.env, KUMIKI_AUTHOR: author },
     });
     return { code: 0, out: r.stdout, err: r.stderr };
   } catch (e) {

@@ -1,7 +1,7 @@
 /**
- * The real `kumiki` binary (compiled JavaScript: run `npx tsc -b` first) on temporary workspaces
- * built from ../shared/kumiki/examples/apps/02-todomvc: a round trip, the read snapshot staying
- * current across processes, what `view` loads, and the two-agent scenario of ai-edit.md §9.4 on
+ * The real `kumiki` binary (the bundled CLI: run `npm run build` first) on temporary workspaces
+ * built from ../shared/kumiki/examples/apps/02-todomvc: a round trip, reads served from the
+ * workspace's op-log.jsonl staying current across processes, what `view` loads, and the two-agent scenario of ai-edit.md §9.4 on
  * one machine (two workspaces exchanging ops as bundles).
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -52,15 +52,15 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
     expect(removed.out).toBe("");
   });
 
-  it("serves reads from the snapshot only while it is current: a write by another process shows at once", () => {
+  it("serves reads from op-log.jsonl only while it is current: a write by another process shows at once", () => {
     const cache = tempDir("cache");
     dirs.push(cache);
     const { dir, k } = workspace("a", cache);
     writeFileSync(path.join(dir, "app.kumiki"), todo!.source);
     expect(k(["import", "app.kumiki"]).code).toBe(0);
     expect(k(["list", "slot"]).out).not.toContain("slot.newer");
-    expect(k(["list", "slot"]).out).not.toContain("slot.newer"); // served from the snapshot
-    // Another process writes through the full store (here: the same binary with snapshots off).
+    expect(k(["list", "slot"]).out).not.toContain("slot.newer"); // served from op-log.jsonl
+    // Another process writes through the full store (here: the same binary with the fast path off).
     const other = runBin(["add", "slot", "newer", "Int = 1"], {
       cwd: dir,
       env: testEnv(cache, { KUMIKI_READ_SNAPSHOT: "off" }),

@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type CliIo, main } from "../src/main.js";
 
-/** The committed launcher (runs dist/: build with `npx tsc -b` first). */
+/** The committed launcher (runs bundle/: build with `npm run build` first). */
 export const BIN = fileURLToPath(new URL("../bin/kumiki.js", import.meta.url));
 
 /** What one invocation printed and returned. */
@@ -25,9 +25,13 @@ export function cleanup(...dirs: string[]): void {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }
 
-/** The environment of a test run: its own snapshot cache, a fixed author. */
-export function testEnv(cacheDir: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { KUMIKI_CACHE_DIR: cacheDir, KUMIKI_AUTHOR: "user:tester", ...extra };
+/**
+ * The environment of a test run: a fixed author. (`_scratch` was the CLI's own read cache, which
+ * is gone: reads are served from the workspace's op-log.jsonl. Kept so that callers' temporary
+ * folders stay where they are.)
+ */
+export function testEnv(_scratch: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { KUMIKI_AUTHOR: "user:tester", ...extra };
 }
 
 /** Runs `main` in-process. */

@@ -21,7 +21,7 @@ afterEach(async () => {
 async function cli(dir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   try {
     const r = await exec(process.execPath, [kumikiBin, "--store", dir, ...args], {
-      env: { ...process.env, KUMIKI_AUTHOR: "user:cli", KUMIKI_CACHE_DIR: path.join(dir, ".cache") },
+      env: { ...process.env, KUMIKI_AUTHOR: "user:cli" },
     });
     return { code: 0, out: r.stdout, err: r.stderr };
   } catch (e) {

@@ -12,7 +12,7 @@ const exec = promisify(execFile);
 
 function cli(dir: string, ...args: string[]) {
   return exec(process.execPath, [kumikiBin, "--store", dir, ...args], {
-    env: { ...process.env, KUMIKI_AUTHOR: "user:cli", KUMIKI_CACHE_DIR: `${dir}/.cache` },
+    env: { ...process.env, KUMIKI_AUTHOR: "user:cli" },
   });
 }
 

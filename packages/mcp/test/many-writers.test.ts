@@ -17,7 +17,7 @@ const CONTESTED = 4;
 async function cli(dir: string, author: string, ...args: string[]): Promise<{ code: number; out: string }> {
   try {
     const r = await exec(process.execPath, [kumikiBin, "--store", dir, ...args], {
-      env: { ...process.env, KUMIKI_AUTHOR: author, KUMIKI_CACHE_DIR: path.join(dir, ".cache") },
+      env: { ...process.env, KUMIKI_AUTHOR: author },
     });
     return { code: 0, out: r.stdout };
   } catch (e) {

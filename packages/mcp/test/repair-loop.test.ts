@@ -63,7 +63,7 @@ function cli(
     const child = execFile(
       process.execPath,
       [kumikiBin, "--store", dir, ...args],
-      { env: { ...process.env, KUMIKI_AUTHOR: "agent:loop", KUMIKI_CACHE_DIR: path.join(dir, ".cache") } },
+      { env: { ...process.env, KUMIKI_AUTHOR: "agent:loop" } },
       (error, stdout, stderr) =>
         resolve({
           code: error === null ? 0 : Number((error as { code?: number }).code ?? 1),
