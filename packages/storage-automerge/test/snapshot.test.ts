@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { initWorkspace, openWorkspace, openWorkspaceReader } from "../src/workspace.js";
 import { readWorkspaceOps } from "../src/workspace-read.js";
+import { chunkFiles } from "./support.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -113,16 +114,7 @@ describe("reading a workspace from its verified op-log.jsonl", () => {
   it("loads the document instead when a chunk was damaged in place, so the damage is seen", async () => {
     for (const damage of ["cut", "emptied", "overwritten"] as const) {
       const dir = await seeded(6);
-      const chunks: string[] = [];
-      const walk = (d: string) => {
-        for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-          const p = path.join(d, e.name);
-          if (e.isDirectory()) walk(p);
-          else if (/[/\\](snapshot|incremental)[/\\]/.test(p)) chunks.push(p);
-        }
-      };
-      walk(path.join(dir, ".kumiki", "automerge"));
-      const victim = chunks.sort().at(-1)!;
+      const victim = chunkFiles(path.join(dir, ".kumiki", "automerge")).at(-1)!;
       const bytes = fs.readFileSync(victim);
       if (damage === "cut") fs.truncateSync(victim, bytes.length - 5);
       else if (damage === "emptied") fs.writeFileSync(victim, "");

@@ -7,6 +7,7 @@ import { OpLogFile } from "../src/op-log-file.js";
 import { initWorkspace, openWorkspace, type Workspace } from "../src/workspace.js";
 import { findWorkspace, WORKSPACE_FORMAT, workspacePaths } from "../src/workspace-layout.js";
 import { opLogIds } from "./fixtures/children.js";
+import { chunkFiles } from "./support.js";
 
 const dirs: string[] = [];
 const open: Workspace[] = [];
@@ -159,15 +160,7 @@ describe("finding and opening a workspace", () => {
     let r = await openWorkspace(dir);
     expect(!r.ok && r.error.code).toBe("store-missing");
 
-    const chunks: string[] = [];
-    const walk = (d: string) => {
-      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-        const p = path.join(d, e.name);
-        if (e.isDirectory()) walk(p);
-        else if (/[/\\](snapshot|incremental)[/\\]/.test(p)) chunks.push(p);
-      }
-    };
-    walk(ws2.paths.storage);
+    const chunks = chunkFiles(ws2.paths.storage);
     expect(chunks.length).toBeGreaterThan(0);
     for (const c of chunks) fs.writeFileSync(c, "garbage, not automerge");
     r = await openWorkspace(other);
