@@ -29,10 +29,10 @@ import {
   type LogOp,
   type Op,
   parseOp,
-  type RefKey,
 } from "../ops/op.js";
 import { conflictRecords } from "./conflicts.js";
 import { liveLocks, lockViolation, placeControl, policyOpOf } from "./control-state.js";
+import { danglingAround } from "./dangling.js";
 import { commitFoldState, type FoldState, forkFoldState, newFoldState } from "./fold-state.js";
 import type { Conflict, LockEntry, Orphan, Quarantined } from "./records.js";
 
@@ -371,7 +371,7 @@ export class Graph {
     while (this.suspects.length > 0) {
       const ids = [...new Set(this.suspects.splice(0))];
       const edges: DanglingEdge[] = [];
-      for (const id of ids) edges.push(...this.danglingAround(id));
+      for (const id of ids) edges.push(...danglingAround(this.st, id));
       if (edges.length === 0) continue;
       edges.sort((a, b) => compareIds(a.source, b.source) || compareIds(a.key, b.key));
       const affected = new Set<DefId>();
@@ -408,57 +408,6 @@ export class Graph {
       for (const def of [...affected].sort(compareIds)) this.rebuild(def);
     }
     this.suspects.length = 0;
-  }
-
-  /** Dangling edges out of `id` (when it lives) and into it (when it does not). */
-  private danglingAround(id: DefId): DanglingEdge[] {
-    const out: DanglingEdge[] = [];
-    const s = this.st.defs.get(id);
-    const push = (edge: DanglingEdge) => {
-      // An edge already decided to be kept, unchanged since, is not decided again (a later policy
-      // change does not reach back).
-      const k = this.st.kept.get(`${edge.source} ${edge.key}`);
-      if (
-        k !== undefined &&
-        k.edge.target === edge.target &&
-        k.edge.introducer === edge.introducer &&
-        k.edge.removes.length === edge.removes.length &&
-        (k.reason === "warn" || k.edge.sourceOps.length === edge.sourceOps.length)
-      )
-        return;
-      out.push(edge);
-    };
-    if (s?.alive === true) {
-      for (const [key, target] of Object.entries(s.body.refs) as [RefKey, DefId][]) {
-        const t = this.st.defs.get(target);
-        if (t?.alive === true) continue;
-        push({
-          source: id,
-          key,
-          target,
-          introducer: s.introducers.get(key) ?? s.body.version,
-          removes: t?.removes ?? [],
-          sourceOps: [...s.ops],
-        });
-      }
-    } else {
-      for (const r of this.st.referrers.get(id) ?? []) {
-        const rs = this.st.defs.get(r);
-        if (rs?.alive !== true) continue;
-        for (const [key, target] of Object.entries(rs.body.refs) as [RefKey, DefId][]) {
-          if (target !== id) continue;
-          push({
-            source: r,
-            key,
-            target,
-            introducer: rs.introducers.get(key) ?? rs.body.version,
-            removes: s?.removes ?? [],
-            sourceOps: [...rs.ops],
-          });
-        }
-      }
-    }
-    return out;
   }
 
   /** Replays a definition from its ops that are not rolled back. */
