@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { startSyncServer } from "@kumiki-graph/sync-server";
 import { afterAll, describe, expect, it } from "vitest";
+import { chunkFiles } from "../../storage-automerge/test/support.js";
 import { cleanup, run, runBin, tempDir, testEnv } from "./support.js";
 
 const dirs: string[] = [];
@@ -27,19 +28,6 @@ function snapshot(dir: string): Map<string, string> {
   };
   walk(dir);
   return out;
-}
-
-function chunkFiles(storage: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/[/\\](snapshot|incremental)[/\\]/.test(p)) out.push(p);
-    }
-  };
-  walk(storage);
-  return out.sort();
 }
 
 /** A workspace with two slots; `last` are the chunk files the second slot's add wrote. */

@@ -45,6 +45,8 @@ export {
   type WorkspaceStoreError,
   type WorkspaceStoreOptions,
 } from "./open-store.js";
+// The read entry's names (the workspace layout, the read fast path) are this entry's too: one list.
+export * from "./read.js";
 export {
   type RepairedChunk,
   type RepairOptions,
@@ -60,15 +62,3 @@ export {
   type WorkspaceOpenOptions,
   type WorkspaceReader,
 } from "./workspace.js";
-export {
-  findWorkspace,
-  readConfig,
-  WORKSPACE_FORMAT,
-  type WorkspaceConfig,
-  type WorkspaceError,
-  type WorkspaceErrorCode,
-  type WorkspacePaths,
-  type WorkspaceResult,
-  workspacePaths,
-} from "./workspace-layout.js";
-export { readWorkspaceOps, type WorkspaceOps } from "./workspace-read.js";

@@ -2,31 +2,14 @@
  * The project.kumiki/ tree of a real workspace: it lives beside `.kumiki/`, whose op-log.jsonl this
  * package's op log writes, and the tree's sync state is git-ignored there.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { importProgram, openStore, syncFiles } from "@kumiki-graph/core";
 import { afterEach, describe, expect, it } from "vitest";
+import { get, put, TempDirs } from "../../core/test/project/helpers.js";
 import { initWorkspace } from "../src/workspace.js";
 import { must, okValue } from "./support.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
-
-function get(root: string, file: string): string | undefined {
-  try {
-    return fs.readFileSync(path.join(root, file), "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-function put(root: string, file: string, content: string): void {
-  fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-  fs.writeFileSync(path.join(root, file), content);
-}
+const dirs = new TempDirs();
+afterEach(() => dirs.cleanup());
 
 const PROGRAM = `# Todos
 type TodoId = nominal Text where uuid
@@ -43,8 +26,7 @@ theme Base = { colors: { fg: "#222" } }
 
 describe("the tree of a workspace", () => {
   it("lives beside .kumiki/, whose op-log.jsonl the store writes; the sync state is git-ignored", async () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-tree-"));
-    dirs.push(root);
+    const root = dirs.make();
     const ws = await initWorkspace(root);
     if (!ws.ok) throw new Error(ws.error.message);
     const store = okValue(openStore({ log: ws.value.log, author: "user:alice", validators: [] }));

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { chunkFiles } from "../../storage-automerge/test/support.js";
 import { cloneWorkspace, type SyncServer, syncWorkspace } from "../src/index.js";
 import { must, newWorkspace, serve, TOKENS, tempDir, tokensFor, viewOf, withStore } from "./helpers.js";
 
@@ -90,19 +91,6 @@ describe("sync through a server", () => {
 });
 
 describe("a damaged chunk in the server's data folder", () => {
-  function chunkFiles(dir: string): string[] {
-    const out: string[] = [];
-    const walk = (d: string) => {
-      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-        const p = path.join(d, e.name);
-        if (e.isDirectory()) walk(p);
-        else if (/[/\\](snapshot|incremental)[/\\]/.test(p)) out.push(p);
-      }
-    };
-    walk(dir);
-    return out;
-  }
-
   it("is held back and named on /health, and the clients' next sync gives the server back what it held", async () => {
     const root = temp("server-damage");
     const a = path.join(root, "a");
