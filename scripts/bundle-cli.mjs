@@ -11,10 +11,19 @@
 // Left out, loaded from node_modules as before: Automerge itself (its WebAssembly is found next to
 // its own files), and the MCP server and the sync server (their own packages, loaded only by their
 // verbs).
+import { rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { rolldown } from "rolldown";
 
 const cli = fileURLToPath(new URL("../packages/cli/", import.meta.url));
+// Core's read entry is bundled here from its modules (dist/read.js), not from the package's
+// read.bundle.js: that file holds its own copy of the fold and the store, so `check` and every
+// write loaded both copies (about 530 KB of code compiled twice). The modules it reaches are
+// grouped into one chunk, and the rest of core (the checker, fixes, projection) imports from it.
+const coreRead = fileURLToPath(new URL("../packages/core/dist/read.js", import.meta.url));
+const readPass = await rolldown({ input: coreRead, platform: "node", logLevel: "warn" });
+const readModules = new Set((await readPass.generate({ format: "esm" })).output[0].moduleIds);
+await readPass.close();
 const bundle = await rolldown({
   input: { main: `${cli}dist/main.js` },
   platform: "node",
@@ -24,7 +33,16 @@ const bundle = await rolldown({
     /^@modelcontextprotocol\//,
     /^@kumiki-graph\/(mcp|sync-server)(\/.*)?$/,
   ],
+  plugins: [
+    {
+      name: "core-read-from-modules",
+      resolveId: (id) => (id === "@kumiki-graph/core/read" ? coreRead : undefined),
+    },
+  ],
 });
+// Chunk names carry a content hash: without emptying the folder, every build left its old chunks
+// beside the new ones (and the package shipped them).
+rmSync(`${cli}bundle`, { recursive: true, force: true });
 await bundle.write({
   dir: `${cli}bundle`,
   format: "esm",
@@ -32,7 +50,7 @@ await bundle.write({
   chunkFileNames: "[name]-[hash].js",
   codeSplitting: {
     groups: [
-      { name: "core-read", test: /packages[\\/]core[\\/]dist[\\/]read\.bundle\.js$/ },
+      { name: "core-read", test: (id) => readModules.has(id) },
       { name: "core", test: /packages[\\/]core[\\/]/ },
       {
         name: "storage-read",
