@@ -5,6 +5,7 @@
 import { cpus, totalmem } from "node:os";
 import { benchCheck } from "./check.js";
 import { benchCli } from "./cli.js";
+import { benchCliScale } from "./cli-scale.js";
 import { benchDamage } from "./damage.js";
 import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
@@ -26,6 +27,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["damage and repair (10k ops)", benchDamage],
   ["sync", benchSync],
   ["cli (real bin)", benchCli],
+  ["cli at scale (5,000 definitions; 10,000 ops)", benchCliScale],
 ];
 
 const rows: BenchRow[] = [];

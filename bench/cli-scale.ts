@@ -1,0 +1,147 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { importProgram } from "@kumiki-graph/core";
+import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
+import { generateProgram } from "./generate.js";
+import { type BenchRow, measure, summarize, type Timing } from "./harness.js";
+import { corpusFile, repoRoot } from "./paths.js";
+
+/**
+ * Issue 22 at scale: the real `kumiki` bin (a new process per call, as an agent runs it) on a
+ * workspace of 5,000 definitions (bench/generate.ts) and on one of 10,000 ops (the 180-definition
+ * example and 9,800 writes after it), against `node -e 0` in the same run. Each row is wall time;
+ * its note gives the process's own CPU (user + system) and peak RSS, read by an exit hook in the
+ * child (`process.resourceUsage()`), the baseline run under the same hook.
+ */
+export async function benchCliScale(): Promise<BenchRow[]> {
+  const file = corpusFile("apps/05-project-management/app.kumiki");
+  if (file === undefined) return [];
+  const base = fs.readFileSync(file, "utf8");
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-bench-cli-scale-"));
+  try {
+    const usage = path.join(root, "usage.jsonl");
+    const hook = `data:text/javascript,${encodeURIComponent(
+      `import { appendFileSync } from "node:fs";
+process.on("exit", () => { const u = process.resourceUsage();
+appendFileSync(${JSON.stringify(usage)}, JSON.stringify({ cpu: (u.userCPUTime + u.systemCPUTime) / 1000, rss: u.maxRSS }) + "\\n"); });`,
+    )}`;
+    const node = await timed(usage, () => spawnSync(process.execPath, ["--import", hook, "-e", "0"]));
+    const rows: BenchRow[] = [];
+    const five = path.join(root, "defs-5000");
+    process.stderr.write("bench: cli at scale: 5,000 definitions…\n");
+    await seed(five, generateProgram({ name: "05-project-management", text: base }, 5_000, 20261204).text, 0);
+    rows.push(...(await verbs(five, "5,000 defs", hook, usage, node)));
+    const tenK = path.join(root, "ops-10k");
+    process.stderr.write("bench: cli at scale: 10,000 ops…\n");
+    const ops = await seed(tenK, base, 10_000);
+    rows.push(...(await verbs(tenK, `${ops.toLocaleString("en")} ops, 180 defs`, hook, usage, node)));
+    return rows;
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+interface Usage {
+  readonly wall: Timing;
+  readonly cpu: Timing;
+  /** Peak RSS of the runs, KiB (median). */
+  readonly rss: number;
+}
+
+/** Times `fn` (one child process per call) and reads the CPU and RSS the child's hook appended. */
+async function timed(usage: string, fn: () => unknown, setup?: () => unknown): Promise<Usage> {
+  fs.rmSync(usage, { force: true });
+  const wall = await measure(fn, { runs: 5, warmup: 1, ...(setup === undefined ? {} : { setup }) });
+  const lines = fs.readFileSync(usage, "utf8").trim().split("\n");
+  // The warm-up and the setup's own calls are in the file too: the timed runs are the last ones,
+  // one line each, after each setup line.
+  const all = lines.map((l) => JSON.parse(l) as { cpu: number; rss: number });
+  const timedRuns = setup === undefined ? all.slice(-5) : all.filter((_, i) => i % 2 === 1).slice(-5);
+  return {
+    wall,
+    cpu: summarize(timedRuns.map((u) => u.cpu)),
+    rss: summarize(timedRuns.map((u) => u.rss)).median,
+  };
+}
+
+/** A workspace holding `text` imported, then writes until it holds at least `ops` ops; returns the count. */
+async function seed(dir: string, text: string, ops: number): Promise<number> {
+  const init = await initWorkspace(dir);
+  if (!init.ok) throw new Error(init.error.message);
+  await init.value.log.close();
+  const ws = await openWorkspaceStore(dir, { author: "agent:seed" });
+  if (!ws.ok) throw new Error(ws.error.message);
+  try {
+    const imported = await importProgram(ws.value.store, text);
+    if (!imported.ok) throw new Error(imported.error.message);
+    const slots = Array.from({ length: 100 }, (_, i) => `benchSeed${i}`);
+    let held = ws.value.store.status().ops;
+    if (held < ops) {
+      const added = await ws.value.store.apply(
+        slots.map((name) => ({ op: "add", layer: "slot", name, body: "Int = 0" })),
+      );
+      if (!added.ok) throw new Error(added.error.message);
+      held += slots.length;
+    }
+    // Bundles of 100 replaces: one append each, as a multi-definition edit makes them.
+    for (let round = 1; held < ops; round++) {
+      const items = slots.map((name) => ({ op: "replace", qname: `slot.${name}`, body: `Int = ${round}` }));
+      const r = await ws.value.store.apply(items);
+      if (!r.ok) throw new Error(r.error.message);
+      held += items.length;
+    }
+    return ws.value.store.status().ops;
+  } finally {
+    await ws.value.close();
+  }
+}
+
+async function verbs(
+  dir: string,
+  size: string,
+  hook: string,
+  usage: string,
+  node: Usage,
+): Promise<BenchRow[]> {
+  const bin = path.join(repoRoot, "packages/cli/bin/kumiki.js");
+  const env = { ...process.env, KUMIKI_AUTHOR: "user:bench" };
+  let n = 0;
+  const kumiki = (...argv: string[]) => {
+    const r = spawnSync(process.execPath, ["--import", hook, bin, ...argv], {
+      cwd: dir,
+      env,
+      encoding: "utf8",
+    });
+    if (r.status !== 0 && !(argv[0] === "check" && r.status === 1))
+      throw new Error(`kumiki ${argv.join(" ")} exited ${r.status}: ${r.stderr.slice(0, 500)}`);
+    return r;
+  };
+  const write = () => kumiki("add", "slot", `benchScale${n++}`, "Int = 0");
+  const read = () => kumiki("view", "slot.tasks");
+  // One read first: the seeding library left op-log.jsonl current, as every writer does.
+  read();
+  const cases: [string, Usage, string, string][] = [
+    ["view slot.tasks", await timed(usage, read), "≤ 3× (read)", "op-log.jsonl current"],
+    ["view slot.tasks, first read after a write", await timed(usage, read, write), "≤ 3× (read)", ""],
+    ["check", await timed(usage, () => kumiki("check")), "≤ 5×", "op-log.jsonl current"],
+    [
+      "add slot x 'Int = 0'",
+      await timed(usage, write),
+      "≤ 5× (write)",
+      "the Automerge open, the gate's full check, a durable append",
+    ],
+  ];
+  return cases.map(([verb, u, target, note]) => ({
+    name: `kumiki ${verb}, ${size}, real bin`,
+    ours: u.wall,
+    baseline: { name: "node -e 0", timing: node.wall },
+    target: `${target} node -e 0, CPU (issue 22)`,
+    note: [
+      `CPU ${u.cpu.median.toFixed(0)} ms = ${(u.cpu.median / node.cpu.median).toFixed(2)}× node -e 0's ${node.cpu.median.toFixed(0)} ms`,
+      `peak RSS ${(u.rss / 1024).toFixed(0)} MB (node -e 0: ${(node.rss / 1024).toFixed(0)} MB)`,
+      ...(note === "" ? [] : [note]),
+    ].join("; "),
+  }));
+}
