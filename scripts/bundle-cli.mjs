@@ -25,7 +25,8 @@ const readPass = await rolldown({ input: coreRead, platform: "node", logLevel: "
 const readModules = new Set((await readPass.generate({ format: "esm" })).output[0].moduleIds);
 await readPass.close();
 const bundle = await rolldown({
-  input: { main: `${cli}dist/main.js` },
+  // client: what the bin runs first, to hand the call to the workspace's daemon (Node's modules only).
+  input: { main: `${cli}dist/main.js`, client: `${cli}dist/daemon/client.js` },
   platform: "node",
   logLevel: "warn",
   external: [

@@ -31,9 +31,21 @@ export interface OpenContext {
   close(): Promise<void>;
 }
 
-interface Opened {
+/** A store kept open across calls, as {@link StoreProvider.open} gives it. */
+export interface HeldStore {
   readonly store: Store;
+  /** Every op the workspace's log holds now. */
   readonly ops: () => readonly StoredOp[];
+}
+
+/**
+ * Where a long-lived process (the CLI daemon) keeps workspace stores open across calls. A call
+ * given one reads and writes through the store it returns and leaves it open; without one, a call
+ * opens its own store and closes it when the verb returns.
+ */
+export interface StoreProvider {
+  /** The open store of the workspace at or above `dir`, writing as `author`; rejects as the open does. */
+  open(dir: string, author: string): Promise<HeldStore>;
 }
 
 /** Builds the context a verb runs in. */
@@ -42,14 +54,15 @@ export function createContext(
   verb: string,
   positionals: readonly string[],
   options: OptionValues,
+  stores?: StoreProvider,
 ): OpenContext {
   const json = options.json === true;
   const storeOption = stringOption(options, "store");
   const storeDir = storeOption === undefined ? undefined : path.resolve(io.cwd, storeOption);
   const author = stringOption(options, "author") ?? defaultAuthor(io.env);
   const noColor = io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== "";
-  let full: Promise<Opened> | undefined;
-  let read: Promise<Opened> | undefined;
+  let full: Promise<HeldStore> | undefined;
+  let read: Promise<HeldStore> | undefined;
   let progressShown = false;
 
   let caps: Promise<CapabilityManifest | undefined> | undefined;
@@ -66,7 +79,11 @@ export function createContext(
     return caps;
   };
 
-  const openFull = (): Promise<Opened> => {
+  const openFull = (): Promise<HeldStore> => {
+    if (stores !== undefined) {
+      full ??= stores.open(storeDir ?? io.cwd, author);
+      return full;
+    }
     full ??= (async () => {
       const storage = await loadStorage();
       // The one way to open a workspace: the same manifest, gate and store as the MCP server.
@@ -131,8 +148,9 @@ export function createContext(
 
   // Read verbs: from the workspace's op-log.jsonl when the storage shows it current (no Automerge
   // loaded), else the full open. Every writer keeps that file current, so after a write too.
-  function openRead(): Promise<Opened> {
-    if (full !== undefined) return full;
+  function openRead(): Promise<HeldStore> {
+    // A held store is live (it takes in every other writer's ops as it is read): read from it.
+    if (full !== undefined || stores !== undefined) return openFull();
     read ??= (async () => {
       if (io.env.KUMIKI_READ_SNAPSHOT !== "off") {
         const [sr, rc] = await Promise.all([loadStorageRead(), loadReadCore()]);
@@ -154,7 +172,9 @@ export function createContext(
     ctx,
     async close() {
       if (progressShown) io.stderr("\r\x1b[2K");
-      const opened = [full, read].filter((p): p is Promise<Opened> => p !== undefined);
+      // A held store stays open: its appends were flushed before they were answered.
+      if (stores !== undefined) return;
+      const opened = [full, read].filter((p): p is Promise<HeldStore> => p !== undefined);
       for (const p of new Set(opened)) {
         const o = await p.catch(() => undefined);
         await o?.store.close();

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { GLOBAL_OPTIONS, parseCommandArgs } from "./args.js";
 import { type Command, type CommandResult, type LazyCommand, resolveCommand } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
-import { checkAuthor, createContext } from "./context.js";
+import { checkAuthor, createContext, type StoreProvider } from "./context.js";
 import { CliError, usageError } from "./errors.js";
 import { mainHelp, verbHelp } from "./help.js";
 import { printable } from "./input-text.js";
@@ -80,7 +80,11 @@ function print(io: Required<CliIo>, json: boolean, result: CommandResult): void 
  * failed, 2 wrong argument shape). The one place that prints results and errors; never calls
  * process.exit, so tests call it in-process.
  */
-export async function main(argv: readonly string[], cliIo: CliIo = processIo): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  cliIo: CliIo = processIo,
+  options: { readonly stores?: StoreProvider } = {},
+): Promise<number> {
   const io = withDefaults(cliIo);
   const { globals, verb, word, rest } = splitVerb(argv);
   if (word === undefined && globals.length > 0) {
@@ -150,7 +154,7 @@ export async function main(argv: readonly string[], cliIo: CliIo = processIo): P
         `kumiki ${name}: expected ${want} argument${want === "1" ? "" : "s"} (${command.positionals.names}), got ${n}: run 'kumiki ${name} --help'`,
       );
     }
-    const opened = createContext(io, name, parsed.positionals, parsed.options);
+    const opened = createContext(io, name, parsed.positionals, parsed.options, options.stores);
     close = opened.close;
     await checkAuthor(opened.ctx.author);
     const result = await command.run(opened.ctx);

@@ -81,4 +81,24 @@ export const COMMANDS: readonly (Command | LazyCommand)[] = [
     "make a workspace in DIR from a graph on a sync server (recorded as remote origin)",
     async () => (await import("./clone.js")).clone,
   ),
+  lazy(
+    "daemon start",
+    "keep this workspace's store open in a background process: every later call runs there, fast",
+    async () => (await import("./daemon.js")).daemonStart,
+  ),
+  lazy(
+    "daemon stop",
+    "stop this workspace's daemon (calls then run in their own process again)",
+    async () => (await import("./daemon.js")).daemonStop,
+  ),
+  lazy(
+    "daemon status",
+    "say whether this workspace's daemon runs, its calls, CPU and memory",
+    async () => (await import("./daemon.js")).daemonStatus,
+  ),
+  lazy(
+    "daemon run",
+    "run this workspace's daemon in the foreground until stopped or idle",
+    async () => (await import("./daemon.js")).daemonRun,
+  ),
 ];

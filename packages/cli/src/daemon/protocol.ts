@@ -1,0 +1,123 @@
+/**
+ * The CLI daemon's wire: where a workspace's daemon listens and the messages on its socket. Both
+ * sides import this file and nothing heavier (the client runs before any of the CLI is loaded).
+ *
+ * One connection carries one `kumiki` call: the client sends `run`; the daemon answers `accepted`
+ * (or `declined`, and the client runs the call itself), then `out` for what the call prints, `stdin`
+ * when the call reads standard input (the client answers with `stdin`), and `exit` last.
+ * Messages are JSON, one per line.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+/** A message from the client. */
+export type ClientMessage =
+  | {
+      readonly kind: "run";
+      readonly argv: readonly string[];
+      readonly cwd: string;
+      readonly env: Readonly<Record<string, string | undefined>>;
+      readonly isTTY: boolean;
+      /** The client's {@link buildId}: a daemon of another build declines. */
+      readonly build: string;
+    }
+  | { readonly kind: "stdin"; readonly text: string }
+  | { readonly kind: "stop" }
+  | { readonly kind: "status" };
+
+/** What `daemon status` reports. */
+export interface DaemonInfo {
+  readonly pid: number;
+  readonly root: string;
+  readonly build: string;
+  readonly started: string;
+  readonly calls: number;
+  /** The daemon process's CPU (user + system) so far, ms. */
+  readonly cpuMs: number;
+  /** Resident set size now, bytes. */
+  readonly rss: number;
+  /** Stores held open (one per author and workspace state). */
+  readonly stores: number;
+  /** It exits after this long without a call, ms. */
+  readonly idleMs: number;
+}
+
+/** A message from the daemon. */
+export type DaemonMessage =
+  | { readonly kind: "accepted" }
+  | { readonly kind: "declined"; readonly reason: string }
+  | { readonly kind: "out"; readonly stream: "stdout" | "stderr"; readonly text: string }
+  | { readonly kind: "stdin" }
+  | { readonly kind: "exit"; readonly code: number }
+  | { readonly kind: "info"; readonly info: DaemonInfo }
+  | { readonly kind: "stopping" };
+
+/**
+ * The socket of the daemon of the workspace at `root`: in a folder of this user's own (mode 0700)
+ * under the system's temp folder, named by a hash of the root (a path inside the workspace could
+ * exceed the 107 bytes a Unix socket path may have).
+ */
+export function socketPath(root: string): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : 0;
+  const key = createHash("sha256").update(path.resolve(root)).digest("hex").slice(0, 24);
+  return path.join(os.tmpdir(), `kumiki-daemon-${uid}`, `${key}.sock`);
+}
+
+/**
+ * True when the folder of `sock` is this user's own and no one else's to write (a folder another
+ * user made first under a shared /tmp must not be trusted with calls, or to serve them).
+ */
+export function socketDirIsOwn(sock: string): boolean {
+  if (typeof process.getuid !== "function") return true;
+  try {
+    const st = fs.statSync(path.dirname(sock));
+    return st.isDirectory() && st.uid === process.getuid() && (st.mode & 0o077) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * This CLI build's identity: a hash of the bundle's entry file, which names every chunk it loads by
+ * a hash of its content, so any change to the CLI, core or the storage changes it.
+ */
+export function buildId(entry: URL): string {
+  try {
+    return createHash("sha256").update(fs.readFileSync(entry)).digest("hex").slice(0, 24);
+  } catch {
+    return "unbundled";
+  }
+}
+
+/** Splits a stream of bytes into JSON messages, one per line. */
+export function lineReader<T>(onMessage: (m: T) => void): (chunk: Buffer | string) => void {
+  let buffered = "";
+  return (chunk) => {
+    buffered += chunk.toString();
+    for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (line !== "") onMessage(JSON.parse(line) as T);
+    }
+  };
+}
+
+/**
+ * The workspace a call works on, as the CLI finds it: `--store DIR` (wherever it is given, as the
+ * CLI accepts it), else the nearest `.kumiki/` at or above cwd; undefined when there is none.
+ */
+export function workspaceRootOf(argv: readonly string[], cwd: string): string | undefined {
+  let from = cwd;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--") break;
+    if (a === "--store" && i + 1 < argv.length) from = path.resolve(cwd, argv[++i]!);
+    else if (a.startsWith("--store=")) from = path.resolve(cwd, a.slice("--store=".length));
+  }
+  for (let d = path.resolve(from); ; d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, ".kumiki", "config.json"))) return d;
+    if (path.dirname(d) === d) return undefined;
+  }
+}

@@ -1,0 +1,321 @@
+/**
+ * The CLI daemon (`kumiki daemon run`): one process per workspace that keeps the workspace's store
+ * open — the Automerge document loaded, the graph folded, the checker's state kept in step — and
+ * runs `kumiki` calls relayed by the bin (client.ts) exactly as the bin would run them itself, one at
+ * a time, through the same `main`. What it holds is never trusted over the workspace: the store is
+ * live (it takes in every other writer's ops before it answers), and a store is reopened when the
+ * workspace's config, its capability manifest or its folders were replaced since it was opened.
+ */
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import type { HeldStore, StoreProvider } from "../context.js";
+import { loadStorage, loadStorageRead } from "../core.js";
+import { fromRejection } from "../errors.js";
+import type { CliIo } from "../io.js";
+import { main } from "../main.js";
+import {
+  type ClientMessage,
+  type DaemonInfo,
+  type DaemonMessage,
+  lineReader,
+  socketDirIsOwn,
+  socketPath,
+} from "./protocol.js";
+
+/**
+ * The verbs a daemon runs: the ones that work on one workspace's graph and end. Everything else
+ * (init, repair, clone, sync, the servers, the daemon's own verbs, `fix --interactive`) runs in the
+ * bin's own process.
+ */
+const DAEMON_VERBS = new Set([
+  "status",
+  "view",
+  "list",
+  "refs",
+  "add",
+  "replace",
+  "edit",
+  "rename",
+  "remove",
+  "patch",
+  "undo",
+  "check",
+  "fix",
+  "lock",
+  "unlock",
+  "locks",
+  "config",
+  "conflicts",
+  "import",
+  "export",
+]);
+
+/** Why the daemon will not run `argv`, or undefined when it will. */
+export function declineReason(argv: readonly string[]): string | undefined {
+  let i = 0;
+  while (i < argv.length && argv[i]!.startsWith("--")) {
+    const a = argv[i]!;
+    i += (a === "--store" || a === "--author" || a === "--task") && !a.includes("=") ? 2 : 1;
+  }
+  const verb = argv[i];
+  if (verb === undefined || !DAEMON_VERBS.has(verb)) return `not a verb the daemon runs: ${verb ?? "(none)"}`;
+  if (argv.includes("--interactive") || argv.includes("-i"))
+    return "an interactive call runs in its own process";
+  return undefined;
+}
+
+/** Open stores by workspace and author, each with the workspace state it was opened on. */
+class HeldStores implements StoreProvider {
+  private readonly held = new Map<
+    string,
+    { readonly stamp: string; readonly opened: Promise<{ held: HeldStore; close(): Promise<void> }> }
+  >();
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  async open(dir: string, author: string): Promise<HeldStore> {
+    const sr = await loadStorageRead();
+    const found = sr.findWorkspace(dir);
+    // No workspace here: the ordinary open says so, in its own words.
+    const key = found.ok ? `${found.value.root}\u0000${author}` : undefined;
+    const stamp = found.ok ? workspaceStamp(found.value.root) : "";
+    const cached = key === undefined ? undefined : this.held.get(key);
+    if (cached !== undefined && cached.stamp === stamp) {
+      try {
+        return (await cached.opened).held;
+      } catch {
+        // It failed to open last time: try again below.
+      }
+    }
+    if (cached !== undefined && key !== undefined) {
+      this.held.delete(key);
+      await cached.opened.then((o) => o.close()).catch(() => undefined);
+    }
+    const opened = (async () => {
+      const storage = await loadStorage();
+      const ws = await storage.openWorkspaceStore(dir, { author, walkUp: true });
+      if (!ws.ok) throw fromRejection(ws.error);
+      const log = ws.value.workspace.log;
+      return { held: { store: ws.value.store, ops: () => log.all() }, close: () => ws.value.close() };
+    })();
+    if (key !== undefined) {
+      this.held.set(key, { stamp, opened });
+      // A failed open is not kept: the next call tries again.
+      opened.catch(() => {
+        if (this.held.get(key)?.opened === opened) this.held.delete(key);
+      });
+    }
+    return (await opened).held;
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.held.values()];
+    this.held.clear();
+    for (const h of all) await h.opened.then((o) => o.close()).catch(() => undefined);
+  }
+}
+
+/**
+ * What a held store was opened on: the workspace's config (its graph), the identity of its
+ * folders (a workspace removed and made again is another one) and its capability manifest (the
+ * write gate is built from it at open).
+ */
+function workspaceStamp(root: string): string {
+  // A folder by its inode only: its size and time change with every file written in it.
+  const part = (file: string, content: boolean): string => {
+    try {
+      const st = fs.statSync(file, { bigint: true });
+      return content ? `${st.ino}:${st.size}:${st.mtimeNs}:${fs.readFileSync(file, "utf8")}` : `${st.ino}`;
+    } catch {
+      return "-";
+    }
+  };
+  const dir = path.join(root, ".kumiki");
+  return [
+    part(dir, false),
+    part(path.join(dir, "automerge"), false),
+    part(path.join(dir, "config.json"), true),
+    part(path.join(root, "kumiki.caps.json"), true), // core's CAPS_FILE
+  ].join("|");
+}
+
+/** How {@link runDaemon} runs. */
+export interface DaemonOptions {
+  /** The workspace served. */
+  readonly root: string;
+  /** This build's id: calls from another build are declined. */
+  readonly build: string;
+  /** Exit after this long without a call, ms. */
+  readonly idleMs: number;
+  /** Called once the socket listens. */
+  readonly onListening?: (socket: string) => void;
+}
+
+/**
+ * Serves `kumiki` calls for the workspace at `root` on its socket until stopped (`daemon stop`,
+ * SIGINT, SIGTERM) or idle for `idleMs`; resolves once every store is closed and the socket removed.
+ */
+export async function runDaemon(options: DaemonOptions): Promise<void> {
+  const sock = socketPath(options.root);
+  fs.mkdirSync(path.dirname(sock), { recursive: true, mode: 0o700 });
+  if (!socketDirIsOwn(sock))
+    throw new Error(
+      `${path.dirname(sock)} is not this user's own folder (mode 0700): remove it, then start again`,
+    );
+  if (fs.existsSync(sock)) {
+    if (await answers(sock)) throw new Error(`a daemon already serves ${options.root} (${sock})`);
+    fs.rmSync(sock, { force: true });
+  }
+  const stores = new HeldStores();
+  const started = new Date().toISOString();
+  let calls = 0;
+  let queue: Promise<unknown> = Promise.resolve();
+  let idle: NodeJS.Timeout | undefined;
+  let stopping: Promise<void> | undefined;
+  const server = net.createServer();
+  const info = (): DaemonInfo => {
+    const u = process.resourceUsage();
+    return {
+      pid: process.pid,
+      root: options.root,
+      build: options.build,
+      started,
+      calls,
+      cpuMs: Math.round((u.userCPUTime + u.systemCPUTime) / 1000),
+      rss: process.memoryUsage.rss(),
+      stores: stores.size,
+      idleMs: options.idleMs,
+    };
+  };
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      if (idle !== undefined) clearTimeout(idle);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await queue.catch(() => undefined);
+      await stores.closeAll();
+      fs.rmSync(sock, { force: true });
+    })();
+    return stopping;
+  };
+  const rearm = () => {
+    if (idle !== undefined) clearTimeout(idle);
+    idle = setTimeout(() => void stop(), options.idleMs);
+  };
+  server.on("connection", (socket) => {
+    const send = (m: DaemonMessage) => {
+      if (!socket.destroyed) socket.write(`${JSON.stringify(m)}\n`);
+    };
+    let stdin: ((text: string) => void) | undefined;
+    socket.on("error", () => undefined);
+    socket.on(
+      "data",
+      lineReader<ClientMessage>((m) => {
+        switch (m.kind) {
+          case "status":
+            send({ kind: "info", info: info() });
+            socket.end();
+            return;
+          case "stop":
+            send({ kind: "stopping" });
+            socket.end();
+            void stop();
+            return;
+          case "stdin":
+            stdin?.(m.text);
+            return;
+          case "run": {
+            const reason =
+              stopping !== undefined
+                ? "the daemon is stopping"
+                : m.build !== options.build
+                  ? `the daemon runs another build (${options.build}, the call's is ${m.build})`
+                  : declineReason(m.argv);
+            if (reason !== undefined) {
+              send({ kind: "declined", reason });
+              socket.end();
+              return;
+            }
+            send({ kind: "accepted" });
+            const io: CliIo = {
+              stdout: (text) => send({ kind: "out", stream: "stdout", text }),
+              stderr: (text) => send({ kind: "out", stream: "stderr", text }),
+              stdin: () =>
+                new Promise<string>((resolve) => {
+                  stdin = resolve;
+                  send({ kind: "stdin" });
+                }),
+              env: m.env,
+              cwd: m.cwd,
+              isTTY: m.isTTY,
+            };
+            // One call at a time: each sees the graph every call before it left.
+            const run = queue.then(async () => {
+              calls++;
+              if (idle !== undefined) clearTimeout(idle);
+              try {
+                send({ kind: "exit", code: await main(m.argv, io, { stores }) });
+              } finally {
+                socket.end();
+                rearm();
+              }
+            });
+            queue = run.catch(() => undefined);
+            return;
+          }
+          default:
+            socket.end();
+        }
+      }),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(sock, () => resolve());
+  });
+  const onSignal = () => void stop();
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  rearm();
+  options.onListening?.(sock);
+  await new Promise<void>((resolve) => server.once("close", () => resolve()));
+  await stop();
+  process.off("SIGINT", onSignal);
+  process.off("SIGTERM", onSignal);
+}
+
+/** True when something answers a status request on `sock` within a second. */
+export function answers(sock: string): Promise<boolean> {
+  return daemonInfo(sock).then((i) => i !== undefined);
+}
+
+/** The daemon's own report, or undefined when nothing answers on `sock` within a second. */
+export function daemonInfo(sock: string): Promise<DaemonInfo | undefined> {
+  return request(sock, { kind: "status" }).then((m) => (m?.kind === "info" ? m.info : undefined));
+}
+
+/** Asks the daemon on `sock` to stop; true when one answered. */
+export function stopDaemon(sock: string): Promise<boolean> {
+  return request(sock, { kind: "stop" }).then((m) => m?.kind === "stopping");
+}
+
+function request(sock: string, message: ClientMessage): Promise<DaemonMessage | undefined> {
+  return new Promise((resolve) => {
+    const socket = net.createConnection(sock);
+    const timer = setTimeout(() => done(undefined), 1000);
+    const done = (m: DaemonMessage | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(m);
+    };
+    socket.on("connect", () => socket.write(`${JSON.stringify(message)}\n`));
+    socket.on(
+      "data",
+      lineReader<DaemonMessage>((m) => done(m)),
+    );
+    socket.on("error", () => done(undefined));
+    socket.on("close", () => done(undefined));
+  });
+}

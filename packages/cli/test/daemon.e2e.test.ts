@@ -1,0 +1,253 @@
+/**
+ * The CLI daemon (`kumiki daemon start`) is a cache of open stores, and a cache must never change an
+ * answer: for random sequences of real `kumiki` calls by two agents, some through the daemon and
+ * some in their own process (`KUMIKI_DAEMON=off`), with op-log.jsonl edited behind the store's
+ * back, every read through the daemon answers as a call without it and without the read fast path
+ * does. And the daemon is never trusted over the workspace: one of another build, one killed, and a
+ * workspace made again under it are all answered correctly.
+ */
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { socketPath } from "../src/daemon/protocol.js";
+import { runDaemon } from "../src/daemon/server.js";
+import { BIN, runBin, SMALL_PROGRAM, tempDir } from "./support.js";
+
+const dirs: string[] = [];
+const pids: number[] = [];
+afterAll(() => {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone: stopped by its test.
+    }
+  }
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const env = (author: string, extra: Record<string, string> = {}) => ({ KUMIKI_AUTHOR: author, ...extra });
+const OFF = { KUMIKI_DAEMON: "off", KUMIKI_READ_SNAPSHOT: "off" };
+
+/** Starts the workspace's daemon through the bin and returns its pid (killed after the file if a test fails). */
+function startDaemon(dir: string): number {
+  const r = runBin(["daemon", "start", "--idle", "2", "--json"], { cwd: dir, env: env("agent:a") });
+  expect(r.code, r.err).toBe(0);
+  const info = JSON.parse(r.out) as { pid: number; launched: boolean };
+  expect(info.launched).toBe(true);
+  pids.push(info.pid);
+  return info.pid;
+}
+
+function calls(dir: string): number {
+  const r = runBin(["daemon", "status", "--json"], { cwd: dir, env: env("agent:a") });
+  return (JSON.parse(r.out) as { calls?: number }).calls ?? -1;
+}
+
+type Call =
+  | {
+      readonly kind: "add" | "replace";
+      readonly agent: 0 | 1;
+      readonly via: boolean;
+      readonly name: string;
+      readonly value: number;
+    }
+  | { readonly kind: "remove"; readonly agent: 0 | 1; readonly via: boolean; readonly name: string }
+  | { readonly kind: "tamper" };
+
+const NAMES = ["alpha", "beta", "gamma"] as const;
+const agent = fc.constantFrom<0 | 1>(0, 1);
+const name = fc.constantFrom(...NAMES);
+const via = fc.boolean();
+const call: fc.Arbitrary<Call> = fc.oneof(
+  fc.record({
+    kind: fc.constantFrom("add" as const, "replace" as const),
+    agent,
+    via,
+    name,
+    value: fc.nat({ max: 9 }),
+  }),
+  fc.record({ kind: fc.constant("remove" as const), agent, via, name }),
+  fc.constant({ kind: "tamper" as const }),
+);
+
+const READS: readonly (readonly string[])[] = [
+  ["list", "--json"],
+  ["status", "--json"],
+  ["view", "slot.*"],
+  ["export"],
+  ["check", "--json"],
+  ["refs", "slot.alpha", "--json"],
+];
+
+describe("the CLI daemon", () => {
+  it("answers every read as a call without it, for random writes by two agents through it and beside it", async () => {
+    const dir = tempDir("daemon-prop");
+    dirs.push(dir);
+    expect(runBin(["init"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    const pid = startDaemon(dir);
+    let n = 0;
+    fc.assert(
+      fc.property(fc.array(call, { minLength: 1, maxLength: 5 }), (sequence) => {
+        for (const c of sequence) {
+          if (c.kind === "tamper") {
+            // Behind the store's back: a line the document does not hold. Never to be served.
+            const line = {
+              "op-id": "op_01JC0000000000000000000000",
+              op: "add",
+              layer: "slot",
+              name: "ghost",
+            };
+            appendFileSync(path.join(dir, ".kumiki", "op-log.jsonl"), `${JSON.stringify(line)}\n`);
+            continue;
+          }
+          const argv =
+            c.kind === "add"
+              ? ["add", "slot", c.name, `Int = ${c.value}`]
+              : c.kind === "replace"
+                ? ["replace", `slot.${c.name}`, `slot ${c.name} : Int = ${c.value}`]
+                : ["remove", `slot.${c.name}`];
+          const author = c.agent === 0 ? "agent:a" : "agent:b";
+          const through = runBin(argv, { cwd: dir, env: env(author, c.via ? {} : { KUMIKI_DAEMON: "off" }) });
+          expect(through.code, through.err).toBeLessThan(2); // refusals (a name taken, absent) are part of it
+          n++;
+          const answer = (read: readonly string[], extra: Record<string, string>) => {
+            const r = runBin(read, { cwd: dir, env: env("agent:a", extra) });
+            return { read: read.join(" "), code: r.code, out: r.out, err: r.err };
+          };
+          const daemon = READS.map((read) => answer(read, {}));
+          const own = READS.map((read) => answer(read, OFF));
+          expect(daemon, `after ${JSON.stringify(c)}`).toEqual(own);
+        }
+      }),
+      { numRuns: 4, endOnFailure: true },
+    );
+    // The reads and the writes marked `via` ran in the daemon (it counted them), and it still runs.
+    expect(calls(dir)).toBeGreaterThan(n);
+    expect(runBin(["list"], { cwd: dir, env: env("agent:a") }).out).not.toContain("ghost");
+    expect(runBin(["daemon", "stop"], { cwd: dir, env: env("agent:a") }).out).toMatch(/stopped/);
+    expect(existsSync(socketPath(dir))).toBe(false);
+    await waitUntil(() => !alive(pid));
+  }, 300_000);
+
+  it("a write through it is durable when answered: a process without it reads it at once, standard input included", () => {
+    const dir = tempDir("daemon-write");
+    dirs.push(dir);
+    expect(runBin(["init"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    writeFileSync(path.join(dir, "app.kumiki"), SMALL_PROGRAM);
+    startDaemon(dir);
+    expect(runBin(["import", "app.kumiki"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    const bundle = JSON.stringify([{ op: "add", layer: "slot", name: "piped", body: "Int = 3" }]);
+    const applied = runBin(["patch", "apply", "-"], { cwd: dir, env: env("agent:b"), stdin: bundle });
+    expect(applied.code, applied.err).toBe(0);
+    expect(runBin(["view", "slot.piped"], { cwd: dir, env: env("agent:a", OFF) }).out).toMatch(/Int = 3/);
+    // A refused write is refused the same, with the same words, and changes nothing.
+    const refused = runBin(["add", "slot", "bad", 'Int = "x"'], { cwd: dir, env: env("agent:a") });
+    const refusedOwn = runBin(["add", "slot", "bad", 'Int = "x"'], { cwd: dir, env: env("agent:a", OFF) });
+    expect(refused).toEqual(refusedOwn);
+    expect(refused.code).toBe(1);
+    expect(runBin(["daemon", "stop"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+  }, 120_000);
+
+  it("is never trusted over the workspace: another build is declined, a killed one is stepped around, a workspace made again is read anew", async () => {
+    const dir = tempDir("daemon-stale");
+    dirs.push(dir);
+    expect(runBin(["init"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    expect(runBin(["add", "slot", "first", "Int = 1"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+
+    // A daemon of another build on the workspace's socket (in this process): it declines every call,
+    // and the bin runs each itself.
+    const other = runDaemon({ root: dir, build: "another-build", idleMs: 60_000 });
+    await waitUntil(() => existsSync(socketPath(dir)));
+    const viaOther = spawnAsync(["view", "slot.first"], dir);
+    expect((await viaOther).out).toMatch(/Int = 1/);
+    const status = await spawnAsync(["daemon", "status", "--json"], dir);
+    const info = JSON.parse(status.out) as { calls: number; current: boolean };
+    expect(info.current).toBe(false);
+    expect(info.calls).toBe(0);
+    expect((await spawnAsync(["daemon", "stop"], dir)).out).toMatch(/stopped/);
+    await other;
+
+    // A daemon of this build, SIGKILLed: its socket is left behind, and calls run without it.
+    const pid = startDaemon(dir);
+    expect(runBin(["view", "slot.first"], { cwd: dir, env: env("agent:a") }).out).toMatch(/Int = 1/);
+    process.kill(pid, "SIGKILL");
+    await waitUntil(() => !alive(pid));
+    expect(existsSync(socketPath(dir))).toBe(true);
+    const after = runBin(["add", "slot", "second", "Int = 2"], { cwd: dir, env: env("agent:a") });
+    expect(after.code, after.err).toBe(0);
+    expect(runBin(["view", "slot.second"], { cwd: dir, env: env("agent:a") }).out).toMatch(/Int = 2/);
+
+    // The workspace removed and made again while a daemon holds the old one open: read anew.
+    startDaemon(dir);
+    expect(runBin(["view", "slot.first"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    rmSync(path.join(dir, ".kumiki"), { recursive: true, force: true });
+    expect(runBin(["init"], { cwd: dir, env: env("agent:a", { KUMIKI_DAEMON: "off" }) }).code).toBe(0);
+    expect(runBin(["add", "slot", "renewed", "Int = 5"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    const listed = runBin(["list"], { cwd: dir, env: env("agent:a") }).out;
+    expect(listed).toContain("renewed");
+    expect(listed).not.toContain("first");
+    expect(listed).toBe(runBin(["list"], { cwd: dir, env: env("agent:a", OFF) }).out);
+    expect(runBin(["daemon", "stop"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+  }, 120_000);
+
+  it("runs interactive fixes and its own verbs in the caller's process; a call outside any workspace never looks for it", () => {
+    const dir = tempDir("daemon-decline");
+    dirs.push(dir);
+    expect(runBin(["init"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    startDaemon(dir);
+    const before = calls(dir);
+    expect(runBin(["fix", "--interactive"], { cwd: dir, env: env("agent:a"), stdin: "" }).code).toBeLessThan(
+      2,
+    );
+    expect(runBin(["--help"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    expect(calls(dir)).toBe(before);
+    const outside = tempDir("daemon-outside");
+    dirs.push(outside);
+    const r = runBin(["status"], { cwd: outside, env: env("agent:a") });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/no workspace/);
+    expect(runBin(["daemon", "stop"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    expect(readFileSync(path.join(dir, ".kumiki", "config.json"), "utf8")).toContain("automerge:");
+  }, 120_000);
+});
+
+/** The bin run without blocking this process (a daemon in this process must answer it). */
+function spawnAsync(
+  argv: readonly string[],
+  cwd: string,
+): Promise<{ code: number; out: string; err: string }> {
+  return import("node:child_process").then(
+    ({ spawn }) =>
+      new Promise((resolve) => {
+        const p = spawn(process.execPath, [BIN, ...argv], {
+          cwd,
+          env: { PATH: process.env.PATH ?? "", KUMIKI_AUTHOR: "agent:a" },
+        });
+        let out = "";
+        let err = "";
+        p.stdout.on("data", (d) => {
+          out += d;
+        });
+        p.stderr.on("data", (d) => {
+          err += d;
+        });
+        p.on("close", (code) => resolve({ code: code ?? -1, out, err }));
+      }),
+  );
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntil(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(ok()).toBe(true);
+}
