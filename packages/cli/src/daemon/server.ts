@@ -65,6 +65,9 @@ export function declineReason(argv: readonly string[]): string | undefined {
   return undefined;
 }
 
+/** Stores a daemon keeps open at most (one per author; the least recently used is closed first). */
+const MAX_STORES = 8;
+
 /** Open stores by workspace and author, each with the workspace state it was opened on. */
 class HeldStores implements StoreProvider {
   private readonly held = new Map<
@@ -83,7 +86,10 @@ class HeldStores implements StoreProvider {
     const key = found.ok ? `${found.value.root}\u0000${author}` : undefined;
     const stamp = found.ok ? workspaceStamp(found.value.root) : "";
     const cached = key === undefined ? undefined : this.held.get(key);
-    if (cached !== undefined && cached.stamp === stamp) {
+    if (cached !== undefined && cached.stamp === stamp && key !== undefined) {
+      // Most recently used last: a Map iterates in insertion order.
+      this.held.delete(key);
+      this.held.set(key, cached);
       try {
         return (await cached.opened).held;
       } catch {
@@ -102,6 +108,11 @@ class HeldStores implements StoreProvider {
       return { held: { store: ws.value.store, ops: () => log.all() }, close: () => ws.value.close() };
     })();
     if (key !== undefined) {
+      while (this.held.size >= MAX_STORES) {
+        const [oldest, entry] = this.held.entries().next().value!;
+        this.held.delete(oldest);
+        await entry.opened.then((o) => o.close()).catch(() => undefined);
+      }
       this.held.set(key, { stamp, opened });
       // A failed open is not kept: the next call tries again.
       opened.catch(() => {

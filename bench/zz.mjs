@@ -1,0 +1,3 @@
+import { benchCliScale } from "./dist/cli-scale.js";
+import { formatTable } from "./dist/harness.js";
+console.log(formatTable(await benchCliScale()));
