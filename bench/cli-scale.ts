@@ -31,14 +31,25 @@ appendFileSync(${JSON.stringify(usage)}, JSON.stringify({ cpu: (u.userCPUTime + 
     )}`;
     const node = await timed(usage, () => spawnSync(process.execPath, ["--import", hook, "-e", "0"]));
     const rows: BenchRow[] = [];
+    const small = path.join(root, "defs-180");
+    process.stderr.write("bench: cli, every verb: 180 definitions…\n");
+    await seed(small, base, 0);
+    rows.push(
+      ...(await verbs(small, "180 defs", hook, usage, node, everyVerbCases(), (k) => {
+        k(["add", "slot", "benchEdited", "Int = 0"]);
+        k(["add", "slot", "benchRenamed0", "Int = 0"]);
+      })),
+    );
     const five = path.join(root, "defs-5000");
     process.stderr.write("bench: cli at scale: 5,000 definitions…\n");
     await seed(five, generateProgram({ name: "05-project-management", text: base }, 5_000, 20261204).text, 0);
-    rows.push(...(await verbs(five, "5,000 defs", hook, usage, node)));
+    rows.push(...(await verbs(five, "5,000 defs", hook, usage, node, scaleCases())));
     const tenK = path.join(root, "ops-10k");
     process.stderr.write("bench: cli at scale: 10,000 ops…\n");
     const ops = await seed(tenK, base, 10_000);
-    rows.push(...(await verbs(tenK, `${ops.toLocaleString("en")} ops, 180 defs`, hook, usage, node)));
+    rows.push(
+      ...(await verbs(tenK, `${ops.toLocaleString("en")} ops, 180 defs`, hook, usage, node, scaleCases())),
+    );
     return rows;
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
@@ -100,84 +111,188 @@ async function seed(dir: string, text: string, ops: number): Promise<number> {
   }
 }
 
+/** One measured call: `run` timed, `setup` before each run (untimed). */
+interface Case {
+  readonly label: string;
+  readonly run: () => unknown;
+  readonly setup?: () => unknown;
+  readonly target: string;
+}
+
+/** Runs the real bin in the workspace (under the usage hook); a failure other than check's exit 1 throws. */
+type Kumiki = (argv: readonly string[], stdin?: string) => unknown;
+
+/** Issue 22's scale cases: a read, the first read after a write, check and a write. */
+function scaleCases(): (k: Kumiki) => Case[] {
+  let n = 0; // goes on from one round to the next: the names stay taken
+  return (k) => scaleRound(k, () => n++);
+}
+
+function scaleRound(k: Kumiki, next: () => number): Case[] {
+  const write = () => k(["add", "slot", `benchScale${next()}`, "Int = 0"]);
+  const read = () => k(["view", "slot.tasks"]);
+  return [
+    { label: "view slot.tasks", run: read, target: "≤ 3× (read)" },
+    { label: "view slot.tasks, first read after a write", run: read, setup: write, target: "≤ 3× (read)" },
+    { label: "check", run: () => k(["check"]), target: "≤ 5×" },
+    { label: "add slot x 'Int = 0'", run: write, target: "≤ 5× (write)" },
+  ];
+}
+
+/**
+ * Every verb of §9.2 on the 180-definition example (issue 22: each ≤ 2.5× `node -e 0`). The names
+ * and values it writes go on from one call of the returned function to the next (the workspace
+ * keeps what the first round wrote).
+ */
+function everyVerbCases(): (k: Kumiki) => Case[] {
+  let n = 0;
+  // The slot benchEdited starts at Int = 0 (the workspace's preparation): writes go on from 1.
+  let value = 1;
+  let renamed = 0;
+  return (k) =>
+    everyVerb(k, {
+      fresh: () => `benchVerb${n++}`,
+      nextValue: () => value++,
+      rename: () => [`slot.benchRenamed${renamed}`, `benchRenamed${++renamed}`],
+    });
+}
+
+function everyVerb(
+  k: Kumiki,
+  names: { fresh(): string; nextValue(): number; rename(): [string, string] },
+): Case[] {
+  const target = "≤ 2.5×";
+  const { fresh } = names;
+  let removable = "";
+  let last = -1;
+  return [
+    { label: "view slot.tasks", run: () => k(["view", "slot.tasks"]), target },
+    { label: "list", run: () => k(["list"]), target },
+    { label: "refs slot.tasks", run: () => k(["refs", "slot.tasks"]), target },
+    { label: "status", run: () => k(["status"]), target },
+    { label: "check", run: () => k(["check"]), target },
+    { label: "fix (proposals)", run: () => k(["fix"]), target },
+    { label: "add", run: () => k(["add", "slot", fresh(), "Int = 0"]), target },
+    {
+      label: "replace",
+      run: () => {
+        last = names.nextValue();
+        return k(["replace", "slot.benchEdited", `Int = ${last}`]);
+      },
+      target,
+    },
+    {
+      label: "edit",
+      run: () => {
+        const from = last;
+        last = names.nextValue();
+        return k([
+          "edit",
+          "slot.benchEdited",
+          JSON.stringify([{ find: `Int = ${from}`, replace: `Int = ${last}` }]),
+        ]);
+      },
+      target,
+    },
+    {
+      label: "rename",
+      run: () => k(["rename", ...names.rename()]),
+      target,
+    },
+    {
+      label: "remove",
+      setup: () => {
+        removable = fresh();
+        k(["add", "slot", removable, "Int = 0"]);
+      },
+      run: () => k(["remove", `slot.${removable}`]),
+      target,
+    },
+    {
+      label: "patch apply -",
+      run: () =>
+        k(
+          ["patch", "apply", "-"],
+          JSON.stringify([{ op: "add", layer: "slot", name: fresh(), body: "Int = 1" }]),
+        ),
+      target,
+    },
+    { label: "--help", run: () => k(["--help"]), target },
+    { label: "add --help", run: () => k(["add", "--help"]), target },
+  ];
+}
+
+/**
+ * Measures `cases` in `dir` twice: each call in its own process, then through the workspace's
+ * daemon (started for it and stopped after). `prepare` runs once first (names the cases use).
+ */
 async function verbs(
   dir: string,
   size: string,
   hook: string,
   usage: string,
   node: Usage,
+  makeCases: (k: Kumiki) => Case[],
+  prepare: (k: Kumiki) => void = () => undefined,
 ): Promise<BenchRow[]> {
   const bin = path.join(repoRoot, "packages/cli/bin/kumiki.js");
   const env = { ...process.env, KUMIKI_AUTHOR: "user:bench" };
-  let n = 0;
-  const kumiki = (...argv: string[]) => {
+  const kumiki: Kumiki = (argv, stdin) => {
     const r = spawnSync(process.execPath, ["--import", hook, bin, ...argv], {
       cwd: dir,
       env,
       encoding: "utf8",
+      ...(stdin === undefined ? {} : { input: stdin }),
     });
     if (r.status !== 0 && !(argv[0] === "check" && r.status === 1))
       throw new Error(`kumiki ${argv.join(" ")} exited ${r.status}: ${r.stderr.slice(0, 500)}`);
     return r;
   };
-  const daemonCpu = (): number => {
+  const status = (): { cpuMs?: number; rss?: number } => {
     const r = spawnSync(process.execPath, [bin, "daemon", "status", "--json"], {
       cwd: dir,
       env,
       encoding: "utf8",
     });
-    return (JSON.parse(r.stdout) as { cpuMs?: number }).cpuMs ?? 0;
+    return JSON.parse(r.stdout) as { cpuMs?: number; rss?: number };
   };
-  const write = () => kumiki("add", "slot", `benchScale${n++}`, "Int = 0");
-  const read = () => kumiki("view", "slot.tasks");
+  prepare(kumiki);
   // One read first: the seeding library left op-log.jsonl current, as every writer does.
-  read();
+  kumiki(["view", "slot.tasks"]);
   const rows: BenchRow[] = [];
   for (const daemon of [false, true]) {
+    const cases = makeCases(kumiki);
     if (daemon) {
-      kumiki("daemon", "start");
+      kumiki(["daemon", "start"]);
       // Its first calls open the store, fold it and build the checkers: once per daemon, not timed.
-      read();
-      kumiki("check");
-      write();
+      kumiki(["view", "slot.tasks"]);
+      kumiki(["check"]);
+      kumiki(["add", "slot", `benchWarm${Date.now()}`, "Int = 0"]);
     }
     // With the daemon, a call's CPU is its own process's plus the daemon's share: the daemon's CPU
     // over a batch (read from `daemon status`, outside the batch) divided by the calls in it.
-    const batch = async (label: string, fn: () => unknown, setup?: () => unknown) => {
-      const before = daemon ? daemonCpu() : 0;
-      const u = await timed(usage, fn, setup);
-      const callsInBatch = 6 * (setup === undefined ? 1 : 2);
-      const share = daemon ? (daemonCpu() - before) / callsInBatch : 0;
-      return { label, u, share };
-    };
-    const cases = [
-      { ...(await batch("view slot.tasks", read)), target: "≤ 3× (read)" },
-      { ...(await batch("view slot.tasks, first read after a write", read, write)), target: "≤ 3× (read)" },
-      { ...(await batch("check", () => kumiki("check"))), target: "≤ 5×" },
-      { ...(await batch("add slot x 'Int = 0'", write)), target: "≤ 5× (write)" },
-    ];
-    let daemonRss = 0;
-    if (daemon) {
-      const r = spawnSync(process.execPath, [bin, "daemon", "status", "--json"], {
-        cwd: dir,
-        env,
-        encoding: "utf8",
-      });
-      daemonRss = (JSON.parse(r.stdout) as { rss?: number }).rss ?? 0;
-      kumiki("daemon", "stop");
-    }
+    const measured: { c: Case; u: Usage; share: number }[] = [];
     for (const c of cases) {
-      const cpu = c.u.cpu.median + c.share;
+      const before = daemon ? (status().cpuMs ?? 0) : 0;
+      const u = await timed(usage, c.run, c.setup);
+      const callsInBatch = 6 * (c.setup === undefined ? 1 : 2);
+      const share = daemon ? ((status().cpuMs ?? 0) - before) / callsInBatch : 0;
+      measured.push({ c, u, share });
+    }
+    const daemonRss = daemon ? (status().rss ?? 0) : 0;
+    if (daemon) kumiki(["daemon", "stop"]);
+    for (const { c, u, share } of measured) {
+      const cpu = u.cpu.median + share;
       rows.push({
         name: `kumiki ${c.label}, ${size}, real bin${daemon ? ", through the daemon" : ""}`,
-        ours: c.u.wall,
+        ours: u.wall,
         baseline: { name: "node -e 0", timing: node.wall },
         target: `${c.target} node -e 0, CPU (issue 22)`,
         note: [
           daemon
-            ? `CPU ${cpu.toFixed(0)} ms (the call ${c.u.cpu.median.toFixed(0)} + the daemon ${c.share.toFixed(1)}) = ${(cpu / node.cpu.median).toFixed(2)}× node -e 0's ${node.cpu.median.toFixed(0)} ms`
+            ? `CPU ${cpu.toFixed(0)} ms (the call ${u.cpu.median.toFixed(0)} + the daemon ${share.toFixed(1)}) = ${(cpu / node.cpu.median).toFixed(2)}× node -e 0's ${node.cpu.median.toFixed(0)} ms`
             : `CPU ${cpu.toFixed(0)} ms = ${(cpu / node.cpu.median).toFixed(2)}× node -e 0's ${node.cpu.median.toFixed(0)} ms`,
-          `peak RSS ${(c.u.rss / 1024).toFixed(0)} MB${daemon ? `, the daemon's ${(daemonRss / 2 ** 20).toFixed(0)} MB` : ""} (node -e 0: ${(node.rss / 1024).toFixed(0)} MB)`,
+          `peak RSS ${(u.rss / 1024).toFixed(0)} MB${daemon ? `, the daemon's ${(daemonRss / 2 ** 20).toFixed(0)} MB` : ""} (node -e 0: ${(node.rss / 1024).toFixed(0)} MB)`,
         ].join("; "),
       });
     }

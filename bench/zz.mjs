@@ -1,3 +1,0 @@
-import { benchCliScale } from "./dist/cli-scale.js";
-import { formatTable } from "./dist/harness.js";
-console.log(formatTable(await benchCliScale()));
