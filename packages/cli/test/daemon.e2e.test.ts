@@ -213,17 +213,59 @@ describe("the CLI daemon", () => {
   }, 120_000);
 });
 
+describe("KUMIKI_DAEMON=auto", () => {
+  it("starts a daemon on the first call that finds none, replaces one of another build, and the calls after run there", async () => {
+    const dir = tempDir("daemon-auto");
+    dirs.push(dir);
+    const auto = env("agent:a", { KUMIKI_DAEMON: "auto" });
+    expect(runBin(["init"], { cwd: dir, env: auto }).code).toBe(0);
+    expect(existsSync(socketPath(dir))).toBe(false); // init is not a daemon's call: none started
+    const first = runBin(["add", "slot", "one", "Int = 1"], { cwd: dir, env: auto });
+    expect(first.code, first.err).toBe(0);
+    const status = () =>
+      JSON.parse(runBin(["daemon", "status", "--json"], { cwd: dir, env: env("agent:a") }).out) as {
+        running: boolean;
+        current?: boolean;
+        pid?: number;
+        calls?: number;
+      };
+    const running = async () => {
+      await waitUntil(() => {
+        const s = status();
+        return s.running && s.current === true;
+      });
+      const s = status();
+      if (s.pid !== undefined) pids.push(s.pid);
+      return s;
+    };
+    const started = await running();
+    expect(runBin(["view", "slot.one"], { cwd: dir, env: auto }).out).toMatch(/Int = 1/);
+    expect(status().calls).toBe((started.calls ?? 0) + 1);
+    expect(runBin(["daemon", "stop"], { cwd: dir, env: auto }).code).toBe(0);
+
+    // One of another build: asked to stop, and a daemon of this build takes its place.
+    const other = runDaemon({ root: dir, build: "another-build", idleMs: 60_000 });
+    await waitUntil(() => existsSync(socketPath(dir)));
+    const viaOther = await spawnAsync(["view", "slot.one"], dir, { KUMIKI_DAEMON: "auto" });
+    expect(viaOther.out).toMatch(/Int = 1/);
+    await other;
+    await running();
+    expect(runBin(["daemon", "stop"], { cwd: dir, env: auto }).code).toBe(0);
+  }, 120_000);
+});
+
 /** The bin run without blocking this process (a daemon in this process must answer it). */
 function spawnAsync(
   argv: readonly string[],
   cwd: string,
+  extra: Record<string, string> = {},
 ): Promise<{ code: number; out: string; err: string }> {
   return import("node:child_process").then(
     ({ spawn }) =>
       new Promise((resolve) => {
         const p = spawn(process.execPath, [BIN, ...argv], {
           cwd,
-          env: { PATH: process.env.PATH ?? "", KUMIKI_AUTHOR: "agent:a" },
+          env: { PATH: process.env.PATH ?? "", KUMIKI_AUTHOR: "agent:a", ...extra },
         });
         let out = "";
         let err = "";

@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringOption } from "../args.js";
 import type { Command, CommandContext } from "../command.js";
-import { buildId, type DaemonInfo, socketPath, workspaceRootOf } from "../daemon/protocol.js";
+import { buildId, type DaemonInfo, logPath, socketPath, workspaceRootOf } from "../daemon/protocol.js";
 import { answers, daemonInfo, runDaemon, stopDaemon } from "../daemon/server.js";
 import { failure, usageError } from "../errors.js";
 
@@ -25,6 +25,11 @@ function cliFiles(): { bin: string; entry: URL } {
 }
 
 function rootOf(ctx: CommandContext): string {
+  if (process.platform === "win32")
+    throw failure(
+      "daemon-unsupported",
+      "the daemon listens on a Unix socket and runs on Linux and macOS only; on Windows every call runs in its own process",
+    );
   const root = workspaceRootOf(ctx.storeDir === undefined ? [] : ["--store", ctx.storeDir], ctx.io.cwd);
   if (root === undefined)
     throw failure(
@@ -78,7 +83,7 @@ export const daemonStart: Command = {
       return { json: { launched: false, ...running }, text: `already running: ${infoText(running, build)}` };
     if (running !== undefined) await stopDaemon(sock);
     await waitFor(async () => !(await answers(sock)), 10_000);
-    const log = `${sock.slice(0, -".sock".length)}.log`;
+    const log = logPath(sock);
     fs.mkdirSync(path.dirname(sock), { recursive: true, mode: 0o700 });
     const out = fs.openSync(log, "a");
     const child = spawn(

@@ -4,13 +4,18 @@
  * this process only relays the call's output; otherwise the bin runs the call itself. Loads nothing
  * but Node's own modules and protocol.ts, so a call without a daemon costs one `stat`.
  */
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   buildId,
   type ClientMessage,
   type DaemonMessage,
+  declineReason,
   lineReader,
+  logPath,
   socketDirIsOwn,
   socketPath,
   workspaceRootOf,
@@ -33,17 +38,78 @@ export interface ClientIo {
  * Runs the call through the workspace's daemon and resolves to its exit code, or to undefined when
  * no daemon took it (none running, another build, a verb it does not run, `KUMIKI_DAEMON=off`):
  * then the caller runs it itself. Nothing has been printed when it resolves to undefined.
+ *
+ * With `KUMIKI_DAEMON=auto`, a call a daemon would run that finds none (or one of another build,
+ * which is asked to stop) starts one in the background for the workspace, as `kumiki daemon start`
+ * does, and runs itself; the calls after it run in the daemon.
  */
 export async function runThroughDaemon(io: ClientIo): Promise<number | undefined> {
-  if (io.env.KUMIKI_DAEMON === "off") return undefined;
+  // The daemon listens on a Unix socket: POSIX only (elsewhere every call runs in its own process).
+  if (io.env.KUMIKI_DAEMON === "off" || process.platform === "win32") return undefined;
   const root = workspaceRootOf(io.argv, io.cwd);
   if (root === undefined) return undefined;
   const sock = socketPath(root);
-  if (!fs.existsSync(sock) || !socketDirIsOwn(sock)) return undefined;
-  return new Promise<number | undefined>((resolve) => {
+  const auto = io.env.KUMIKI_DAEMON === "auto" && declineReason(io.argv) === undefined;
+  if (!fs.existsSync(sock)) {
+    if (auto) startInBackground(root, sock, io);
+    return undefined;
+  }
+  if (!socketDirIsOwn(sock)) return undefined;
+  const code = await relay(sock, io);
+  if (code === "absent" || code === "build") {
+    if (auto) {
+      if (code === "build") await askToStop(sock);
+      startInBackground(root, sock, io);
+    }
+    return undefined;
+  }
+  return code === "declined" ? undefined : code;
+}
+
+/** Starts `kumiki daemon run` for `root`, detached, its output in the log beside the socket. */
+function startInBackground(root: string, sock: string, io: ClientIo): void {
+  try {
+    fs.mkdirSync(path.dirname(sock), { recursive: true, mode: 0o700 });
+    if (!socketDirIsOwn(sock)) return;
+    const out = fs.openSync(logPath(sock), "a");
+    spawn(
+      process.execPath,
+      [fileURLToPath(new URL("../bin/kumiki.js", io.entry)), "--store", root, "daemon", "run"],
+      {
+        detached: true,
+        stdio: ["ignore", out, out],
+        env: { ...io.env, KUMIKI_DAEMON: "off" },
+      },
+    ).unref();
+    fs.closeSync(out);
+  } catch {
+    // Starting a daemon is an optimisation: the call runs here either way.
+  }
+}
+
+function askToStop(sock: string): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = net.createConnection(sock);
+    const timer = setTimeout(() => socket.destroy(), 1000);
+    socket.on("connect", () => socket.write(`${JSON.stringify({ kind: "stop" } satisfies ClientMessage)}\n`));
+    socket.on("data", () => socket.destroy());
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/**
+ * The call through the daemon on `sock`: its exit code; "absent" when nothing answers (a socket
+ * left by a daemon that died); "build" or "declined" when the daemon declined it.
+ */
+function relay(sock: string, io: ClientIo): Promise<number | "absent" | "build" | "declined"> {
+  return new Promise((resolve) => {
     let accepted = false;
     let done = false;
-    const finish = (code: number | undefined) => {
+    const finish = (code: number | "absent" | "build" | "declined") => {
       if (done) return;
       done = true;
       socket.destroy();
@@ -69,7 +135,7 @@ export async function runThroughDaemon(io: ClientIo): Promise<number | undefined
             accepted = true;
             return;
           case "declined":
-            finish(undefined);
+            finish(m.code === "build" ? "build" : "declined");
             return;
           case "out":
             (m.stream === "stdout" ? io.stdout : io.stderr)(m.text);
@@ -93,7 +159,7 @@ export async function runThroughDaemon(io: ClientIo): Promise<number | undefined
     const lost = () => {
       if (done) return;
       if (!accepted) {
-        finish(undefined);
+        finish("absent");
         return;
       }
       io.stderr(

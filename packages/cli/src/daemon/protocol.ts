@@ -12,6 +12,48 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
+/**
+ * The verbs a daemon runs: the ones that work on one workspace's graph and end. Everything else
+ * (init, repair, clone, sync, the servers, the daemon's own verbs, `fix --interactive`) runs in the
+ * bin's own process.
+ */
+const DAEMON_VERBS = new Set([
+  "status",
+  "view",
+  "list",
+  "refs",
+  "add",
+  "replace",
+  "edit",
+  "rename",
+  "remove",
+  "patch",
+  "undo",
+  "check",
+  "fix",
+  "lock",
+  "unlock",
+  "locks",
+  "config",
+  "conflicts",
+  "import",
+  "export",
+]);
+
+/** Why the daemon will not run `argv`, or undefined when it will. */
+export function declineReason(argv: readonly string[]): string | undefined {
+  let i = 0;
+  while (i < argv.length && argv[i]!.startsWith("--")) {
+    const a = argv[i]!;
+    i += (a === "--store" || a === "--author" || a === "--task") && !a.includes("=") ? 2 : 1;
+  }
+  const verb = argv[i];
+  if (verb === undefined || !DAEMON_VERBS.has(verb)) return `not a verb the daemon runs: ${verb ?? "(none)"}`;
+  if (argv.includes("--interactive") || argv.includes("-i"))
+    return "an interactive call runs in its own process";
+  return undefined;
+}
+
 /** A message from the client. */
 export type ClientMessage =
   | {
@@ -47,7 +89,12 @@ export interface DaemonInfo {
 /** A message from the daemon. */
 export type DaemonMessage =
   | { readonly kind: "accepted" }
-  | { readonly kind: "declined"; readonly reason: string }
+  | {
+      readonly kind: "declined";
+      /** `build`: the daemon runs another build; `verb`: not a call it runs; `stopping`. */
+      readonly code: "build" | "verb" | "stopping";
+      readonly reason: string;
+    }
   | { readonly kind: "out"; readonly stream: "stdout" | "stderr"; readonly text: string }
   | { readonly kind: "stdin" }
   | { readonly kind: "exit"; readonly code: number }
@@ -63,6 +110,11 @@ export function socketPath(root: string): string {
   const uid = typeof process.getuid === "function" ? process.getuid() : 0;
   const key = createHash("sha256").update(path.resolve(root)).digest("hex").slice(0, 24);
   return path.join(os.tmpdir(), `kumiki-daemon-${uid}`, `${key}.sock`);
+}
+
+/** Where a daemon started in the background writes its log: beside its socket. */
+export function logPath(sock: string): string {
+  return `${sock.slice(0, -".sock".length)}.log`;
 }
 
 /**

@@ -18,52 +18,11 @@ import {
   type ClientMessage,
   type DaemonInfo,
   type DaemonMessage,
+  declineReason,
   lineReader,
   socketDirIsOwn,
   socketPath,
 } from "./protocol.js";
-
-/**
- * The verbs a daemon runs: the ones that work on one workspace's graph and end. Everything else
- * (init, repair, clone, sync, the servers, the daemon's own verbs, `fix --interactive`) runs in the
- * bin's own process.
- */
-const DAEMON_VERBS = new Set([
-  "status",
-  "view",
-  "list",
-  "refs",
-  "add",
-  "replace",
-  "edit",
-  "rename",
-  "remove",
-  "patch",
-  "undo",
-  "check",
-  "fix",
-  "lock",
-  "unlock",
-  "locks",
-  "config",
-  "conflicts",
-  "import",
-  "export",
-]);
-
-/** Why the daemon will not run `argv`, or undefined when it will. */
-export function declineReason(argv: readonly string[]): string | undefined {
-  let i = 0;
-  while (i < argv.length && argv[i]!.startsWith("--")) {
-    const a = argv[i]!;
-    i += (a === "--store" || a === "--author" || a === "--task") && !a.includes("=") ? 2 : 1;
-  }
-  const verb = argv[i];
-  if (verb === undefined || !DAEMON_VERBS.has(verb)) return `not a verb the daemon runs: ${verb ?? "(none)"}`;
-  if (argv.includes("--interactive") || argv.includes("-i"))
-    return "an interactive call runs in its own process";
-  return undefined;
-}
 
 /** Stores a daemon keeps open at most (one per author; the least recently used is closed first). */
 const MAX_STORES = 8;
@@ -238,14 +197,20 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
             stdin?.(m.text);
             return;
           case "run": {
-            const reason =
+            const verbReason = declineReason(m.argv);
+            const declined =
               stopping !== undefined
-                ? "the daemon is stopping"
+                ? ({ code: "stopping", reason: "the daemon is stopping" } as const)
                 : m.build !== options.build
-                  ? `the daemon runs another build (${options.build}, the call's is ${m.build})`
-                  : declineReason(m.argv);
-            if (reason !== undefined) {
-              send({ kind: "declined", reason });
+                  ? ({
+                      code: "build",
+                      reason: `the daemon runs another build (${options.build}, the call's is ${m.build})`,
+                    } as const)
+                  : verbReason === undefined
+                    ? undefined
+                    : ({ code: "verb", reason: verbReason } as const);
+            if (declined !== undefined) {
+              send({ kind: "declined", ...declined });
               socket.end();
               return;
             }
