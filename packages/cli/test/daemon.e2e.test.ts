@@ -7,6 +7,7 @@
  * workspace made again under it are all answered correctly.
  */
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
@@ -203,6 +204,21 @@ describe("the CLI daemon", () => {
     );
     expect(runBin(["--help"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
     expect(calls(dir)).toBe(before);
+    // What is not a kumiki client (bytes that are not JSON, a connection that never sends) is
+    // hung up on or left waiting, and neither stops the daemon answering nor stopping.
+    const garbage = net.createConnection(socketPath(dir));
+    garbage.on("error", () => undefined);
+    garbage.write("not json\nnull\n");
+    const silent = net.createConnection(socketPath(dir));
+    silent.on("error", () => undefined);
+    expect(runBin(["status"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    expect(calls(dir)).toBe(before + 1);
+    const stopped = runBin(["daemon", "stop"], { cwd: dir, env: env("agent:a") });
+    expect(stopped.out).toMatch(/stopped/);
+    expect(existsSync(socketPath(dir))).toBe(false);
+    garbage.destroy();
+    silent.destroy();
+    startDaemon(dir);
     const outside = tempDir("daemon-outside");
     dirs.push(outside);
     const r = runBin(["status"], { cwd: outside, env: env("agent:a") });
@@ -290,6 +306,8 @@ function alive(pid: number): boolean {
 }
 
 async function waitUntil(ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+  // Bounded by time: a check may itself take a while (runs the bin).
+  const until = Date.now() + 15_000;
+  while (Date.now() < until && !ok()) await new Promise((r) => setTimeout(r, 25));
   expect(ok()).toBe(true);
 }

@@ -143,15 +143,29 @@ export function buildId(entry: URL): string {
   }
 }
 
-/** Splits a stream of bytes into JSON messages, one per line. */
-export function lineReader<T>(onMessage: (m: T) => void): (chunk: Buffer | string) => void {
+/**
+ * Splits a stream of bytes into JSON messages, one per line; a line that is not JSON goes to
+ * `onGarbage` (what is on the other end is not a kumiki client or daemon).
+ */
+export function lineReader<T>(
+  onMessage: (m: T) => void,
+  onGarbage: () => void = () => undefined,
+): (chunk: Buffer | string) => void {
   let buffered = "";
   return (chunk) => {
     buffered += chunk.toString();
     for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
-      if (line !== "") onMessage(JSON.parse(line) as T);
+      if (line === "") continue;
+      let message: T;
+      try {
+        message = JSON.parse(line) as T;
+      } catch {
+        onGarbage();
+        continue;
+      }
+      onMessage(message);
     }
   };
 }

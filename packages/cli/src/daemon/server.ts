@@ -160,13 +160,22 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       idleMs: options.idleMs,
     };
   };
+  const connections = new Set<net.Socket>();
+  /** The inode of the socket file this daemon made. */
+  let listening: bigint | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       if (idle !== undefined) clearTimeout(idle);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // No new connection; the call in flight (and any queued) finishes and is answered; then a
+      // connection still open (a client that never sent its call) is not waited for.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       await queue.catch(() => undefined);
+      for (const c of connections) c.destroy();
+      await closed;
       await stores.closeAll();
-      fs.rmSync(sock, { force: true });
+      // Closing the server removed its socket file already (libuv does); a file there now may be
+      // a new daemon's (one started while this one finished its call), and is left to it.
+      if (listening !== undefined && inodeOf(sock) === listening) fs.rmSync(sock, { force: true });
     })();
     return stopping;
   };
@@ -175,6 +184,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     idle = setTimeout(() => void stop(), options.idleMs);
   };
   server.on("connection", (socket) => {
+    connections.add(socket);
+    socket.on("close", () => connections.delete(socket));
     const send = (m: DaemonMessage) => {
       if (!socket.destroyed) socket.write(`${JSON.stringify(m)}\n`);
     };
@@ -182,75 +193,83 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     socket.on("error", () => undefined);
     socket.on(
       "data",
-      lineReader<ClientMessage>((m) => {
-        switch (m.kind) {
-          case "status":
-            send({ kind: "info", info: info() });
+      lineReader<ClientMessage | null>(
+        (m) => {
+          if (typeof m !== "object" || m === null || !Array.isArray((m as { argv?: unknown }).argv ?? [])) {
             socket.end();
-            return;
-          case "stop":
-            send({ kind: "stopping" });
-            socket.end();
-            void stop();
-            return;
-          case "stdin":
-            stdin?.(m.text);
-            return;
-          case "run": {
-            const verbReason = declineReason(m.argv);
-            const declined =
-              stopping !== undefined
-                ? ({ code: "stopping", reason: "the daemon is stopping" } as const)
-                : m.build !== options.build
-                  ? ({
-                      code: "build",
-                      reason: `the daemon runs another build (${options.build}, the call's is ${m.build})`,
-                    } as const)
-                  : verbReason === undefined
-                    ? undefined
-                    : ({ code: "verb", reason: verbReason } as const);
-            if (declined !== undefined) {
-              send({ kind: "declined", ...declined });
-              socket.end();
-              return;
-            }
-            send({ kind: "accepted" });
-            const io: CliIo = {
-              stdout: (text) => send({ kind: "out", stream: "stdout", text }),
-              stderr: (text) => send({ kind: "out", stream: "stderr", text }),
-              stdin: () =>
-                new Promise<string>((resolve) => {
-                  stdin = resolve;
-                  send({ kind: "stdin" });
-                }),
-              env: m.env,
-              cwd: m.cwd,
-              isTTY: m.isTTY,
-            };
-            // One call at a time: each sees the graph every call before it left.
-            const run = queue.then(async () => {
-              calls++;
-              if (idle !== undefined) clearTimeout(idle);
-              try {
-                send({ kind: "exit", code: await main(m.argv, io, { stores }) });
-              } finally {
-                socket.end();
-                rearm();
-              }
-            });
-            queue = run.catch(() => undefined);
             return;
           }
-          default:
-            socket.end();
-        }
-      }),
+          switch (m.kind) {
+            case "status":
+              send({ kind: "info", info: info() });
+              socket.end();
+              return;
+            case "stop":
+              send({ kind: "stopping" });
+              socket.end();
+              void stop();
+              return;
+            case "stdin":
+              stdin?.(m.text);
+              return;
+            case "run": {
+              const verbReason = declineReason(m.argv);
+              const declined =
+                stopping !== undefined
+                  ? ({ code: "stopping", reason: "the daemon is stopping" } as const)
+                  : m.build !== options.build
+                    ? ({
+                        code: "build",
+                        reason: `the daemon runs another build (${options.build}, the call's is ${m.build})`,
+                      } as const)
+                    : verbReason === undefined
+                      ? undefined
+                      : ({ code: "verb", reason: verbReason } as const);
+              if (declined !== undefined) {
+                send({ kind: "declined", ...declined });
+                socket.end();
+                return;
+              }
+              send({ kind: "accepted" });
+              const io: CliIo = {
+                stdout: (text) => send({ kind: "out", stream: "stdout", text }),
+                stderr: (text) => send({ kind: "out", stream: "stderr", text }),
+                stdin: () =>
+                  new Promise<string>((resolve) => {
+                    stdin = resolve;
+                    send({ kind: "stdin" });
+                  }),
+                env: m.env,
+                cwd: m.cwd,
+                isTTY: m.isTTY,
+              };
+              // One call at a time: each sees the graph every call before it left.
+              const run = queue.then(async () => {
+                calls++;
+                if (idle !== undefined) clearTimeout(idle);
+                try {
+                  send({ kind: "exit", code: await main(m.argv, io, { stores }) });
+                } finally {
+                  socket.end();
+                  rearm();
+                }
+              });
+              queue = run.catch(() => undefined);
+              return;
+            }
+            default:
+              socket.end();
+          }
+        },
+        () => socket.end(),
+      ),
     );
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(sock, () => resolve());
   });
+  listening = inodeOf(sock);
   const onSignal = () => void stop();
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -260,6 +279,14 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   await stop();
   process.off("SIGINT", onSignal);
   process.off("SIGTERM", onSignal);
+}
+
+function inodeOf(file: string): bigint | undefined {
+  try {
+    return fs.statSync(file, { bigint: true }).ino;
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when something answers a status request on `sock` within a second. */
