@@ -161,8 +161,6 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     };
   };
   const connections = new Set<net.Socket>();
-  /** The inode of the socket file this daemon made. */
-  let listening: bigint | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       if (idle !== undefined) clearTimeout(idle);
@@ -173,9 +171,9 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       for (const c of connections) c.destroy();
       await closed;
       await stores.closeAll();
-      // Closing the server removed its socket file already (libuv does); a file there now may be
-      // a new daemon's (one started while this one finished its call), and is left to it.
-      if (listening !== undefined && inodeOf(sock) === listening) fs.rmSync(sock, { force: true });
+      // The socket file is not removed here: closing the server removed it at once (libuv does),
+      // and a file there now is a new daemon's, started while this one finished its call (by
+      // inode it cannot be told apart: a freed inode is handed out again at once).
     })();
     return stopping;
   };
@@ -269,7 +267,6 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     server.once("error", reject);
     server.listen(sock, () => resolve());
   });
-  listening = inodeOf(sock);
   const onSignal = () => void stop();
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -279,14 +276,6 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   await stop();
   process.off("SIGINT", onSignal);
   process.off("SIGTERM", onSignal);
-}
-
-function inodeOf(file: string): bigint | undefined {
-  try {
-    return fs.statSync(file, { bigint: true }).ino;
-  } catch {
-    return undefined;
-  }
 }
 
 /** True when something answers a status request on `sock` within a second. */
