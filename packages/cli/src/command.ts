@@ -4,6 +4,7 @@
  */
 import type { CapabilityManifest, Store } from "@kumiki-graph/core";
 import type { OptionSpecs, OptionValues } from "./args.js";
+import { failure } from "./errors.js";
 import type { CliIo } from "./io.js";
 
 /** What every verb gets: the streams, the global options, and the workspace on demand. */
@@ -91,17 +92,59 @@ export interface LazyCommand {
 }
 
 /**
+ * The CLI's optional parts: packages installed with `@kumiki-graph/cli` only when the user asks
+ * (optional peer dependencies), and what each brings.
+ */
+export const OPTIONAL_PARTS = {
+  "@kumiki-graph/mcp": "the MCP server",
+  "@kumiki-graph/sync-server": "the sync server and client",
+} as const;
+
+/** One of {@link OPTIONAL_PARTS}. */
+export type OptionalPart = keyof typeof OPTIONAL_PARTS;
+
+/**
+ * Loads a module that imports an optional part; when the part is not installed, a failure that
+ * says so and how to install it (exit 1), instead of Node's ERR_MODULE_NOT_FOUND.
+ */
+export async function withOptionalPart<T>(
+  part: OptionalPart,
+  verb: string,
+  load: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await load();
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === "ERR_MODULE_NOT_FOUND" && err.message.includes(`'${part}'`)) {
+      throw failure(
+        "optional-part-missing",
+        `kumiki ${verb} needs ${part} (${OPTIONAL_PARTS[part]}), an optional part of @kumiki-graph/cli that is not installed: npm install ${part} beside @kumiki-graph/cli`,
+        { package: part },
+      );
+    }
+    throw e;
+  }
+}
+
+/**
  * A {@link LazyCommand}: `lazy("mcp serve", "serve …", async () => (await import("./mcp.js")).mcpServe)`.
  * The summary is repeated here so that `kumiki --help` loads no heavy package; loading the verb
- * checks that it is the same.
+ * checks that it is the same. `part`: the optional package the verb's module imports
+ * ({@link withOptionalPart}).
  */
-export function lazy(name: string, summary: string, load: () => Promise<Command>): LazyCommand {
+export function lazy(
+  name: string,
+  summary: string,
+  load: () => Promise<Command>,
+  part?: OptionalPart,
+): LazyCommand {
   let loaded: Promise<Command> | undefined;
   return {
     name,
     summary,
     load: () => {
-      loaded ??= load().then((c) => {
+      loaded ??= (part === undefined ? load() : withOptionalPart(part, name, load)).then((c) => {
         if (c.name !== name) throw new Error(`lazy verb ${name} loaded a command named ${c.name}`);
         if (c.summary !== summary)
           throw new Error(`lazy verb ${name}: its summary in commands/index.ts differs from the command's`);

@@ -24,8 +24,14 @@ interface LockEntry {
   readonly [field: string]: unknown;
 }
 
-/** The prefix's package.json and lockfile: the five tarballs, and the repository's lock for the rest. */
-async function prefixManifests(tarballs: string): Promise<{ manifest: object; lock: object }> {
+/**
+ * The prefix's package.json and lockfile: the tarballs of `only` (default: all five) as its
+ * dependencies, and the repository's lock for the rest.
+ */
+async function prefixManifests(
+  tarballs: string,
+  only: readonly string[] = PACKAGES,
+): Promise<{ manifest: object; lock: object }> {
   const rootLock = JSON.parse(await readFile(path.join(repoRoot, "package-lock.json"), "utf8")) as {
     packages: Record<string, LockEntry>;
   };
@@ -42,10 +48,13 @@ async function prefixManifests(tarballs: string): Promise<{ manifest: object; lo
   for (const file of await readdir(tarballs)) {
     const dir = PACKAGES.find((p) => file === `kumiki-graph-${p}-0.1.0.tgz`);
     if (dir === undefined) throw new Error(`unexpected tarball ${file}`);
+    if (!only.includes(dir)) continue;
     const pkg = JSON.parse(await readFile(path.join(repoRoot, "packages", dir, "package.json"), "utf8")) as {
       name: string;
       version: string;
       dependencies?: Record<string, string>;
+      peerDependencies?: Record<string, string>;
+      peerDependenciesMeta?: Record<string, unknown>;
       bin?: Record<string, string>;
       engines?: Record<string, string>;
     };
@@ -59,6 +68,8 @@ async function prefixManifests(tarballs: string): Promise<{ manifest: object; lo
       resolved,
       integrity: `sha512-${digest}`,
       ...(pkg.dependencies === undefined ? {} : { dependencies: pkg.dependencies }),
+      ...(pkg.peerDependencies === undefined ? {} : { peerDependencies: pkg.peerDependencies }),
+      ...(pkg.peerDependenciesMeta === undefined ? {} : { peerDependenciesMeta: pkg.peerDependenciesMeta }),
       ...(pkg.bin === undefined ? {} : { bin: pkg.bin }),
       ...(pkg.engines === undefined ? {} : { engines: pkg.engines }),
     };
@@ -207,6 +218,54 @@ describe("the packed packages, installed", () => {
     // from Node 22.12 the require loads it.
     expect(["ERR_REQUIRE_ESM", "loaded"]).toContain(r.stdout.trim());
   });
+
+  it("installs the CLI without its optional parts (MCP, sync): the graph verbs work, and those parts' verbs say what to install", async () => {
+    const alone = path.join(root!, "cli-alone");
+    await mkdir(alone);
+    const { manifest, lock } = await prefixManifests(path.join(root!, "tarballs"), [
+      "core",
+      "storage-automerge",
+      "cli",
+    ]);
+    await writeFile(path.join(alone, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+    await writeFile(path.join(alone, "package-lock.json"), `${JSON.stringify(lock, null, 2)}\n`);
+    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"], {
+      cwd: alone,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const installed = (await readdir(path.join(alone, "node_modules", "@kumiki-graph"))).sort();
+    expect(installed).toEqual(["cli", "core", "storage-automerge"]);
+    // Nothing the MCP server or the sync server brings (express, hono, the MCP SDK).
+    const top = await readdir(path.join(alone, "node_modules"));
+    expect(top.filter((d) => ["express", "hono", "@modelcontextprotocol", "ws"].includes(d))).toEqual([]);
+    // What the install weighs, beside the full set's (printed for the record, not asserted).
+    const weigh = (dir: string) =>
+      execFileSync("du", ["-sk", path.join(dir, "node_modules")], { encoding: "utf8" });
+    process.stdout.write(
+      `cli alone: ${weigh(alone).split("\t")[0]} KB; all five: ${weigh(prefix).split("\t")[0]} KB\n`,
+    );
+    const kumiki = path.join(alone, "node_modules", ".bin", "kumiki");
+    const run = (...argv: string[]) =>
+      spawnSync(kumiki, argv, { cwd: alone, encoding: "utf8", timeout: 60_000 });
+    expect(run("--help").status).toBe(0);
+    expect(run("init").status).toBe(0);
+    expect(run("add", "slot", "count", "Int = 0").status).toBe(0);
+    expect(run("view", "slot.count").stdout).toContain("slot count : Int = 0");
+    // A program of one slot has no app yet (E0003): the checker ran.
+    const checked = run("check");
+    expect(checked.stdout).toContain("E0003");
+    expect(checked.status).toBe(1);
+    for (const [argv, part] of [
+      [["mcp", "serve", "--doctor"], "@kumiki-graph/mcp"],
+      [["serve", "--port", "0"], "@kumiki-graph/sync-server"],
+      [["remote", "list"], "@kumiki-graph/sync-server"],
+    ] as const) {
+      const r = run(...argv);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain(`needs ${part}`);
+      expect(r.stderr).toContain(`npm install ${part}`);
+    }
+  }, 300_000);
 
   it("--doctor passes on the installed copy", () => {
     const r = spawnSync(bin, ["mcp", "serve", "--doctor"], { encoding: "utf8", timeout: 60_000 });

@@ -23,7 +23,8 @@ import { view } from "./view.js";
  * Every verb, in the order `kumiki --help` lists them. One file a verb (or a verb family);
  * add a verb by importing it here. A verb whose module imports a heavy package at its top (the
  * MCP SDK, the sync server) is registered with `lazy(name, loader)` instead, so other verbs
- * never load that package (`kumiki view` must start fast).
+ * never load that package (`kumiki view` must start fast); a verb of an optional part names its
+ * package, so that its absence is said plainly (`withOptionalPart`).
  */
 export const COMMANDS: readonly (Command | LazyCommand)[] = [
   init,
@@ -54,32 +55,43 @@ export const COMMANDS: readonly (Command | LazyCommand)[] = [
     "mcp serve",
     "serve the store to AI agents over MCP on stdio (the tools of ai-edit.md §9.7)",
     async () => (await import("./mcp.js")).mcpServe,
+    "@kumiki-graph/mcp",
   ),
   lazy(
     "serve",
     "run the sync server agents push to and pull from (127.0.0.1 by default)",
     async () => (await import("./serve.js")).serve,
+    "@kumiki-graph/sync-server",
   ),
   lazy(
     "remote add",
     "record a sync server this workspace syncs with",
     async () => (await import("./remote.js")).remoteAdd,
+    "@kumiki-graph/sync-server",
   ),
   lazy(
     "remote list",
     "list the sync servers this workspace syncs with",
     async () => (await import("./remote.js")).remoteList,
+    "@kumiki-graph/sync-server",
   ),
-  lazy("remote remove", "forget a sync server", async () => (await import("./remote.js")).remoteRemove),
+  lazy(
+    "remote remove",
+    "forget a sync server",
+    async () => (await import("./remote.js")).remoteRemove,
+    "@kumiki-graph/sync-server",
+  ),
   lazy(
     "sync",
     "push and pull ops with a remote until both have the same heads (--files: the project tree)",
     async () => (await import("./sync.js")).sync,
+    "@kumiki-graph/sync-server",
   ),
   lazy(
     "clone",
     "make a workspace in DIR from a graph on a sync server (recorded as remote origin)",
     async () => (await import("./clone.js")).clone,
+    "@kumiki-graph/sync-server",
   ),
   lazy(
     "daemon start",

@@ -1,6 +1,6 @@
 import type { RepairReport } from "@kumiki-graph/storage-automerge";
 import { flag } from "../args.js";
-import type { Command } from "../command.js";
+import { type Command, withOptionalPart } from "../command.js";
 import { loadStorage } from "../core.js";
 import { fromRejection } from "../errors.js";
 
@@ -85,8 +85,11 @@ export const repair: Command = {
     const offline = flag(ctx.options, "offline");
     const dir = ctx.storeDir ?? ctx.io.cwd;
     // Loaded only when asked (a lost first change): the sync client is not part of every start-up.
+    const loadSync = () => withOptionalPart("@kumiki-graph/sync-server", "repair", () => import("./sync.js"));
     const fetchDocument = async () => {
-      const s = await import("./sync.js");
+      // Without the sync part there is no server client to fetch a lost first change with.
+      const s = await loadSync().catch(() => undefined);
+      if (s === undefined) return undefined;
       return s.remoteNames(ctx).length === 0 ? undefined : s.fetchRemoteDocument(ctx, undefined);
     };
     const r = await (await loadStorage()).repairWorkspace(dir, {
@@ -97,7 +100,8 @@ export const repair: Command = {
     const report = r.value;
     let server: { remote: string; received: number; sent: number } | undefined;
     // Loaded only after a repair: the sync client is not part of every verb's start-up.
-    const sync = report.repaired && !offline ? await import("./sync.js") : undefined;
+    // Without the sync part installed there is no server to sync with: the repair is reported as done.
+    const sync = report.repaired && !offline ? await loadSync().catch(() => undefined) : undefined;
     const remotes = sync?.remoteNames(ctx) ?? [];
     let text = describe(report, dryRun, remotes.length > 0 && !report.newHistory);
     if (sync !== undefined) {
