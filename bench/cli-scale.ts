@@ -93,14 +93,18 @@ async function seed(dir: string, text: string, ops: number): Promise<number> {
     let held = ws.value.store.status().ops;
     if (held < ops) {
       const added = await ws.value.store.apply(
-        slots.map((name) => ({ op: "add", layer: "slot", name, body: "Int = 0" })),
+        slots.map((name) => ({ op: "add" as const, layer: "slot" as const, name, body: "Int = 0" })),
       );
       if (!added.ok) throw new Error(added.error.message);
       held += slots.length;
     }
     // Bundles of 100 replaces: one append each, as a multi-definition edit makes them.
     for (let round = 1; held < ops; round++) {
-      const items = slots.map((name) => ({ op: "replace", qname: `slot.${name}`, body: `Int = ${round}` }));
+      const items = slots.map((name) => ({
+        op: "replace" as const,
+        qname: `slot.${name}`,
+        body: `Int = ${round}`,
+      }));
       const r = await ws.value.store.apply(items);
       if (!r.ok) throw new Error(r.error.message);
       held += items.length;

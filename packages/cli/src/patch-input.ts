@@ -58,7 +58,7 @@ export function parseEditPatch(verb: string, text: string, from: string): EditPa
 }
 
 /** True when `v` looks like wire ops (objects carrying an "op-id"), not a bundle of requests. */
-export function isWireOps(v: unknown): v is readonly Record<string, unknown>[] {
+export function isWireOps(v: unknown): v is readonly { readonly "op-id": string }[] {
   return (
     Array.isArray(v) &&
     v.length > 0 &&

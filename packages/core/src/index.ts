@@ -281,11 +281,13 @@ export {
 export {
   type AddInput,
   AddInputSchema,
+  type BundleInput,
   type BundleItem,
   BundleItemSchema,
   BundleSchema,
   type EditInput,
   EditInputSchema,
+  type IngestInput,
   type LinkInput,
   LinkInputSchema,
   type RemoveInput,
@@ -294,6 +296,8 @@ export {
   RenameInputSchema,
   type ReplaceInput,
   ReplaceInputSchema,
+  type SpecBundleItem,
+  type SpecForm,
   type UnlinkInput,
   UnlinkInputSchema,
 } from "./store/inputs.js";

@@ -118,7 +118,7 @@ export function readConfig(paths: WorkspacePaths): WorkspaceResult<WorkspaceConf
     return fail(
       "config-corrupt",
       code === "ENOENT"
-        ? `${paths.config} is missing: the workspace is incomplete (run \`kumiki init\` again after moving ${paths.dir} aside)`
+        ? `${paths.config} is missing: the workspace is incomplete (move ${paths.dir} aside and initialise the workspace again: initWorkspace, or kumiki init)`
         : `cannot read ${paths.config}: ${(e as Error).message}`,
       { path: paths.config },
     );

@@ -70,7 +70,8 @@ export const patchApply: Command = {
     const dryRun = flag(ctx.options, "dry-run");
     const expect = stringOption(ctx.options, "expect");
     // Ops written elsewhere: a list (or JSON Lines, as `patch export` writes), or one op alone.
-    const wire = isWireOps(input) ? input : isWireOps([input]) ? [input] : undefined;
+    const alone = [input];
+    const wire = isWireOps(input) ? input : isWireOps(alone) ? alone : undefined;
     if (wire !== undefined) {
       if (dryRun || expect !== undefined) {
         throw usageError(

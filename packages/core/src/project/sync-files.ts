@@ -98,7 +98,7 @@ interface Plan {
 }
 
 const RESOLVE_HINT =
-  "make the two agree, then sync again: edit the file to the store's text (kumiki view), or change the store's definition to the file's (kumiki replace / remove)";
+  "make the two agree, then sync again: edit the file to the store's text (as the store views it), or change the store's definition to the file's (replace or remove it in the store)";
 
 /**
  * Syncs the project.kumiki/ tree at `root` with the store, both ways (ai-edit.md §9.10). Files

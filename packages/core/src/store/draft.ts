@@ -266,7 +266,7 @@ export class Draft extends DraftBase {
       for (const r of referrers)
         for (const line of r.lines)
           this.warnings.push(
-            `${r.view.visible ? r.view.qname : r.view.id}:${line} references ${q}, which is removed: the reference is left dangling (--force)`,
+            `${r.view.visible ? r.view.qname : r.view.id}:${line} references ${q}, which is removed: the reference is left dangling (a forced remove)`,
           );
       this.forced = true;
       this.removed.push(q);

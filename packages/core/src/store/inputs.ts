@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Layer } from "../lang/layers.js";
 import { OP_KINDS, OP_LIMITS } from "../ops/op.js";
 import { LINE_KEY } from "./line-patch.js";
+import type { StoredOp } from "./op-log.js";
 import { quoted, type Rejection } from "./result.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -165,6 +166,37 @@ export type RemoveInput = z.input<typeof RemoveInputSchema>;
 export type LinkInput = z.input<typeof LinkInputSchema>;
 export type UnlinkInput = z.input<typeof UnlinkInputSchema>;
 export type BundleItem = z.input<typeof BundleItemSchema>;
+
+/** A store-form item `T` in §9.3.2's words: the target as `layer` + `name`, a new name as `new-name`. */
+export type SpecForm<T> = T extends { readonly qname: string }
+  ? Omit<T, "qname" | "newName"> & { readonly layer: Layer; readonly name: string } & (T extends {
+        readonly op: "rename";
+      }
+        ? { readonly "new-name": string }
+        : unknown)
+  : never;
+
+/**
+ * A bundle item in the words of ai-edit.md §9.3.2: any kind names its target with `layer` and
+ * `name`, a rename its new name with `new-name` (the store brings it to a {@link BundleItem}).
+ */
+export type SpecBundleItem = SpecForm<BundleItem>;
+
+/**
+ * What `Store.apply` and `Store.preview` take: items in either form, as an array or as
+ * `{ ops: [...] }`. Checked again at run time (a value from JSON is cast to it, and a bad item is
+ * refused by its place and field).
+ */
+export type BundleInput =
+  | readonly (BundleItem | SpecBundleItem)[]
+  | { readonly ops: readonly (BundleItem | SpecBundleItem)[] };
+
+/**
+ * What `Store.ingest` takes: ops written elsewhere, one or many, each a JSON object with its
+ * `op-id` and whatever else it carries — the wire format, or ai-edit.md §9.3.2's form without `def`
+ * and `refs`. Checked at run time as a set (a value from JSON is cast to it).
+ */
+export type IngestInput<T extends StoredOp = StoredOp> = T | readonly T[];
 
 /** A schema issue in our words: limits by name and number, not the schema library's phrasing. */
 export function issueMessage(i: z.core.$ZodIssue): string {

@@ -23,10 +23,12 @@ import { checkIncoming } from "./ingest.js";
 import {
   type AddInput,
   AddInputSchema,
+  type BundleInput,
   BundleSchema,
   bundleInputError,
   type EditInput,
   EditInputSchema,
+  type IngestInput,
   invalidInput,
   type LinkInput,
   LinkInputSchema,
@@ -41,7 +43,7 @@ import {
 } from "./inputs.js";
 import { LiveGraph } from "./live-graph.js";
 import { draftLock, draftUnlock } from "./lock-drafts.js";
-import { DAMAGE_REMEDY, type OpLog } from "./op-log.js";
+import { DAMAGE_REMEDY, type OpLog, type StoredOp } from "./op-log.js";
 import { diffOf, previewOf } from "./preview.js";
 import { hashOf, historyByName, listOf, refsOf, viewOf } from "./reads.js";
 import { checkTask, lockInput } from "./request-checks.js";
@@ -315,7 +317,7 @@ export class Store {
    * any item (mutually recursive definitions go in one bundle). With `expect` (a {@link preview}'s
    * fingerprint), writes exactly the previewed ops or refuses with `fingerprint-mismatch`.
    */
-  apply(bundle: unknown, options: ApplyOptions = {}): Promise<StoreResult<WriteReceipt>> {
+  apply(bundle: BundleInput, options: ApplyOptions = {}): Promise<StoreResult<WriteReceipt>> {
     const build = this.bundleBuild(bundle, options.keepErrors === true, options.onProgress);
     if (typeof build !== "function") return Promise.resolve({ ok: false, error: build });
     return this.write(build, options.expect);
@@ -326,7 +328,7 @@ export class Store {
    * definition and the ops' fingerprint (pass it to `apply` as `expect`). Refused exactly as `apply`
    * would refuse, nothing written.
    */
-  preview(bundle: unknown, options: Pick<ApplyOptions, "keepErrors"> = {}): StoreResult<Preview> {
+  preview(bundle: BundleInput, options: Pick<ApplyOptions, "keepErrors"> = {}): StoreResult<Preview> {
     const build = this.bundleBuild(bundle, options.keepErrors === true);
     if (typeof build !== "function") return { ok: false, error: build };
     if (this.closed) return reject("store-closed", "the store is closed");
@@ -401,11 +403,12 @@ export class Store {
    * without `def` and `refs`, is completed first by name (see spec-op.ts). Ops of the batch that
    * lose the merge are listed in the receipt's `lost`.
    */
-  ingest(input: unknown): Promise<StoreResult<WriteReceipt>> {
+  ingest<T extends StoredOp>(input: IngestInput<T>): Promise<StoreResult<WriteReceipt>> {
     if (this.closed) return Promise.resolve(reject<WriteReceipt>("store-closed", "the store is closed"));
     return this.exclusively(async () => {
       if (this.closed) return reject<WriteReceipt>("store-closed", "the store is closed");
-      const raw = Array.isArray(input) ? input : [input];
+      // Typed for callers, checked here: what arrives may be anything a file held.
+      const raw: readonly unknown[] = Array.isArray(input) ? (input as readonly unknown[]) : [input];
       const completed = completeSpecOps(this.graph, raw);
       if (!completed.ok) return completed;
       // Ops in the §9.3.2 form were written by hand or a model: held to what a local write is.

@@ -5,11 +5,13 @@
  * replace — and exchange both ways. Both end identical: program text, every hash, every conflict.
  * Then the same as a fast-check property over random edit sequences on both sides.
  */
+
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/integrity/checked-store.js";
 import { exportProgram, importProgram } from "../../src/project/program.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
+import type { StoredOp } from "../../src/store/op-log.js";
 import type { Store } from "../../src/store/store.js";
 import { observe } from "../store/support.js";
 import { corpusMissingMessage, corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
@@ -25,7 +27,7 @@ function replica(author: string, skew: number): { store: Store; log: MemoryOpLog
 
 /** Every op of `from`, as a file would carry them (JSON), taken into `to`. */
 async function send(from: Store, to: Store): Promise<void> {
-  const ops = JSON.parse(JSON.stringify([...from.read().graph.ops()])) as unknown[];
+  const ops = JSON.parse(JSON.stringify([...from.read().graph.ops()])) as StoredOp[];
   must(await to.ingest(ops));
 }
 

@@ -3,8 +3,10 @@
  * into an EMPTY B as a set (forward references and cycles are an add followed by a link), and both
  * export the same program, byte for byte.
  */
+
 import { describe, expect, it } from "vitest";
 import { exportProgram, importProgram } from "../../src/project/program.js";
+import type { StoredOp } from "../../src/store/op-log.js";
 import { corpusMissingMessage, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { memoryStore, must } from "./helpers.js";
 
@@ -17,7 +19,7 @@ describe.skipIf(!hasCorpus)("every corpus program: A's ops applied into an empty
     // A program the store refuses today (errors) is the repair-loop issue's, not this test's.
     if (!imported.ok) return;
     const b = memoryStore("agent:b", true);
-    const ops = JSON.parse(JSON.stringify([...a.read().graph.ops()])) as unknown[];
+    const ops = JSON.parse(JSON.stringify([...a.read().graph.ops()])) as StoredOp[];
     must(await b.ingest(ops));
     expect(exportProgram(b)).toBe(exportProgram(a));
     expect(exportProgram(b)).toBe(p.source);

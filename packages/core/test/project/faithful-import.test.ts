@@ -7,6 +7,7 @@
  * with one mutation — a misspelt reference, a removed definition still referenced, a wrong
  * argument count, an undeclared capability, a type error, null.
  */
+
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -16,6 +17,7 @@ import { checkStore } from "../../src/integrity/store-check.js";
 import { splitProgram } from "../../src/lang/split.js";
 import { exportProgram, importProgram } from "../../src/project/program.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
+import type { StoredOp } from "../../src/store/op-log.js";
 import type { Store } from "../../src/store/store.js";
 import {
   brokenCases,
@@ -78,7 +80,7 @@ describe("faithful import", () => {
     const b = memoryStore("agent:b", true);
     must(await a.add({ layer: "slot", name: "x", body: "Int = 1" }));
     must(await b.add({ layer: "slot", name: "x", body: "Int = 2" }));
-    const opsOf = (s: typeof a) => JSON.parse(JSON.stringify([...s.read().graph.ops()])) as unknown[];
+    const opsOf = (s: typeof a) => JSON.parse(JSON.stringify([...s.read().graph.ops()])) as StoredOp[];
     const [fromA, fromB] = [opsOf(a), opsOf(b)];
     await a.ingest(fromB);
     await b.ingest(fromA);

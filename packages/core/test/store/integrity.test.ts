@@ -66,7 +66,7 @@ describe("remove: pre-check at issue time (ai-edit.md §9.4.1)", () => {
     expect(r.ops).toMatchObject([{ op: "remove", force: true }]);
     expect(r.removed).toEqual(["slot.draft"]);
     expect(r.warnings).toEqual([
-      "tile.Compose:1 references slot.draft, which is removed: the reference is left dangling (--force)",
+      "tile.Compose:1 references slot.draft, which is removed: the reference is left dangling (a forced remove)",
     ]);
     expect(store.view("slot.draft")).toMatchObject({ ok: false });
     expect(text(store, "tile.Compose")).toContain("bind=draft");

@@ -66,7 +66,7 @@ describe("preview and fingerprint", () => {
     const bad = store.preview([{ op: "add", layer: "tile", name: "X", body: "text(nowhere)" }]);
     expect(bad).toMatchObject({ ok: false, error: { code: "undefined-reference" } });
     expect(store.preview([])).toMatchObject({ ok: false, error: { code: "bundle-empty" } });
-    expect(store.preview({ ops: [{ op: "explode" }] })).toMatchObject({
+    expect(store.preview({ ops: [{ op: "explode" }] } as never)).toMatchObject({
       ok: false,
       error: { code: "invalid-input" },
     });

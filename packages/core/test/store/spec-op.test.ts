@@ -75,8 +75,8 @@ describe("ops in the §9.3.2 form", () => {
 
   it("still refuses, naming the op: a reference nothing binds, a target nothing shows", async () => {
     const { store, log } = newStore();
-    await refused(log, store.ingest([SPEC_OPS[2]]), "unknown-parent");
-    const alone = { ...SPEC_OPS[2], "parent-ops": [] };
+    await refused(log, store.ingest([SPEC_OPS[2]!]), "unknown-parent");
+    const alone = { ...SPEC_OPS[2]!, "parent-ops": [] };
     const e = await refused(log, store.ingest([alone]), "undefined-reference");
     expect(e.message).toMatch(/TodoId/);
     await refused(
