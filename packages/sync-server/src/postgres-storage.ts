@@ -55,7 +55,9 @@ export function redactedUrl(url: string): string {
 /** See the module comment. */
 export class PostgresStorageAdapter implements StorageAdapterInterface {
   private lastFault: PostgresFault | undefined;
-  private readonly sql: { readonly [k in "load" | "save" | "remove" | "range" | "removeRange" | "all"]: string };
+  private readonly sql: {
+    readonly [k in "load" | "save" | "remove" | "range" | "removeRange" | "all"]: string;
+  };
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -81,7 +83,9 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
   static async open(url: string, options: PostgresStorageOptions = {}): Promise<PostgresStorageAdapter> {
     const table = options.table ?? "kumiki_chunks";
     if (!TABLE.test(table))
-      throw new Error(`table ${JSON.stringify(table)}: give a lower-case SQL identifier (letters, digits, _)`);
+      throw new Error(
+        `table ${JSON.stringify(table)}: give a lower-case SQL identifier (letters, digits, _)`,
+      );
     const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
     // An idle connection the server drops (a restart) must not end the process: the next
     // statement takes a new one, and a failed statement is a fault /health reports.
