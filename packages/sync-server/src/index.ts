@@ -15,6 +15,12 @@ export {
 } from "./client.js";
 export { type ClientAdapterOptions, KumikiClientAdapter, type TrafficStats } from "./client-adapter.js";
 export {
+  type PostgresFault,
+  PostgresStorageAdapter,
+  type PostgresStorageOptions,
+  redactedUrl,
+} from "./postgres-storage.js";
+export {
   CLOSE_FORBIDDEN,
   CLOSE_REFUSED,
   type FlushReply,
@@ -35,6 +41,7 @@ export {
 export { fail, ok, type SyncError, type SyncErrorCode, type SyncResult } from "./result.js";
 export {
   HEALTH_DAMAGE_LIMIT,
+  type ServerStorage,
   type SyncServer,
   type SyncServerHealth,
   type SyncServerOptions,

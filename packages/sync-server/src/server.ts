@@ -1,15 +1,17 @@
 /**
- * The sync server: an automerge-repo Repo over durable NodeFS storage (core's
- * `DurableFSStorageAdapter`: atomic, fsynced chunk writes) with the WebSocket server adapter behind
+ * The sync server: an automerge-repo Repo over its storage (by default the durable NodeFS storage,
+ * `DurableFSStorageAdapter`: atomic, fsynced chunk writes; or PostgreSQL, postgres-storage.ts)
+ * with the WebSocket server adapter behind
  * token checks ({@link AccessControlledServerAdapter}). It serves `GET /health` as JSON and
  * refuses a WebSocket upgrade without an accepted token with HTTP 401 or 403 and a JSON reason.
  * It announces nothing: it syncs a graph only with a peer that asks for it and may see it.
  */
+import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import * as A from "@automerge/automerge";
-import { type DocumentId, type PeerId, Repo } from "@automerge/automerge-repo";
+import { type DocumentId, type PeerId, Repo, type StorageAdapterInterface } from "@automerge/automerge-repo";
 import {
   checkChanges,
   type DocumentShape,
@@ -18,10 +20,31 @@ import {
   shapeOf,
 } from "@kumiki-graph/storage-automerge";
 import { type WebSocket, WebSocketServer } from "ws";
+import type { PostgresStorageAdapter } from "./postgres-storage.js";
 import { fail, ok, type SyncResult } from "./result.js";
 import { AccessControlledServerAdapter, type RefusalEvent } from "./server-adapter.js";
 import { SyncStateKeeper } from "./sync-state.js";
 import { type Grant, OPEN_GRANT, type TokenTable } from "./tokens.js";
+
+/**
+ * What a sync server stores its graphs in: an automerge-repo storage adapter, and what `/health`
+ * reports of it. `DurableFSStorageAdapter` (the embedded default, `dataDir`) and
+ * {@link PostgresStorageAdapter} are two.
+ */
+export interface ServerStorage extends StorageAdapterInterface {
+  /** True when `e` is an error this storage's writes threw (a storage fault, not a bug). */
+  threw(e: unknown): boolean;
+  /** The fault standing now, if any: `/health` says 503 while there is one. */
+  probe(): { readonly code: string; readonly message: string } | undefined;
+  /** The fault of the last failed write, until one succeeds. */
+  readonly fault: { readonly message: string } | undefined;
+  /** Stored chunks held back as damaged when a graph was loaded. */
+  readonly damaged: readonly {
+    readonly documentId: string;
+    readonly name: string;
+    readonly reason: string;
+  }[];
+}
 
 /** How {@link startSyncServer} runs. */
 export interface SyncServerOptions {
@@ -29,8 +52,16 @@ export interface SyncServerOptions {
   readonly port?: number;
   /** Interface to bind; default 127.0.0.1 (this machine only). */
   readonly host?: string;
-  /** Where the graphs are stored (created if absent). */
-  readonly dataDir: string;
+  /**
+   * Where the graphs are stored (created if absent), in the durable FS storage; give this or
+   * `storage`.
+   */
+  readonly dataDir?: string;
+  /**
+   * A storage of the caller's (PostgreSQL: {@link PostgresStorageAdapter.open}), in place of
+   * `dataDir`. The server does not close it: close it after the server.
+   */
+  readonly storage?: ServerStorage;
   /** Accepted tokens; without a table every client may read and write every graph. */
   readonly tokens?: TokenTable;
   /** Receives one line per notable event (connections, refusals). */
@@ -38,7 +69,7 @@ export interface SyncServerOptions {
 }
 
 /** The storages of the servers running in this process, for {@link watchStorageFaults}. */
-const faultSources = new Set<DurableFSStorageAdapter>();
+const faultSources = new Set<ServerStorage>();
 let watching = false;
 
 /**
@@ -134,19 +165,31 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     log(`refused ${e.peer} (token ${e.token})${e.documentId ? ` on ${e.documentId}` : ""}: ${e.reason}`);
   };
 
-  let storage: DurableFSStorageAdapter;
-  try {
-    storage = new DurableFSStorageAdapter(options.dataDir);
-    storage.sweepTemporaries();
-    storage.ensureStorageId();
-  } catch (e) {
+  if ((options.dataDir === undefined) === (options.storage === undefined))
     return fail(
-      "storage-failed",
-      `cannot use ${options.dataDir} for the server's graphs: ${(e as Error).message}`,
-      {
-        path: options.dataDir,
-      },
+      "invalid-options",
+      "give the server dataDir (a folder) or storage (e.g. PostgreSQL), one of them",
     );
+  let storage: ServerStorage;
+  /** What the server opened itself (the FS storage), and so disposes of. */
+  let own: DurableFSStorageAdapter | undefined;
+  if (options.storage !== undefined) storage = options.storage;
+  else {
+    const dataDir = options.dataDir!;
+    try {
+      own = new DurableFSStorageAdapter(dataDir);
+      own.sweepTemporaries();
+      own.ensureStorageId();
+      storage = own;
+    } catch (e) {
+      return fail(
+        "storage-failed",
+        `cannot use ${dataDir} for the server's graphs: ${(e as Error).message}`,
+        {
+          path: dataDir,
+        },
+      );
+    }
   }
 
   const grants = new WeakMap<WebSocket, Grant>();
@@ -225,7 +268,10 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   repo = new Repo({
     storage,
     network: [adapter],
-    peerId: `kumiki-sync-server-${storageId}` as PeerId,
+    // Servers sharing one database share its storage id; each process is a peer of its own.
+    peerId: (own === undefined
+      ? `kumiki-sync-server-${storageId}-${process.pid}-${randomUUID().slice(0, 8)}`
+      : `kumiki-sync-server-${storageId}`) as PeerId,
     shareConfig: {
       announce: async () => false,
       access: async (peer, documentId) =>
@@ -333,7 +379,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   if (!listening.ok) {
     await repo.shutdown().catch(() => undefined);
     wss.close();
-    storage.dispose();
+    own?.dispose();
     return listening;
   }
   const port = listening.value.port;
@@ -358,7 +404,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
           for (const c of wss.clients) c.terminate();
           wss.close();
           httpServer.closeAllConnections();
-          storage.dispose();
+          own?.dispose();
           faultSources.delete(storage);
         }
       })();

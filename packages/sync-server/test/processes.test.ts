@@ -1,91 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { cloneWorkspace, syncWorkspace } from "../src/index.js";
-import { must, newWorkspace, TOKENS, tempDir, tokenFileFor, withStore } from "./helpers.js";
+import { must, TOKENS } from "./helpers.js";
+import { addMany, cleanUp, run, setup, startServer } from "./support/processes.js";
 
-// Real processes: the server (and one client) run as `kumiki` child processes from packages/cli/dist.
-const BIN = fileURLToPath(new URL("../../cli/bin/kumiki.js", import.meta.url));
-const children: ChildProcess[] = [];
-const dirs: string[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
-
-interface Child {
-  readonly proc: ChildProcess;
-  /** Resolves with the first stdout/stderr text matching `re` (bounded). */
-  waitFor(re: RegExp, ms?: number): Promise<string>;
-  exited(): Promise<number | null>;
-}
-
-function run(args: string[], cwd: string): Child {
-  const proc = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(proc);
-  let out = "";
-  const waiters: (() => void)[] = [];
-  const take = (b: Buffer) => {
-    out += b.toString("utf8");
-    for (const w of waiters.splice(0)) w();
-  };
-  proc.stdout!.on("data", take);
-  proc.stderr!.on("data", take);
-  const exit = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)));
-  return {
-    proc,
-    exited: () => exit,
-    waitFor(re, ms = 20_000) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${re} within ${ms} ms; output:\n${out}`)), ms);
-        const check = () => {
-          const m = re.exec(out);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[0]);
-          } else waiters.push(check);
-        };
-        check();
-      });
-    },
-  };
-}
-
-async function startServer(root: string, port: number): Promise<{ child: Child; url: string; port: number }> {
-  const child = run(
-    [
-      "serve",
-      "--port",
-      String(port),
-      "--data",
-      path.join(root, "server"),
-      "--token-file",
-      path.join(root, "tokens.json"),
-    ],
-    root,
-  );
-  const line = await child.waitFor(/listening on ws:\/\/127\.0\.0\.1:(\d+)/);
-  const url = /ws:\/\/127\.0\.0\.1:\d+/.exec(line)![0];
-  return { child, url, port: Number(url.split(":").at(-1)) };
-}
-
-async function addMany(dir: string, author: string, prefix: string, n: number): Promise<void> {
-  await withStore(dir, author, async (s) => {
-    for (let i = 0; i < n; i++)
-      must(await s.add({ layer: "slot", name: `${prefix}${i}`, body: `Int = ${i}` }));
-  });
-}
-
-async function setup(prefix: string) {
-  const root = tempDir(prefix);
-  dirs.push(root);
-  const a = path.join(root, "a");
-  const graph = await newWorkspace(a);
-  fs.writeFileSync(path.join(root, "tokens.json"), tokenFileFor(graph));
-  return { root, a, graph };
-}
+afterEach(cleanUp);
 
 describe("real processes", () => {
   it("a server killed (SIGKILL) and restarted mid-sync loses no op", async () => {

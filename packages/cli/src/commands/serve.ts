@@ -1,8 +1,13 @@
 import path from "node:path";
-import { loadTokenFile, startSyncServer } from "@kumiki-graph/sync-server";
+import {
+  loadTokenFile,
+  PostgresStorageAdapter,
+  redactedUrl,
+  startSyncServer,
+} from "@kumiki-graph/sync-server";
 import { stringOption } from "../args.js";
 import type { Command } from "../command.js";
-import { fromRejection, usageError } from "../errors.js";
+import { failure, fromRejection, usageError } from "../errors.js";
 
 /**
  * `kumiki serve`: runs the sync server (docs/sync.md) until SIGINT or SIGTERM, then flushes every
@@ -12,10 +17,11 @@ import { fromRejection, usageError } from "../errors.js";
 export const serve: Command = {
   name: "serve",
   summary: "run the sync server agents push to and pull from (127.0.0.1 by default)",
-  usage: ["serve [--port N] [--host ADDR] [--data DIR] [--token-file F]"],
+  usage: ["serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F]"],
   examples: [
     "kumiki serve --port 7420 --data ./graphs --token-file tokens.json",
     "kumiki serve --port 0   # any free port; the first line says which",
+    "kumiki serve --storage postgres://postgres@127.0.0.1:5432/kumiki --token-file tokens.json",
   ],
   options: {
     port: { type: "string", value: "N", description: "TCP port (default 7420; 0 picks a free one)" },
@@ -28,6 +34,12 @@ export const serve: Command = {
       type: "string",
       value: "DIR",
       description: "where the server stores graphs (default ./kumiki-server)",
+    },
+    storage: {
+      type: "string",
+      value: "URL",
+      description:
+        "store graphs in PostgreSQL instead (postgres://user@host:5432/db; table kumiki_chunks, made if absent)",
     },
     "token-file": {
       type: "string",
@@ -43,6 +55,13 @@ export const serve: Command = {
       throw usageError(
         `kumiki serve: --port must be a number from 0 to 65535, got ${JSON.stringify(portText)}`,
       );
+    const storageUrl = stringOption(ctx.options, "storage");
+    if (storageUrl !== undefined && stringOption(ctx.options, "data") !== undefined)
+      throw usageError("kumiki serve: give --data DIR or --storage postgres://…, not both");
+    if (storageUrl !== undefined && !/^postgres(ql)?:\/\//.test(storageUrl))
+      throw usageError(
+        `kumiki serve: --storage takes a PostgreSQL URL (postgres://user@host:5432/db), got ${JSON.stringify(redactedUrl(storageUrl))}`,
+      );
     const dataDir = path.resolve(ctx.io.cwd, stringOption(ctx.options, "data") ?? "kumiki-server");
     const tokenFile = stringOption(ctx.options, "token-file");
     let tokens: Parameters<typeof startSyncServer>[0]["tokens"];
@@ -52,27 +71,39 @@ export const serve: Command = {
       tokens = t.value;
     }
     const host = stringOption(ctx.options, "host") ?? "127.0.0.1";
+    let storage: PostgresStorageAdapter | undefined;
+    if (storageUrl !== undefined) {
+      try {
+        storage = await PostgresStorageAdapter.open(storageUrl);
+      } catch (e) {
+        throw failure("storage-failed", (e as Error).message);
+      }
+    }
+    const where = storage === undefined ? dataDir : `${redactedUrl(storageUrl!)} (table ${storage.table})`;
     const started = await startSyncServer({
       port,
       host,
-      dataDir,
+      ...(storage === undefined ? { dataDir } : { storage }),
       ...(tokens === undefined ? {} : { tokens }),
       log: (line) => ctx.io.stderr(`kumiki serve: ${line}\n`),
     });
-    if (!started.ok) throw fromRejection(started.error);
+    if (!started.ok) {
+      await storage?.close();
+      throw fromRejection(started.error);
+    }
     const server = started.value;
     const info = {
       url: server.url,
       port: server.port,
       host: server.host,
-      data: dataDir,
+      ...(storage === undefined ? { data: dataDir } : { storage: where }),
       auth: tokens ? "tokens" : "none",
     };
     // A long-running verb: where it listens must be known before it returns.
     ctx.io.stdout(
       ctx.json
         ? `${JSON.stringify({ listening: info })}\n`
-        : `listening on ${server.url} (data ${dataDir})\n`,
+        : `listening on ${server.url} (${storage === undefined ? "data" : "storage"} ${where})\n`,
     );
     if (tokens === undefined)
       ctx.io.stderr(
@@ -89,9 +120,10 @@ export const serve: Command = {
     });
     const health = server.health();
     await server.close();
+    await storage?.close();
     return {
       json: { stopped: signal, ...info, refused: health.refused },
-      text: `stopped on ${signal}: every graph flushed to ${dataDir}`,
+      text: `stopped on ${signal}: every graph flushed to ${where}`,
     };
   },
 };
