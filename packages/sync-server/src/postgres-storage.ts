@@ -55,6 +55,12 @@ export function redactedUrl(url: string): string {
 /** See the module comment. */
 export class PostgresStorageAdapter implements StorageAdapterInterface {
   private lastFault: PostgresFault | undefined;
+  /** This adapter's own id in notices: what it stored itself is not reported back to it. */
+  private readonly origin = randomUUID();
+  private readonly listeners = new Set<(key: StorageKey) => void>();
+  private listening: Promise<void> | undefined;
+  private listener: pg.Client | undefined;
+  private closed = false;
   private readonly sql: {
     readonly [k in "load" | "save" | "remove" | "range" | "removeRange" | "all"]: string;
   };
@@ -62,11 +68,14 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
   private constructor(
     private readonly pool: pg.Pool,
     readonly table: string,
+    private readonly url: string,
   ) {
     const t = `"${table}"`;
     this.sql = {
       load: `SELECT data FROM ${t} WHERE key = $1::text[]`,
-      save: `INSERT INTO ${t} (key, data) VALUES ($1::text[], $2) ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data`,
+      // One statement: the upsert and, for a graph's chunk, the notice other servers listen for,
+      // sent by PostgreSQL when (and only if) the upsert commits.
+      save: `WITH saved AS (INSERT INTO ${t} (key, data) VALUES ($1::text[], $2) ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data RETURNING 1) SELECT pg_notify($3, $4) FROM saved WHERE $4 <> ''`,
       remove: `DELETE FROM ${t} WHERE key = $1::text[]`,
       // key[1] first: the index on it finds a graph's rows; then the whole prefix.
       range: `SELECT key, data FROM ${t} WHERE key[1] = $1 AND key[1:$2] = $3::text[] ORDER BY seq`,
@@ -90,7 +99,7 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
     // An idle connection the server drops (a restart) must not end the process: the next
     // statement takes a new one, and a failed statement is a fault /health reports.
     pool.on("error", () => undefined);
-    const adapter = new PostgresStorageAdapter(pool, table);
+    const adapter = new PostgresStorageAdapter(pool, table, url);
     try {
       const client = await pool.connect();
       try {
@@ -142,7 +151,62 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
   }
 
   async save(key: StorageKey, data: Uint8Array): Promise<void> {
-    await this.query(this.sql.save, [key, Buffer.from(data.buffer, data.byteOffset, data.byteLength)]);
+    // A graph's change chunks are announced (see watch); sync states and the storage id are not.
+    const chunk = key.length === 3 && (key[1] === "incremental" || key[1] === "snapshot");
+    await this.query(this.sql.save, [
+      key,
+      Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+      this.table,
+      chunk ? JSON.stringify([this.origin, key]) : "",
+    ]);
+  }
+
+  /**
+   * Calls `listener` with the key of every change chunk another process stores in this table (any
+   * server on the same database), once it is committed: PostgreSQL's LISTEN/NOTIFY on a channel
+   * named as the table. Chunks this adapter stores itself are not reported. Returns the unsubscribe.
+   * A lost listening connection is reopened; notices sent meanwhile are missed, so a listener
+   * should also read a graph's chunks when it next loads it (automerge-repo does).
+   */
+  watch(listener: (key: StorageKey) => void): () => void {
+    this.listeners.add(listener);
+    void this.listen();
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  private listen(): Promise<void> {
+    this.listening ??= (async () => {
+      const client = new pg.Client({ connectionString: this.url });
+      client.on("error", () => undefined);
+      client.on("notification", (n) => {
+        if (n.channel !== this.table || n.payload === undefined) return;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(n.payload);
+        } catch {
+          return;
+        }
+        if (!Array.isArray(parsed) || parsed[0] === this.origin || !Array.isArray(parsed[1])) return;
+        const key = (parsed[1] as unknown[]).map(String);
+        for (const l of this.listeners) l(key);
+      });
+      client.on("end", () => {
+        this.listener = undefined;
+        this.listening = undefined;
+        // Reopened while someone listens and the adapter is open (bounded: once a second).
+        if (!this.closed && this.listeners.size > 0) setTimeout(() => void this.listen(), 1000).unref();
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN "${this.table}"`);
+        this.listener = client;
+      } catch {
+        await client.end().catch(() => undefined);
+      }
+    })();
+    return this.listening;
   }
 
   async remove(key: StorageKey): Promise<void> {
@@ -185,8 +249,12 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
     return [];
   }
 
-  /** Closes the pool, after the statements in flight. */
+  /** Stops listening and closes the pool, after the statements in flight. */
   async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+    await this.listening;
+    await this.listener?.end().catch(() => undefined);
     await this.pool.end();
   }
 }

@@ -44,6 +44,12 @@ export interface ServerStorage extends StorageAdapterInterface {
     readonly name: string;
     readonly reason: string;
   }[];
+  /**
+   * For a storage several servers share: calls the listener with the key of each change chunk
+   * another server stored, so this one can bring the graph's connected peers up to date at once.
+   * Returns the unsubscribe.
+   */
+  watch?(listener: (key: readonly string[]) => void): () => void;
 }
 
 /** How {@link startSyncServer} runs. */
@@ -279,6 +285,22 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     },
   });
 
+  // Another server on the same storage stored a change: a graph loaded here takes it in, and
+  // automerge-repo sends it on to this server's peers of that graph, live. A graph not loaded here
+  // reads every chunk when it is first asked for.
+  const takeStoredElsewhere = async (key: readonly string[]) => {
+    const documentId = key[0] as DocumentId;
+    const handle = repo.handles[documentId];
+    if (handle === undefined || !handle.isReady()) return;
+    const data = await storage.load([...key]).catch(() => undefined);
+    // Gone: compacted into a snapshot since, whose own notice follows.
+    if (data === undefined) return;
+    handle.update((d) => A.loadIncremental(d, data));
+    // The graph's shape (its lists) may have grown there: worked out again at the next push.
+    shapes.delete(documentId);
+  };
+  const unwatch = storage.watch?.((key) => void takeStoredElsewhere(key));
+
   const syncStates = new SyncStateKeeper(repo, 1000);
   faultSources.add(storage);
   watchStorageFaults();
@@ -394,6 +416,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     refusals: () => refusals,
     close() {
       closing ??= (async () => {
+        unwatch?.();
         httpServer.close();
         try {
           await repo.flush(readyGraphs());

@@ -5,10 +5,12 @@
  * of graphs.
  */
 import path from "node:path";
+import { type AutomergeUrl, type PeerId, Repo } from "@automerge/automerge-repo";
+import { WebSocketClientAdapter } from "@automerge/automerge-repo-network-websocket";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cloneWorkspace, syncWorkspace } from "../src/index.js";
-import { must, TOKENS } from "./helpers.js";
+import { must, TOKENS, viewOf, withStore } from "./helpers.js";
 import { freshTable, POSTGRES_URL, skipWithoutPostgres } from "./support/postgres.js";
 import { addMany, cleanUp, setup, startServer } from "./support/processes.js";
 
@@ -21,6 +23,15 @@ async function sql(text: string): Promise<void> {
     await client.query(text);
   } finally {
     await client.end();
+  }
+}
+
+/** Polls `ok` every 25 ms for at most 15 s. */
+async function until(ok: () => boolean): Promise<void> {
+  const end = Date.now() + 15_000;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error("not within 15 s");
+    await new Promise((r) => setTimeout(r, 25));
   }
 }
 
@@ -66,6 +77,97 @@ describe.skipIf(skip)("the sync server on PostgreSQL, real processes", () => {
     expect(c.ops).toBe(400);
     server.child.proc.kill("SIGTERM");
     expect(await server.child.exited()).toBe(0);
+  });
+
+  it("three servers on one database: a change confirmed by one reaches a peer connected to another live, and three agents' conflicting ops converge", async () => {
+    const { root, a, graph } = await setup("pg-three");
+    const servers = [
+      await startServer(root, 0, url),
+      await startServer(root, 0, url),
+      await startServer(root, 0, url),
+    ];
+    // Three workspaces, each syncing with its own server: clones of one graph.
+    expect(
+      must(
+        await syncWorkspace(a, {
+          url: servers[0]!.url,
+          token: TOKENS.alice,
+          author: "agent:a",
+          timeoutMs: 30_000,
+        }),
+      ).ops,
+    ).toBe(0);
+    const dirs = [a];
+    for (const i of [1, 2]) {
+      const dir = path.join(root, `w${i}`);
+      must(
+        await cloneWorkspace(`${servers[i]!.url}/${graph}`, dir, { token: TOKENS.alice, timeoutMs: 30_000 }),
+      );
+      dirs.push(dir);
+    }
+    // A peer of server 3 that stays connected (automerge-repo's own client): it must see what
+    // server 1 confirms without asking again.
+    const peer = new Repo({
+      network: [new WebSocketClientAdapter(`${servers[2]!.url}/?token=${TOKENS.bob}`, 60_000)],
+      peerId: "live-peer" as PeerId,
+    });
+    try {
+      await until(() => peer.peers.length > 0);
+      const handle = await peer.find(graph as AutomergeUrl);
+      await withStore(a, "agent:a", async (s) =>
+        must(await s.add({ layer: "slot", name: "liveProbe", body: "Int = 1" })),
+      );
+      const pushed = Date.now();
+      must(
+        await syncWorkspace(a, {
+          url: servers[0]!.url,
+          token: TOKENS.alice,
+          author: "agent:a",
+          timeoutMs: 30_000,
+        }),
+      );
+      await until(() => JSON.stringify(handle.doc()).includes("liveProbe"));
+      process.stdout.write(
+        `a change confirmed by server 1 reached a peer of server 3 in ${Date.now() - pushed} ms (push included)\n`,
+      );
+    } finally {
+      await peer.shutdown();
+    }
+    // Concurrent, conflicting: every agent adds the same name, and a name of its own.
+    await Promise.all(
+      dirs.map((dir, i) =>
+        withStore(dir, `agent:w${i}`, async (s) => {
+          must(await s.add({ layer: "slot", name: "shared", body: `Int = ${i}` }));
+          must(await s.add({ layer: "slot", name: `own${i}`, body: `Int = ${i}` }));
+        }),
+      ),
+    );
+    await Promise.all(
+      dirs.map((dir, i) =>
+        syncWorkspace(dir, {
+          url: servers[i]!.url,
+          token: TOKENS.alice,
+          author: `agent:w${i}`,
+          timeoutMs: 30_000,
+        }),
+      ),
+    );
+    // One more round each: every workspace then holds what every server confirmed.
+    for (const [i, dir] of dirs.entries())
+      must(
+        await syncWorkspace(dir, {
+          url: servers[i]!.url,
+          token: TOKENS.alice,
+          author: `agent:w${i}`,
+          timeoutMs: 30_000,
+        }),
+      );
+    const views = await Promise.all(dirs.map((dir) => viewOf(dir)));
+    expect(views[1]).toBe(views[0]);
+    expect(views[2]).toBe(views[0]);
+    for (const name of ["liveProbe", "own0", "own1", "own2", "shared"]) expect(views[0]).toContain(name);
+    for (const s of servers) s.child.proc.kill("SIGTERM");
+    for (const s of servers) expect(await s.child.exited()).toBe(0);
   });
 
   it("two servers on one database: what one confirmed, a clone through the other holds", async () => {
