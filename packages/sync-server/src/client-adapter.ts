@@ -33,6 +33,12 @@ export interface ClientAdapterOptions {
   readonly token?: string;
   /** Delay before reconnecting after a drop, ms (default 250). */
   readonly retryMs?: number;
+  /**
+   * Other servers of the same service (servers sharing one database): after a drop or a failed
+   * connection the adapter connects to the next, in turn, so a client whose server died carries on
+   * through another.
+   */
+  readonly alternates?: readonly string[];
 }
 
 /** Traffic counters. */
@@ -81,11 +87,21 @@ export class KumikiClientAdapter extends NetworkAdapter {
   /** Bumped by every message from the server (but flush replies), connection and drop. */
   activity = 0;
 
+  /** The server and its alternates, in turn; `at` is the one connected or being tried. */
+  private readonly servers: readonly string[];
+  private at = 0;
+
   constructor(
-    readonly url: string,
+    url: string,
     private readonly options: ClientAdapterOptions = {},
   ) {
     super();
+    this.servers = [url, ...(options.alternates ?? [])];
+  }
+
+  /** The server connected to, or being tried. */
+  get url(): string {
+    return this.servers[this.at]!;
   }
 
   isReady(): boolean {
@@ -267,6 +283,8 @@ export class KumikiClientAdapter extends NetworkAdapter {
         });
       }
       this.dropped();
+      // The next server of the service, when there are others (the same one again otherwise).
+      this.at = (this.at + 1) % this.servers.length;
       if (!this.stopped) this.retryTimer = setTimeout(() => this.open(), this.options.retryMs ?? 250);
     });
     ws.on("message", (data: Buffer) => this.receive(data));

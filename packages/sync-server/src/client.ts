@@ -50,6 +50,11 @@ export interface ConnectOptions {
 export interface SyncOptions extends ConnectOptions {
   /** The server, `ws://host:port`. */
   readonly url: string;
+  /**
+   * Other servers of the same service (sharing one database, docs/sync.md): when the server drops
+   * or cannot be reached, the sync carries on through the next. The report names the one it ended on.
+   */
+  readonly alternates?: readonly string[];
   /** Who this agent is: its ops that the merge rolled back are reported in `rolledBack`. */
   readonly author?: string;
 }
@@ -223,10 +228,10 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
   const config = readConfig(found.value);
   if (!config.ok) return { ok: false, error: config.error };
   const documentId = config.value.graph.slice("automerge:".length);
-  const adapter = new KumikiClientAdapter(
-    options.url,
-    options.token === undefined ? {} : { token: options.token },
-  );
+  const adapter = new KumikiClientAdapter(options.url, {
+    ...(options.token === undefined ? {} : { token: options.token }),
+    ...(options.alternates === undefined ? {} : { alternates: options.alternates }),
+  });
   const sent: Uint8Array[] = [];
   adapter.onSyncSent((m) => sent.push(...m));
   options.onProgress?.(`connecting to ${options.url}…`);
@@ -301,7 +306,7 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
       unpushed = all.filter((o) => !serverIds.has(o["op-id"])).length;
     }
     const report: SyncReport = {
-      server: options.url,
+      server: adapter.url,
       graph: config.value.graph,
       access: done.value.access === "read" ? "read" : "write",
       sent: sentCount,

@@ -170,6 +170,36 @@ describe.skipIf(skip)("the sync server on PostgreSQL, real processes", () => {
     for (const s of servers) expect(await s.child.exited()).toBe(0);
   });
 
+  it("a server SIGKILLed while its client pushes: the client finishes through another server of the service, losing nothing", async () => {
+    const { root, a, graph } = await setup("pg-failover");
+    await addMany(a, "agent:a", "f", 400);
+    const one = await startServer(root, 0, url);
+    const two = await startServer(root, 0, url);
+    const sync = syncWorkspace(a, {
+      url: one.url,
+      alternates: [two.url],
+      token: TOKENS.alice,
+      author: "agent:a",
+      timeoutMs: 60_000,
+    });
+    await one.child.waitFor(/connected: /);
+    one.child.proc.kill("SIGKILL");
+    await one.child.exited();
+    const report = must(await sync);
+    expect(report.ops).toBe(400);
+    expect(report.server).toBe(two.url);
+    // Server 1 stays dead: a fresh clone through server 2 holds every op the sync confirmed.
+    const c = must(
+      await cloneWorkspace(`${two.url}/${graph}`, path.join(root, "c"), {
+        token: TOKENS.bob,
+        timeoutMs: 30_000,
+      }),
+    );
+    expect(c.ops).toBe(400);
+    two.child.proc.kill("SIGTERM");
+    expect(await two.child.exited()).toBe(0);
+  });
+
   it("two servers on one database: what one confirmed, a clone through the other holds", async () => {
     const { root, a, graph } = await setup("pg-two");
     await addMany(a, "agent:a", "t", 50);
