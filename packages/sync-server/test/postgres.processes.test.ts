@@ -200,6 +200,57 @@ describe.skipIf(skip)("the sync server on PostgreSQL, real processes", () => {
     expect(await two.child.exited()).toBe(0);
   });
 
+  it("every server of the service refuses alike: a read-only token's op is stored by none, an unknown token is refused by each", async () => {
+    const { root, a, graph } = await setup("pg-tokens");
+    await addMany(a, "agent:a", "r", 3);
+    const servers = [await startServer(root, 0, url), await startServer(root, 0, url)];
+    must(
+      await syncWorkspace(a, {
+        url: servers[0]!.url,
+        token: TOKENS.alice,
+        author: "agent:a",
+        timeoutMs: 30_000,
+      }),
+    );
+    for (const [i, server] of servers.entries()) {
+      const reader = path.join(root, `reader${i}`);
+      must(
+        await cloneWorkspace(`${server.url}/${graph}`, reader, { token: TOKENS.reader, timeoutMs: 30_000 }),
+      );
+      await withStore(reader, "agent:reader", async (st) =>
+        must(await st.add({ layer: "slot", name: `fromReader${i}`, body: "Int = 1" })),
+      );
+      const pushed = must(
+        await syncWorkspace(reader, {
+          url: server.url,
+          token: TOKENS.reader,
+          author: "agent:reader",
+          timeoutMs: 30_000,
+        }),
+      );
+      expect(pushed.access).toBe("read");
+      expect(pushed.unpushed).toBe(1);
+      const refused = await syncWorkspace(a, {
+        url: server.url,
+        token: "not-a-token-0123456789",
+        timeoutMs: 10_000,
+      });
+      expect(refused.ok ? "" : refused.error.code).toBe("forbidden");
+    }
+    // Through either server, the graph holds alice's 3 ops and none of the reader's.
+    for (const [i, server] of servers.entries()) {
+      const c = must(
+        await cloneWorkspace(`${server.url}/${graph}`, path.join(root, `check${i}`), {
+          token: TOKENS.bob,
+          timeoutMs: 30_000,
+        }),
+      );
+      expect(c.ops).toBe(3);
+    }
+    for (const s of servers) s.child.proc.kill("SIGTERM");
+    for (const s of servers) expect(await s.child.exited()).toBe(0);
+  });
+
   it("two servers on one database: what one confirmed, a clone through the other holds", async () => {
     const { root, a, graph } = await setup("pg-two");
     await addMany(a, "agent:a", "t", 50);
