@@ -15,6 +15,7 @@ import { benchRepair } from "./repair.js";
 import { benchScale } from "./scale.js";
 import { benchStore } from "./store.js";
 import { benchSync } from "./sync.js";
+import { benchSyncService } from "./sync-service.js";
 
 const suites: [string, () => Promise<BenchRow[]>][] = [
   ["language front-end", benchLang],
@@ -26,6 +27,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["MCP context (bytes per call)", benchMcpContext],
   ["damage and repair (10k ops)", benchDamage],
   ["sync", benchSync],
+  ["sync service (servers on FS and PostgreSQL)", benchSyncService],
   ["cli (real bin)", benchCli],
   ["cli at scale (5,000 definitions; 10,000 ops)", benchCliScale],
 ];
