@@ -32,7 +32,7 @@ import {
 } from "@kumiki-graph/storage-automerge";
 import { KumikiClientAdapter } from "./client-adapter.js";
 import type { FlushReply } from "./protocol.js";
-import { addRemote, parseGraphAddress } from "./remotes.js";
+import { addRemote, graphSocketUrl, parseGraphAddress } from "./remotes.js";
 import { fail, ok, type SyncError, type SyncResult } from "./result.js";
 import { SyncStateKeeper } from "./sync-state.js";
 
@@ -228,9 +228,12 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
   const config = readConfig(found.value);
   if (!config.ok) return { ok: false, error: config.error };
   const documentId = config.value.graph.slice("automerge:".length);
-  const adapter = new KumikiClientAdapter(options.url, {
+  // Each server's graph path: what a proxy routes by, and what pins the connection to this graph.
+  const servers = [options.url, ...(options.alternates ?? [])];
+  const sockets = servers.map((s) => graphSocketUrl(s, config.value.graph));
+  const adapter = new KumikiClientAdapter(sockets[0]!, {
     ...(options.token === undefined ? {} : { token: options.token }),
-    ...(options.alternates === undefined ? {} : { alternates: options.alternates }),
+    ...(sockets.length > 1 ? { alternates: sockets.slice(1) } : {}),
   });
   const sent: Uint8Array[] = [];
   adapter.onSyncSent((m) => sent.push(...m));
@@ -306,7 +309,7 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
       unpushed = all.filter((o) => !serverIds.has(o["op-id"])).length;
     }
     const report: SyncReport = {
-      server: adapter.url,
+      server: servers[sockets.indexOf(adapter.url)] ?? options.url,
       graph: config.value.graph,
       access: done.value.access === "read" ? "read" : "write",
       sent: sentCount,
@@ -359,7 +362,7 @@ export async function cloneWorkspace(
     fs.rmSync(createdRoot ? paths.root : paths.dir, { recursive: true, force: true });
   };
   const adapter = new KumikiClientAdapter(
-    server,
+    graphSocketUrl(server, graph),
     options.token === undefined ? {} : { token: options.token },
   );
   // Nothing to load for a new workspace; the keeper saves the sync state once installed.

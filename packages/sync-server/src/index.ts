@@ -29,6 +29,7 @@ export {
 export {
   addRemote,
   checkServerUrl,
+  graphSocketUrl,
   parseGraphAddress,
   pickRemote,
   REMOTES_FORMAT,

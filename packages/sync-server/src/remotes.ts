@@ -56,7 +56,8 @@ export function checkServerUrl(url: string): SyncResult<string> {
  * as `sync` takes it: a server behind a proxy at `/kumiki`) and the graph URL.
  */
 export function parseGraphAddress(address: string): SyncResult<{ server: string; graph: string }> {
-  const m = /^(wss?:\/\/[^/]+(?:\/[^/]+)*?)\/+(automerge:[1-9A-HJ-NP-Za-km-z]+)\/?$/.exec(address);
+  // The graph's own path (`/g/automerge:…`, what clients connect to) is taken too.
+  const m = /^(wss?:\/\/[^/]+(?:\/[^/]+)*?)(?:\/+g)?\/+(automerge:[1-9A-HJ-NP-Za-km-z]+)\/?$/.exec(address);
   if (m === null) {
     return fail(
       "invalid-url",
@@ -67,6 +68,16 @@ export function parseGraphAddress(address: string): SyncResult<{ server: string;
   const server = checkServerUrl(m[1]!);
   if (!server.ok) return server;
   return ok({ server: server.value, graph: m[2]! });
+}
+
+/**
+ * The WebSocket URL a client of `graph` connects to on `server`: the server's URL and
+ * `/g/<graph>`, so an HTTP proxy in front of several servers can route each graph by its path
+ * (docs/sync.md, "Sharding behind a proxy"), and the server holds the connection to that graph.
+ */
+export function graphSocketUrl(server: string, graph: string): string {
+  const g = graph.startsWith("automerge:") ? graph : `automerge:${graph}`;
+  return `${server.replace(/\/+$/, "")}/g/${g}`;
 }
 
 /** The remotes of a workspace (none when the file is absent). */

@@ -379,7 +379,18 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
         return;
       }
     }
-    const accepted = grant;
+    // A connection to a graph's own path (`…/g/automerge:<id>`, what clients use so a proxy can
+    // route by graph) reaches that graph only, whatever else its token grants.
+    const pinned = /\/g\/automerge:([1-9A-HJ-NP-Za-km-z]+)\/?$/.exec(
+      new URL(req.url ?? "/", "http://x").pathname,
+    )?.[1];
+    const accepted: Grant =
+      pinned === undefined
+        ? grant
+        : {
+            name: grant.name,
+            access: (documentId) => (documentId === pinned ? grant.access(documentId) : undefined),
+          };
     wss.handleUpgrade(req, socket, head, (ws) => {
       grants.set(ws, accepted);
       log(`connected: ${req.socket.remoteAddress ?? "?"} (token ${accepted.name})`);
