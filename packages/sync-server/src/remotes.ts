@@ -19,6 +19,11 @@ export interface Remote {
   readonly name: string;
   /** The server, `ws://host:port` or `wss://…`. */
   readonly url: string;
+  /**
+   * Other servers of the same service (sharing one database): `kumiki sync` carries on through
+   * them, in turn, when the server drops or cannot be reached.
+   */
+  readonly alternates?: readonly string[];
   /** Absolute path of the file holding the bearer token, when the server wants one. */
   readonly tokenFile?: string;
 }
@@ -105,12 +110,22 @@ export function readRemotes(paths: WorkspacePaths): SyncResult<Remote[]> {
     return corrupt(`expected {"format": ${REMOTES_FORMAT}, "remotes": [...]}`);
   const out: Remote[] = [];
   for (const [i, e] of r.remotes.entries()) {
-    const x = e as { name?: unknown; url?: unknown; tokenFile?: unknown };
+    const x = e as { name?: unknown; url?: unknown; tokenFile?: unknown; alternates?: unknown };
     if (typeof x?.name !== "string" || !NAME.test(x.name) || typeof x.url !== "string")
       return corrupt(`remotes[${i}] needs a "name" and a "url"`);
     if (x.tokenFile !== undefined && typeof x.tokenFile !== "string")
       return corrupt(`remotes[${i}].tokenFile must be a path`);
-    out.push({ name: x.name, url: x.url, ...(x.tokenFile === undefined ? {} : { tokenFile: x.tokenFile }) });
+    if (
+      x.alternates !== undefined &&
+      (!Array.isArray(x.alternates) || !x.alternates.every((a) => typeof a === "string"))
+    )
+      return corrupt(`remotes[${i}].alternates must be a list of server URLs`);
+    out.push({
+      name: x.name,
+      url: x.url,
+      ...(x.alternates === undefined ? {} : { alternates: x.alternates as string[] }),
+      ...(x.tokenFile === undefined ? {} : { tokenFile: x.tokenFile }),
+    });
   }
   return ok(out);
 }
@@ -135,6 +150,12 @@ export function addRemote(paths: WorkspacePaths, remote: Remote): SyncResult<Rem
     );
   const url = checkServerUrl(remote.url);
   if (!url.ok) return url;
+  const alternates: string[] = [];
+  for (const a of remote.alternates ?? []) {
+    const checked = checkServerUrl(a);
+    if (!checked.ok) return checked;
+    alternates.push(checked.value);
+  }
   const list = readRemotes(paths);
   if (!list.ok) return list;
   if (list.value.some((r) => r.name === remote.name))
@@ -146,6 +167,7 @@ export function addRemote(paths: WorkspacePaths, remote: Remote): SyncResult<Rem
   const added: Remote = {
     name: remote.name,
     url: url.value,
+    ...(alternates.length === 0 ? {} : { alternates }),
     ...(remote.tokenFile === undefined ? {} : { tokenFile: path.resolve(remote.tokenFile) }),
   };
   const written = writeRemotes(paths, [...list.value, added]);

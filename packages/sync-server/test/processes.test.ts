@@ -67,6 +67,36 @@ describe("real processes", () => {
     expect(await server.child.exited()).toBe(0);
   });
 
+  it("kumiki sync with a remote whose first server is down carries on through the next one recorded", async () => {
+    const { root, a, graph } = await setup("failover-cli");
+    const server = await startServer(root, 0);
+    await addMany(a, "agent:a", "v", 20);
+    fs.writeFileSync(path.join(root, "alice.token"), TOKENS.alice);
+    // A port nothing listens on: the server that died.
+    const dead = "ws://127.0.0.1:9";
+    must(
+      await runCli(
+        ["remote", "add", "origin", dead, server.url, "--token-file", path.join(root, "alice.token")],
+        a,
+      ),
+    );
+    const listed = run(["remote", "list"], a);
+    expect(await listed.exited()).toBe(0);
+    expect(await listed.waitFor(/then ws:\/\/127\.0\.0\.1:\d+/)).toContain(server.url);
+    const synced = run(["sync", "--json"], a);
+    expect(await synced.exited()).toBe(0);
+    expect(await synced.waitFor(/"server":"[^"]+"/)).toBe(`"server":"${server.url}"`);
+    const c = must(
+      await cloneWorkspace(`${server.url}/${graph}`, path.join(root, "c"), {
+        token: TOKENS.bob,
+        timeoutMs: 30_000,
+      }),
+    );
+    expect(c.ops).toBe(20);
+    server.child.proc.kill("SIGTERM");
+    expect(await server.child.exited()).toBe(0);
+  });
+
   it("a reconnecting client receives only what it lacks (sync state is kept)", async () => {
     const { root, a, graph } = await setup("state");
     const server = await startServer(root, 0);

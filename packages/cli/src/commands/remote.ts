@@ -9,14 +9,18 @@ function workspaceOf(ctx: CommandContext) {
   return unwrap(findWorkspace(ctx.storeDir ?? ctx.io.cwd));
 }
 
-/** `kumiki remote add NAME URL [--token-file F]`: records a sync server in `.kumiki/remotes.json`. */
+/**
+ * `kumiki remote add NAME URL [URL…] [--token-file F]`: records a sync server in
+ * `.kumiki/remotes.json`; further URLs are other servers of the same service, to fail over to.
+ */
 export const remoteAdd: Command = {
   name: "remote add",
   summary: "record a sync server this workspace syncs with",
-  usage: ["remote add NAME URL [--token-file F]"],
+  usage: ["remote add NAME URL [URL…] [--token-file F]"],
   examples: [
     "kumiki remote add origin ws://127.0.0.1:7420 --token-file ~/.kumiki/agent-1.token",
     "kumiki remote add origin ws://127.0.0.1:7420 && kumiki sync",
+    "kumiki remote add origin ws://sync-1:7420 ws://sync-2:7420   # servers sharing one database: sync fails over",
   ],
   options: {
     "token-file": {
@@ -25,19 +29,21 @@ export const remoteAdd: Command = {
       description: "a file holding this agent's token (its path is recorded, never the token)",
     },
   },
-  positionals: { min: 2, max: 2, names: "NAME URL" },
+  positionals: { min: 2, max: Number.POSITIVE_INFINITY, names: "NAME URL [URL…]" },
   async run(ctx) {
     const paths = workspaceOf(ctx);
     const tokenFile = stringOption(ctx.options, "token-file");
     const added = addRemote(paths, {
       name: ctx.positionals[0]!,
       url: ctx.positionals[1]!,
+      ...(ctx.positionals.length > 2 ? { alternates: ctx.positionals.slice(2) } : {}),
       ...(tokenFile === undefined ? {} : { tokenFile: path.resolve(ctx.io.cwd, tokenFile) }),
     });
     if (!added.ok) throw fromRejection(added.error);
+    const others = added.value.alternates ?? [];
     return {
       json: added.value,
-      text: `remote ${added.value.name} → ${added.value.url}${added.value.tokenFile ? ` (token from ${added.value.tokenFile})` : ""}`,
+      text: `remote ${added.value.name} → ${added.value.url}${others.length > 0 ? ` (then ${others.join(", ")})` : ""}${added.value.tokenFile ? ` (token from ${added.value.tokenFile})` : ""}`,
     };
   },
 };
@@ -58,7 +64,10 @@ export const remoteList: Command = {
         remotes.length === 0
           ? "no remotes (kumiki remote add origin ws://host:port)"
           : remotes
-              .map((r) => `${r.name}\t${r.url}${r.tokenFile ? `\ttoken ${r.tokenFile}` : ""}`)
+              .map(
+                (r) =>
+                  `${r.name}\t${r.url}${r.alternates?.length ? ` (then ${r.alternates.join(", ")})` : ""}${r.tokenFile ? `\ttoken ${r.tokenFile}` : ""}`,
+              )
               .join("\n"),
     };
   },

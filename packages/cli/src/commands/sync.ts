@@ -104,6 +104,7 @@ export async function syncRemote(
   const token = tokenFrom(ctx, remote.tokenFile);
   const result = await syncWorkspace(paths.root, {
     url: remote.url,
+    ...(remote.alternates === undefined ? {} : { alternates: remote.alternates }),
     author: ctx.author,
     timeoutMs: timeoutOption(ctx),
     onProgress: (m) => ctx.progress(m),
