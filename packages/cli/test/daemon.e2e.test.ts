@@ -6,7 +6,15 @@
  * does. And the daemon is never trusted over the workspace: one of another build, one killed, and a
  * workspace made again under it are all answered correctly.
  */
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import fc from "fast-check";
@@ -193,6 +201,26 @@ describe("the CLI daemon", () => {
     expect(runBin(["daemon", "stop"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
   }, 120_000);
 
+  it("a chunk damaged in place after it opened: reports and refuses as a call without it does", () => {
+    const dir = tempDir("daemon-damage");
+    dirs.push(dir);
+    expect(runBin(["init"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    for (const n of ["one", "two"])
+      expect(runBin(["add", "slot", n, "Int = 1"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+    startDaemon(dir);
+    expect(runBin(["view", "slot.one"], { cwd: dir, env: env("agent:a") }).code).toBe(0); // the daemon holds the store
+    const chunks = chunkFilesUnder(path.join(dir, ".kumiki", "automerge"));
+    expect(chunks.length).toBeGreaterThan(0);
+    truncateSync(chunks[0]!, 10);
+    for (const argv of [["status"], ["add", "slot", "three", "Int = 3"]]) {
+      const viaDaemon = runBin(argv, { cwd: dir, env: env("agent:a") });
+      const own = runBin(argv, { cwd: dir, env: env("agent:a", OFF) });
+      expect(viaDaemon, argv.join(" ")).toEqual(own);
+    }
+    expect(runBin(["status"], { cwd: dir, env: env("agent:a") }).out).toMatch(/DAMAGED/);
+    expect(runBin(["daemon", "stop"], { cwd: dir, env: env("agent:a") }).code).toBe(0);
+  }, 120_000);
+
   it("runs interactive fixes and its own verbs in the caller's process; a call outside any workspace never looks for it", () => {
     const dir = tempDir("daemon-decline");
     dirs.push(dir);
@@ -294,6 +322,13 @@ function spawnAsync(
         p.on("close", (code) => resolve({ code: code ?? -1, out, err }));
       }),
   );
+}
+
+/** The chunk files (snapshot and incremental) of a storage folder. */
+function chunkFilesUnder(storage: string): string[] {
+  return readdirSync(storage, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /[/\\](snapshot|incremental)$/.test(e.parentPath))
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 function alive(pid: number): boolean {

@@ -5,6 +5,7 @@
  * open the workspace through the main entry.
  */
 
+export { chunkStampsIn } from "./chunk-files.js";
 export {
   findWorkspace,
   readConfig,

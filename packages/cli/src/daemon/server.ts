@@ -9,6 +9,8 @@
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import type * as StorageReadModule from "@kumiki-graph/storage-automerge/read";
+import type { WorkspacePaths } from "@kumiki-graph/storage-automerge/read";
 import type { HeldStore, StoreProvider } from "../context.js";
 import { loadStorage, loadStorageRead } from "../core.js";
 import { fromRejection } from "../errors.js";
@@ -24,6 +26,8 @@ import {
   socketPath,
 } from "./protocol.js";
 
+type StorageRead = typeof StorageReadModule;
+
 /** Stores a daemon keeps open at most (one per author; the least recently used is closed first). */
 const MAX_STORES = 8;
 
@@ -31,7 +35,12 @@ const MAX_STORES = 8;
 class HeldStores implements StoreProvider {
   private readonly held = new Map<
     string,
-    { readonly stamp: string; readonly opened: Promise<{ held: HeldStore; close(): Promise<void> }> }
+    {
+      readonly stamp: string;
+      readonly opened: Promise<{ held: HeldStore; close(): Promise<void> }>;
+      /** The graph's chunk files (name, size, mtime) as the last call left them. */
+      chunks: readonly string[];
+    }
   >();
 
   get size(): number {
@@ -44,8 +53,15 @@ class HeldStores implements StoreProvider {
     // No workspace here: the ordinary open says so, in its own words.
     const key = found.ok ? `${found.value.root}\u0000${author}` : undefined;
     const stamp = found.ok ? workspaceStamp(found.value.root) : "";
+    const chunks = found.ok ? chunksOf(sr, found.value) : [];
     const cached = key === undefined ? undefined : this.held.get(key);
-    if (cached !== undefined && cached.stamp === stamp && key !== undefined) {
+    if (
+      cached !== undefined &&
+      cached.stamp === stamp &&
+      !changedInPlace(cached.chunks, chunks) &&
+      key !== undefined
+    ) {
+      cached.chunks = chunks;
       // Most recently used last: a Map iterates in insertion order.
       this.held.delete(key);
       this.held.set(key, cached);
@@ -72,7 +88,7 @@ class HeldStores implements StoreProvider {
         this.held.delete(oldest);
         await entry.opened.then((o) => o.close()).catch(() => undefined);
       }
-      this.held.set(key, { stamp, opened });
+      this.held.set(key, { stamp, opened, chunks });
       // A failed open is not kept: the next call tries again.
       opened.catch(() => {
         if (this.held.get(key)?.opened === opened) this.held.delete(key);
@@ -90,8 +106,9 @@ class HeldStores implements StoreProvider {
 
 /**
  * What a held store was opened on: the workspace's config (its graph), the identity of its
- * folders (a workspace removed and made again is another one) and its capability manifest (the
- * write gate is built from it at open).
+ * folders (a workspace removed and made again is another one), its capability manifest (the
+ * write gate is built from it at open) and its repairs (each moves damaged chunks into a new
+ * folder of `.kumiki/damaged/`; a store opened before holds the damage it saw then).
  */
 function workspaceStamp(root: string): string {
   // A folder by its inode only: its size and time change with every file written in it.
@@ -109,7 +126,42 @@ function workspaceStamp(root: string): string {
     part(path.join(dir, "automerge"), false),
     part(path.join(dir, "config.json"), true),
     part(path.join(root, "kumiki.caps.json"), true), // core's CAPS_FILE
+    repairs(path.join(dir, "damaged")),
   ].join("|");
+}
+
+/** The graph's chunk files, stamped (storage-automerge's `chunkStampsIn`); none when unreadable. */
+function chunksOf(sr: StorageRead, paths: WorkspacePaths): readonly string[] {
+  const config = sr.readConfig(paths);
+  if (!config.ok) return [];
+  try {
+    return sr.chunkStampsIn(paths.storage, config.value.graph.slice("automerge:".length));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * True when a chunk file the held store may have loaded is still there with another size or time:
+ * damaged in place (cut short, emptied, overwritten), which only a new open's checks can name.
+ * New files (another writer's) are the live store's to take in; files gone were compacted.
+ */
+function changedInPlace(before: readonly string[], now: readonly string[]): boolean {
+  const stampOf = new Map(now.map((s) => [s.split(" ")[0]!, s]));
+  for (const s of before) {
+    const current = stampOf.get(s.split(" ")[0]!);
+    if (current !== undefined && current !== s) return true;
+  }
+  return false;
+}
+
+/** How many repairs moved chunks aside (the folders in `.kumiki/damaged/`). */
+function repairs(folder: string): string {
+  try {
+    return String(fs.readdirSync(folder).length);
+  } catch {
+    return "0";
+  }
 }
 
 /** How {@link runDaemon} runs. */
