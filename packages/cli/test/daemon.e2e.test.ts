@@ -19,7 +19,7 @@ import net from "node:net";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { socketPath } from "../src/daemon/protocol.js";
+import { logPath, socketPath } from "../src/daemon/protocol.js";
 import { runDaemon } from "../src/daemon/server.js";
 import { BIN, runBin, SMALL_PROGRAM, tempDir } from "./support.js";
 
@@ -33,7 +33,12 @@ afterAll(() => {
       // Already gone: stopped by its test.
     }
   }
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) {
+    rmSync(d, { recursive: true, force: true });
+    // Its daemon's log, and the socket a killed daemon leaves, in the user's temp folder.
+    rmSync(logPath(socketPath(d)), { force: true });
+    rmSync(socketPath(d), { force: true });
+  }
 });
 
 const env = (author: string, extra: Record<string, string> = {}) => ({ KUMIKI_AUTHOR: author, ...extra });
