@@ -178,10 +178,11 @@ export abstract class ValueChecks extends NameChecks {
     const d = structural(declared);
     if (d.k === "unknown") return;
     const mismatch = (actual: string): void => {
+      const want = tyText(declared);
       this.ctx.report(
         code,
         e.span,
-        `Expected ${tyText(declared)} but got ${actual}: write a ${tyText(declared)}`,
+        `Expected ${want} but got ${actual}: write ${/^[AEIOU]/.test(want) ? "an" : "a"} ${want}`,
         {
           kind: code === "E0201" ? "type-mismatch" : "emit-arg-type-mismatch",
         },

@@ -192,7 +192,8 @@ tile S = box(text("x")) {motion: "Spn"}`);
 
 describe("types", () => {
   it("E0201: literals against declared types, at the innermost literal", () => {
-    expect(one(app('slot x : Int = "a"'), "E0201").message).toMatch(/^Expected Int but got Text/);
+    expect(one(app('slot x : Int = "a"'), "E0201").message).toBe("Expected Int but got Text: write an Int");
+    expect(one(app("slot x : Text = 1"), "E0201").message).toMatch(/: write a Text$/);
     expect(one(app("slot x : Int = 1.5"), "E0201").message).toMatch(/^Expected Int but got Float/);
     expect(codes(app("slot x : Float = 1\nslot y : Int = 1.0"))).toEqual([]);
     expect(one(app('slot xs : List(Int) = [1, "b"]'), "E0201").span?.column).toBe(27);
