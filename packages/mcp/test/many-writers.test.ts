@@ -5,7 +5,6 @@
  * answered as won twice, and a read issued after another process's acknowledged write sees it.
  */
 import { execFile } from "node:child_process";
-import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { connect, dispose, kumikiBin, type Session, tempDir } from "./support/session.js";
