@@ -1,3 +1,4 @@
+import type { Layer } from "@kumiki-graph/core";
 import type { Command } from "../command.js";
 import { unwrap } from "../errors.js";
 import { checkLayer } from "../shape.js";
@@ -14,7 +15,8 @@ export const list: Command = {
     const layer = ctx.positionals[0];
     if (layer !== undefined) await checkLayer(ctx.verb, layer);
     const store = await ctx.openReadStore();
-    const definitions = unwrap(store.list(layer));
+    // A layer as typed, checked above (the store checks it again and names the layers).
+    const definitions = unwrap(store.list(layer as Layer | undefined));
     return {
       json: { layer: layer ?? null, definitions },
       text: definitions.map((d) => d.qname).join("\n"),

@@ -2,9 +2,11 @@
  * The Store facade (ai-edit.md §9.2, §9.3): reads answer from the graph as it is now; writes are
  * drafted, gated and durably appended before they are reported.
  */
+
 import type { Conflict, Graph, LockEntry } from "../graph/graph.js";
 import type { GraphReader } from "../graph/reader.js";
 import type { ContentHash } from "../lang/hash.js";
+import type { Layer } from "../lang/layers.js";
 import {
   type AuthorId,
   createOpIdGenerator,
@@ -186,7 +188,7 @@ export class Store {
   }
 
   /** The definitions that show under their names (`kumiki list`), in one layer or all. */
-  list(layer?: string): StoreResult<ListEntry[]> {
+  list(layer?: Layer): StoreResult<ListEntry[]> {
     this.catchUp();
     return listOf(this.graph, layer);
   }
