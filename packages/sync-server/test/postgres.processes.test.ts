@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cloneWorkspace, syncWorkspace } from "../src/index.js";
 import { must, TOKENS, viewOf, withStore } from "./helpers.js";
 import { freshTable, POSTGRES_URL, skipWithoutPostgres } from "./support/postgres.js";
-import { addMany, cleanUp, setup, startServer } from "./support/processes.js";
+import { addMany, cleanUp, opsOfFreshClone, setup, startServer, stopServers } from "./support/processes.js";
 
 const skip = await skipWithoutPostgres();
 
@@ -68,15 +68,8 @@ describe.skipIf(skip)("the sync server on PostgreSQL, real processes", () => {
     await server.child.exited();
     // Nothing on the local disk: a new server process on the database alone, and a fresh clone.
     server = await startServer(root, 0, url);
-    const c = must(
-      await cloneWorkspace(`${server.url}/${graph}`, path.join(root, "c"), {
-        token: TOKENS.bob,
-        timeoutMs: 30_000,
-      }),
-    );
-    expect(c.ops).toBe(400);
-    server.child.proc.kill("SIGTERM");
-    expect(await server.child.exited()).toBe(0);
+    expect(await opsOfFreshClone(server.url, graph, path.join(root, "c"))).toBe(400);
+    expect(await stopServers(server)).toEqual([0]);
   });
 
   it("three servers on one database: a change confirmed by one reaches a peer connected to another live, and three agents' conflicting ops converge", async () => {
@@ -166,8 +159,7 @@ describe.skipIf(skip)("the sync server on PostgreSQL, real processes", () => {
     expect(views[1]).toBe(views[0]);
     expect(views[2]).toBe(views[0]);
     for (const name of ["liveProbe", "own0", "own1", "own2", "shared"]) expect(views[0]).toContain(name);
-    for (const s of servers) s.child.proc.kill("SIGTERM");
-    for (const s of servers) expect(await s.child.exited()).toBe(0);
+    expect(await stopServers(...servers)).toEqual(servers.map(() => 0));
   });
 
   it("a server SIGKILLed while its client pushes: the client finishes through another server of the service, losing nothing", async () => {
@@ -189,15 +181,8 @@ describe.skipIf(skip)("the sync server on PostgreSQL, real processes", () => {
     expect(report.ops).toBe(400);
     expect(report.server).toBe(two.url);
     // Server 1 stays dead: a fresh clone through server 2 holds every op the sync confirmed.
-    const c = must(
-      await cloneWorkspace(`${two.url}/${graph}`, path.join(root, "c"), {
-        token: TOKENS.bob,
-        timeoutMs: 30_000,
-      }),
-    );
-    expect(c.ops).toBe(400);
-    two.child.proc.kill("SIGTERM");
-    expect(await two.child.exited()).toBe(0);
+    expect(await opsOfFreshClone(two.url, graph, path.join(root, "c"))).toBe(400);
+    expect(await stopServers(two)).toEqual([0]);
   });
 
   it("every server of the service refuses alike: a read-only token's op is stored by none, an unknown token is refused by each", async () => {
@@ -238,17 +223,9 @@ describe.skipIf(skip)("the sync server on PostgreSQL, real processes", () => {
       expect(refused.ok ? "" : refused.error.code).toBe("forbidden");
     }
     // Through either server, the graph holds alice's 3 ops and none of the reader's.
-    for (const [i, server] of servers.entries()) {
-      const c = must(
-        await cloneWorkspace(`${server.url}/${graph}`, path.join(root, `check${i}`), {
-          token: TOKENS.bob,
-          timeoutMs: 30_000,
-        }),
-      );
-      expect(c.ops).toBe(3);
-    }
-    for (const s of servers) s.child.proc.kill("SIGTERM");
-    for (const s of servers) expect(await s.child.exited()).toBe(0);
+    for (const [i, server] of servers.entries())
+      expect(await opsOfFreshClone(server.url, graph, path.join(root, `check${i}`))).toBe(3);
+    expect(await stopServers(...servers)).toEqual(servers.map(() => 0));
   });
 
   it("two servers on one database: what one confirmed, a clone through the other holds", async () => {
@@ -261,15 +238,7 @@ describe.skipIf(skip)("the sync server on PostgreSQL, real processes", () => {
         await syncWorkspace(a, { url: one.url, token: TOKENS.alice, author: "agent:a", timeoutMs: 30_000 }),
       ).ops,
     ).toBe(50);
-    const c = must(
-      await cloneWorkspace(`${two.url}/${graph}`, path.join(root, "c"), {
-        token: TOKENS.bob,
-        timeoutMs: 30_000,
-      }),
-    );
-    expect(c.ops).toBe(50);
-    for (const s of [one, two]) s.child.proc.kill("SIGTERM");
-    expect(await one.child.exited()).toBe(0);
-    expect(await two.child.exited()).toBe(0);
+    expect(await opsOfFreshClone(two.url, graph, path.join(root, "c"))).toBe(50);
+    expect(await stopServers(one, two)).toEqual([0, 0]);
   });
 });

@@ -3,7 +3,15 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cloneWorkspace, syncWorkspace } from "../src/index.js";
 import { must, TOKENS } from "./helpers.js";
-import { addMany, cleanUp, run, setup, startServer } from "./support/processes.js";
+import {
+  addMany,
+  cleanUp,
+  opsOfFreshClone,
+  run,
+  setup,
+  startServer,
+  stopServers,
+} from "./support/processes.js";
 
 afterEach(cleanUp);
 
@@ -25,18 +33,10 @@ describe("real processes", () => {
     const report = must(await sync);
     expect(report.ops).toBe(400);
     // Another restart, then a fresh clone: everything the sync reported is on the server's disk.
-    server.child.proc.kill("SIGTERM");
-    expect(await server.child.exited()).toBe(0);
+    expect(await stopServers(server)).toEqual([0]);
     server = await startServer(root, server.port);
-    const c = must(
-      await cloneWorkspace(`${server.url}/${graph}`, path.join(root, "c"), {
-        token: TOKENS.bob,
-        timeoutMs: 30_000,
-      }),
-    );
-    expect(c.ops).toBe(400);
-    server.child.proc.kill("SIGTERM");
-    await server.child.exited();
+    expect(await opsOfFreshClone(server.url, graph, path.join(root, "c"))).toBe(400);
+    await stopServers(server);
   });
 
   it("a client killed mid-push completes on its next sync", async () => {
@@ -56,15 +56,8 @@ describe("real processes", () => {
     await client.exited();
     const again = run(["sync", "--json"], a);
     expect(await again.exited()).toBe(0);
-    const c = must(
-      await cloneWorkspace(`${server.url}/${graph}`, path.join(root, "c"), {
-        token: TOKENS.bob,
-        timeoutMs: 30_000,
-      }),
-    );
-    expect(c.ops).toBe(300);
-    server.child.proc.kill("SIGTERM");
-    expect(await server.child.exited()).toBe(0);
+    expect(await opsOfFreshClone(server.url, graph, path.join(root, "c"))).toBe(300);
+    expect(await stopServers(server)).toEqual([0]);
   });
 
   it("kumiki sync with a remote whose first server is down carries on through the next one recorded", async () => {
@@ -86,15 +79,8 @@ describe("real processes", () => {
     const synced = run(["sync", "--json"], a);
     expect(await synced.exited()).toBe(0);
     expect(await synced.waitFor(/"server":"[^"]+"/)).toBe(`"server":"${server.url}"`);
-    const c = must(
-      await cloneWorkspace(`${server.url}/${graph}`, path.join(root, "c"), {
-        token: TOKENS.bob,
-        timeoutMs: 30_000,
-      }),
-    );
-    expect(c.ops).toBe(20);
-    server.child.proc.kill("SIGTERM");
-    expect(await server.child.exited()).toBe(0);
+    expect(await opsOfFreshClone(server.url, graph, path.join(root, "c"))).toBe(20);
+    expect(await stopServers(server)).toEqual([0]);
   });
 
   it("a reconnecting client receives only what it lacks (sync state is kept)", async () => {
@@ -113,8 +99,7 @@ describe("real processes", () => {
     expect(pulled.bytesReceived * 5).toBeLessThan(cloned.bytesReceived);
     // The kept state is on disk, keyed by the server's storage id.
     expect(syncStateFiles(path.join(b, ".kumiki", "automerge")).length).toBeGreaterThan(0);
-    server.child.proc.kill("SIGTERM");
-    expect(await server.child.exited()).toBe(0);
+    expect(await stopServers(server)).toEqual([0]);
   });
 });
 

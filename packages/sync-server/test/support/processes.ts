@@ -6,7 +6,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { must, newWorkspace, tempDir, tokenFileFor, withStore } from "../helpers.js";
+import { cloneWorkspace } from "../../src/index.js";
+import { must, newWorkspace, TOKENS, tempDir, tokenFileFor, withStore } from "../helpers.js";
 
 // Real processes: the server (and one client) run as `kumiki` child processes from packages/cli/dist.
 const BIN = fileURLToPath(new URL("../../../cli/bin/kumiki.js", import.meta.url));
@@ -98,4 +99,17 @@ export async function setup(prefix: string) {
   const graph = await newWorkspace(a);
   fs.writeFileSync(path.join(root, "tokens.json"), tokenFileFor(graph));
   return { root, a, graph };
+}
+
+/** The ops a fresh clone of `graph` through the server at `url` holds (bob's token), made in `dir`. */
+export async function opsOfFreshClone(url: string, graph: string, dir: string): Promise<number> {
+  return must(await cloneWorkspace(`${url}/${graph}`, dir, { token: TOKENS.bob, timeoutMs: 30_000 })).ops;
+}
+
+/** Stops servers with SIGTERM and resolves to their exit codes (0: every graph flushed). */
+export async function stopServers(
+  ...servers: readonly { readonly child: Child }[]
+): Promise<(number | null)[]> {
+  for (const s of servers) s.child.proc.kill("SIGTERM");
+  return Promise.all(servers.map((s) => s.child.exited()));
 }
