@@ -6,21 +6,24 @@
  * does. And the daemon is never trusted over the workspace: one of another build, one killed, and a
  * workspace made again under it are all answered correctly.
  */
-import {
-  appendFileSync,
-  existsSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  truncateSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { logPath, socketPath } from "../src/daemon/protocol.js";
 import { runDaemon } from "../src/daemon/server.js";
+import {
+  AGENT,
+  authorOf,
+  NAME,
+  READS,
+  type TamperCall,
+  tamperOpLog,
+  VALUE,
+  type WriteCall,
+  writeArgv,
+} from "./agent-calls.js";
 import { BIN, runBin, SMALL_PROGRAM, tempDir } from "./support.js";
 
 const dirs: string[] = [];
@@ -59,41 +62,24 @@ function calls(dir: string): number {
   return (JSON.parse(r.out) as { calls?: number }).calls ?? -1;
 }
 
-type Call =
-  | {
-      readonly kind: "add" | "replace";
-      readonly agent: 0 | 1;
-      readonly via: boolean;
-      readonly name: string;
-      readonly value: number;
-    }
-  | { readonly kind: "remove"; readonly agent: 0 | 1; readonly via: boolean; readonly name: string }
-  | { readonly kind: "tamper" };
+/** A write through the daemon (`via`) or in its own process, or op-log.jsonl edited by hand. */
+type Call = (WriteCall & { readonly via: boolean }) | TamperCall;
 
-const NAMES = ["alpha", "beta", "gamma"] as const;
-const agent = fc.constantFrom<0 | 1>(0, 1);
-const name = fc.constantFrom(...NAMES);
 const via = fc.boolean();
 const call: fc.Arbitrary<Call> = fc.oneof(
   fc.record({
     kind: fc.constantFrom("add" as const, "replace" as const),
-    agent,
+    agent: AGENT,
     via,
-    name,
-    value: fc.nat({ max: 9 }),
+    name: NAME,
+    value: VALUE,
   }),
-  fc.record({ kind: fc.constant("remove" as const), agent, via, name }),
+  fc.record({ kind: fc.constant("remove" as const), agent: AGENT, via, name: NAME }),
   fc.constant({ kind: "tamper" as const }),
 );
 
-const READS: readonly (readonly string[])[] = [
-  ["list", "--json"],
-  ["status", "--json"],
-  ["view", "slot.*"],
-  ["export"],
-  ["check", "--json"],
-  ["refs", "slot.alpha", "--json"],
-];
+/** The reads of the fast-path test, and the references of a name. */
+const DAEMON_READS: readonly (readonly string[])[] = [...READS, ["refs", "slot.alpha", "--json"]];
 
 describe("the CLI daemon", () => {
   it("answers every read as a call without it, for random writes by two agents through it and beside it", async () => {
@@ -106,23 +92,11 @@ describe("the CLI daemon", () => {
       fc.property(fc.array(call, { minLength: 1, maxLength: 5 }), (sequence) => {
         for (const c of sequence) {
           if (c.kind === "tamper") {
-            // Behind the store's back: a line the document does not hold. Never to be served.
-            const line = {
-              "op-id": "op_01JC0000000000000000000000",
-              op: "add",
-              layer: "slot",
-              name: "ghost",
-            };
-            appendFileSync(path.join(dir, ".kumiki", "op-log.jsonl"), `${JSON.stringify(line)}\n`);
+            tamperOpLog(dir);
             continue;
           }
-          const argv =
-            c.kind === "add"
-              ? ["add", "slot", c.name, `Int = ${c.value}`]
-              : c.kind === "replace"
-                ? ["replace", `slot.${c.name}`, `slot ${c.name} : Int = ${c.value}`]
-                : ["remove", `slot.${c.name}`];
-          const author = c.agent === 0 ? "agent:a" : "agent:b";
+          const argv = writeArgv(c);
+          const author = authorOf(c.agent);
           const through = runBin(argv, { cwd: dir, env: env(author, c.via ? {} : { KUMIKI_DAEMON: "off" }) });
           expect(through.code, through.err).toBeLessThan(2); // refusals (a name taken, absent) are part of it
           n++;
@@ -130,8 +104,8 @@ describe("the CLI daemon", () => {
             const r = runBin(read, { cwd: dir, env: env("agent:a", extra) });
             return { read: read.join(" "), code: r.code, out: r.out, err: r.err };
           };
-          const daemon = READS.map((read) => answer(read, {}));
-          const own = READS.map((read) => answer(read, OFF));
+          const daemon = DAEMON_READS.map((read) => answer(read, {}));
+          const own = DAEMON_READS.map((read) => answer(read, OFF));
           expect(daemon, `after ${JSON.stringify(c)}`).toEqual(own);
         }
       }),
