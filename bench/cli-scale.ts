@@ -56,6 +56,10 @@ appendFileSync(${JSON.stringify(usage)}, JSON.stringify({ cpu: (u.userCPUTime + 
   }
 }
 
+/** Timed runs per case, after {@link WARMUP} untimed ones (each a process, so the batch is known). */
+const RUNS = 5;
+const WARMUP = 1;
+
 interface Usage {
   readonly wall: Timing;
   readonly cpu: Timing;
@@ -66,12 +70,12 @@ interface Usage {
 /** Times `fn` (one child process per call) and reads the CPU and RSS the child's hook appended. */
 async function timed(usage: string, fn: () => unknown, setup?: () => unknown): Promise<Usage> {
   fs.rmSync(usage, { force: true });
-  const wall = await measure(fn, { runs: 5, warmup: 1, ...(setup === undefined ? {} : { setup }) });
+  const wall = await measure(fn, { runs: RUNS, warmup: WARMUP, ...(setup === undefined ? {} : { setup }) });
   const lines = fs.readFileSync(usage, "utf8").trim().split("\n");
   // The warm-up and the setup's own calls are in the file too: the timed runs are the last ones,
   // one line each, after each setup line.
   const all = lines.map((l) => JSON.parse(l) as { cpu: number; rss: number });
-  const timedRuns = setup === undefined ? all.slice(-5) : all.filter((_, i) => i % 2 === 1).slice(-5);
+  const timedRuns = setup === undefined ? all.slice(-RUNS) : all.filter((_, i) => i % 2 === 1).slice(-RUNS);
   return {
     wall,
     cpu: summarize(timedRuns.map((u) => u.cpu)),
@@ -279,7 +283,7 @@ async function verbs(
     for (const c of cases) {
       const before = daemon ? (status().cpuMs ?? 0) : 0;
       const u = await timed(usage, c.run, c.setup);
-      const callsInBatch = 6 * (c.setup === undefined ? 1 : 2);
+      const callsInBatch = (WARMUP + RUNS) * (c.setup === undefined ? 1 : 2);
       const share = daemon ? ((status().cpuMs ?? 0) - before) / callsInBatch : 0;
       measured.push({ c, u, share });
     }

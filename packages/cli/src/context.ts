@@ -48,6 +48,23 @@ export interface StoreProvider {
   open(dir: string, author: string): Promise<HeldStore>;
 }
 
+/**
+ * Opens the workspace at or above `dir` for writing as `author` (rejects with the CLI error the
+ * open's refusal makes): what a call opens for itself, and what the daemon keeps open.
+ */
+export async function openWorkspaceHeld(
+  dir: string,
+  author: string,
+): Promise<HeldStore & { close(): Promise<void> }> {
+  const storage = await loadStorage();
+  // The one way to open a workspace: the same manifest, gate and store as the MCP server.
+  // As git finds .git: the workspace at or above the folder (core opens only the folder given unless asked).
+  const ws = await storage.openWorkspaceStore(dir, { author, walkUp: true });
+  if (!ws.ok) throw fromRejection(ws.error);
+  const log = ws.value.workspace.log;
+  return { store: ws.value.store, ops: () => log.all(), close: () => ws.value.close() };
+}
+
 /** Builds the context a verb runs in. */
 export function createContext(
   io: Required<CliIo>,
@@ -84,15 +101,7 @@ export function createContext(
       full ??= stores.open(storeDir ?? io.cwd, author);
       return full;
     }
-    full ??= (async () => {
-      const storage = await loadStorage();
-      // The one way to open a workspace: the same manifest, gate and store as the MCP server.
-      // As git finds .git: the workspace at or above the folder (core opens only the folder given unless asked).
-      const ws = await storage.openWorkspaceStore(storeDir ?? io.cwd, { author, walkUp: true });
-      if (!ws.ok) throw fromRejection(ws.error);
-      const log = ws.value.workspace.log;
-      return { store: ws.value.store, ops: () => log.all() };
-    })();
+    full ??= openWorkspaceHeld(storeDir ?? io.cwd, author);
     return full;
   };
 

@@ -8,8 +8,17 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringOption } from "../args.js";
 import type { Command, CommandContext } from "../command.js";
-import { buildId, type DaemonInfo, logPath, socketPath, workspaceRootOf } from "../daemon/protocol.js";
-import { answers, daemonInfo, runDaemon, stopDaemon } from "../daemon/server.js";
+import {
+  answers,
+  buildId,
+  type DaemonInfo,
+  daemonInfo,
+  logPath,
+  socketPath,
+  stopDaemon,
+  workspaceRootOf,
+} from "../daemon/protocol.js";
+import { runDaemon } from "../daemon/server.js";
 import { failure, usageError } from "../errors.js";
 
 /** Exit after 15 minutes without a call, unless `--idle` says otherwise. */

@@ -18,6 +18,7 @@ import {
   logPath,
   socketDirIsOwn,
   socketPath,
+  stopDaemon,
   workspaceRootOf,
 } from "./protocol.js";
 
@@ -58,7 +59,7 @@ export async function runThroughDaemon(io: ClientIo): Promise<number | undefined
   const code = await relay(sock, io);
   if (code === "absent" || code === "build") {
     if (auto) {
-      if (code === "build") await askToStop(sock);
+      if (code === "build") await stopDaemon(sock);
       startInBackground(root, sock, io);
     }
     return undefined;
@@ -85,20 +86,6 @@ function startInBackground(root: string, sock: string, io: ClientIo): void {
   } catch {
     // Starting a daemon is an optimisation: the call runs here either way.
   }
-}
-
-function askToStop(sock: string): Promise<void> {
-  return new Promise((resolve) => {
-    const socket = net.createConnection(sock);
-    const timer = setTimeout(() => socket.destroy(), 1000);
-    socket.on("connect", () => socket.write(`${JSON.stringify({ kind: "stop" } satisfies ClientMessage)}\n`));
-    socket.on("data", () => socket.destroy());
-    socket.on("error", () => undefined);
-    socket.on("close", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }
 
 /**

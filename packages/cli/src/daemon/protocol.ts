@@ -9,6 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
@@ -186,4 +187,39 @@ export function workspaceRootOf(argv: readonly string[], cwd: string): string | 
     if (fs.existsSync(path.join(d, ".kumiki", "config.json"))) return d;
     if (path.dirname(d) === d) return undefined;
   }
+}
+
+/** True when something answers a status request on `sock` within a second. */
+export function answers(sock: string): Promise<boolean> {
+  return daemonInfo(sock).then((i) => i !== undefined);
+}
+
+/** The daemon's own report, or undefined when nothing answers on `sock` within a second. */
+export function daemonInfo(sock: string): Promise<DaemonInfo | undefined> {
+  return request(sock, { kind: "status" }).then((m) => (m?.kind === "info" ? m.info : undefined));
+}
+
+/** Asks the daemon on `sock` to stop; true when one answered. */
+export function stopDaemon(sock: string): Promise<boolean> {
+  return request(sock, { kind: "stop" }).then((m) => m?.kind === "stopping");
+}
+
+/** Sends one message to the daemon on `sock` and resolves to its first answer (undefined: none within a second). */
+function request(sock: string, message: ClientMessage): Promise<DaemonMessage | undefined> {
+  return new Promise((resolve) => {
+    const socket = net.createConnection(sock);
+    const timer = setTimeout(() => done(undefined), 1000);
+    const done = (m: DaemonMessage | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(m);
+    };
+    socket.on("connect", () => socket.write(`${JSON.stringify(message)}\n`));
+    socket.on(
+      "data",
+      lineReader<DaemonMessage>((m) => done(m)),
+    );
+    socket.on("error", () => done(undefined));
+    socket.on("close", () => done(undefined));
+  });
 }

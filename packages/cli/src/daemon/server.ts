@@ -4,19 +4,20 @@
  * runs `kumiki` calls relayed by the bin (client.ts) exactly as the bin would run them itself, one at
  * a time, through the same `main`. What it holds is never trusted over the workspace: the store is
  * live (it takes in every other writer's ops before it answers), and a store is reopened when the
- * workspace's config, its capability manifest or its folders were replaced since it was opened.
+ * workspace's config, its capability manifest or its folders were replaced since it was opened,
+ * when a repair moved chunks aside, or when a chunk file it may have loaded changed in place.
  */
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import type * as StorageReadModule from "@kumiki-graph/storage-automerge/read";
 import type { WorkspacePaths } from "@kumiki-graph/storage-automerge/read";
-import type { HeldStore, StoreProvider } from "../context.js";
-import { loadStorage, loadStorageRead } from "../core.js";
-import { fromRejection } from "../errors.js";
+import { type HeldStore, openWorkspaceHeld, type StoreProvider } from "../context.js";
+import { loadStorageRead } from "../core.js";
 import type { CliIo } from "../io.js";
 import { main } from "../main.js";
 import {
+  answers,
   type ClientMessage,
   type DaemonInfo,
   type DaemonMessage,
@@ -37,7 +38,7 @@ class HeldStores implements StoreProvider {
     string,
     {
       readonly stamp: string;
-      readonly opened: Promise<{ held: HeldStore; close(): Promise<void> }>;
+      readonly opened: Promise<HeldStore & { close(): Promise<void> }>;
       /** The graph's chunk files (name, size, mtime) as the last call left them. */
       chunks: readonly string[];
     }
@@ -66,7 +67,7 @@ class HeldStores implements StoreProvider {
       this.held.delete(key);
       this.held.set(key, cached);
       try {
-        return (await cached.opened).held;
+        return await cached.opened;
       } catch {
         // It failed to open last time: try again below.
       }
@@ -75,13 +76,7 @@ class HeldStores implements StoreProvider {
       this.held.delete(key);
       await cached.opened.then((o) => o.close()).catch(() => undefined);
     }
-    const opened = (async () => {
-      const storage = await loadStorage();
-      const ws = await storage.openWorkspaceStore(dir, { author, walkUp: true });
-      if (!ws.ok) throw fromRejection(ws.error);
-      const log = ws.value.workspace.log;
-      return { held: { store: ws.value.store, ops: () => log.all() }, close: () => ws.value.close() };
-    })();
+    const opened = openWorkspaceHeld(dir, author);
     if (key !== undefined) {
       while (this.held.size >= MAX_STORES) {
         const [oldest, entry] = this.held.entries().next().value!;
@@ -94,7 +89,7 @@ class HeldStores implements StoreProvider {
         if (this.held.get(key)?.opened === opened) this.held.delete(key);
       });
     }
-    return (await opened).held;
+    return await opened;
   }
 
   async closeAll(): Promise<void> {
@@ -328,38 +323,4 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   await stop();
   process.off("SIGINT", onSignal);
   process.off("SIGTERM", onSignal);
-}
-
-/** True when something answers a status request on `sock` within a second. */
-export function answers(sock: string): Promise<boolean> {
-  return daemonInfo(sock).then((i) => i !== undefined);
-}
-
-/** The daemon's own report, or undefined when nothing answers on `sock` within a second. */
-export function daemonInfo(sock: string): Promise<DaemonInfo | undefined> {
-  return request(sock, { kind: "status" }).then((m) => (m?.kind === "info" ? m.info : undefined));
-}
-
-/** Asks the daemon on `sock` to stop; true when one answered. */
-export function stopDaemon(sock: string): Promise<boolean> {
-  return request(sock, { kind: "stop" }).then((m) => m?.kind === "stopping");
-}
-
-function request(sock: string, message: ClientMessage): Promise<DaemonMessage | undefined> {
-  return new Promise((resolve) => {
-    const socket = net.createConnection(sock);
-    const timer = setTimeout(() => done(undefined), 1000);
-    const done = (m: DaemonMessage | undefined) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(m);
-    };
-    socket.on("connect", () => socket.write(`${JSON.stringify(message)}\n`));
-    socket.on(
-      "data",
-      lineReader<DaemonMessage>((m) => done(m)),
-    );
-    socket.on("error", () => done(undefined));
-    socket.on("close", () => done(undefined));
-  });
 }
