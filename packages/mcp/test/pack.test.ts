@@ -8,7 +8,7 @@
  * need not hold; with it, npm installs exactly the versions the repository is tested with, from
  * the cached tarballs.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -221,19 +221,154 @@ describe("the packed packages, installed", () => {
     expect(run().stderr).toContain("duplicate-name");
   });
 
-  it("a CommonJS require gets Node's own answer for an ES module, never ERR_PACKAGE_PATH_NOT_EXPORTED", () => {
-    const r = spawnSync(
-      process.execPath,
-      [
-        "-e",
-        'try { require("@kumiki-graph/core"); console.log("loaded") } catch (e) { console.log(e.code) }',
-      ],
-      { cwd: prefix, encoding: "utf8" },
-    );
-    // Node 20 cannot require an ES module (ERR_REQUIRE_ESM, whose message says to use import());
-    // from Node 22.12 the require loads it.
-    expect(["ERR_REQUIRE_ESM", "loaded"]).toContain(r.stdout.trim());
+  it("ships exactly the pinned files (api/files.txt; a bundle chunk's hash as [hash])", async () => {
+    for (const p of PACKAGES) {
+      const tarball = path.join(root!, "tarballs", `kumiki-graph-${p}-0.1.0.tgz`);
+      const listed = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" })
+        .split("\n")
+        .filter((f) => f !== "")
+        .map((f) => f.replace(/^package\//, "").replace(/^(bundle\/[\w-]+?)-[\w-]{8}\.js$/, "$1-[hash].js"))
+        .sort();
+      const pinned = path.join(repoRoot, "packages", p, "api", "files.txt");
+      const text = `${listed.join("\n")}\n`;
+      if (process.env.KUMIKI_UPDATE_API === "1") await writeFile(pinned, text);
+      expect(text, `${p}: run with KUMIKI_UPDATE_API=1 and review the diff`).toBe(
+        await readFile(pinned, "utf8"),
+      );
+    }
   });
+
+  it("compiles and runs a CommonJS and an ES module TypeScript consumer: require works (Node >= 20.19)", async () => {
+    // The same program twice: in a "type": "commonjs" package tsc emits require() for its imports,
+    // and Node (from 20.19 and 22.12, as the packages' engines say) loads ES modules that way.
+    const program = (esm: boolean) =>
+      [
+        'import fs from "node:fs";',
+        'import os from "node:os";',
+        'import path from "node:path";',
+        'import { parseSelector } from "@kumiki-graph/core";',
+        'import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";',
+        "async function main(): Promise<void> {",
+        '  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-consumer-"));',
+        "  const made = await initWorkspace(dir);",
+        "  if (!made.ok) throw new Error(made.error.message);",
+        "  await made.value.log.close();",
+        '  const opened = await openWorkspaceStore(dir, { author: "agent:consumer" });',
+        "  if (!opened.ok) throw new Error(opened.error.message);",
+        '  const added = await opened.value.store.add({ layer: "slot", name: "count", body: ": Int = 0" });',
+        "  if (!added.ok) throw new Error(added.error.message);",
+        '  const view = opened.value.store.view("slot.count");',
+        `  console.log(${esm ? '"esm"' : '"cjs"'}, typeof require, JSON.stringify(parseSelector("slot.*")));`,
+        "  console.log(view.ok ? view.value.text.trimEnd() : view.error.message);",
+        "  await opened.value.close();",
+        "  fs.rmSync(dir, { recursive: true });",
+        "}",
+        "main().catch((e: unknown) => { console.error(e); process.exit(1); });",
+        "",
+      ].join("\n");
+    const results: string[] = [];
+    for (const kind of ["commonjs", "module"] as const) {
+      const dir = path.join(prefix, `consumer-${kind}`);
+      await mkdir(dir, { recursive: true });
+      await writeFile(path.join(dir, "package.json"), JSON.stringify({ type: kind }));
+      await writeFile(path.join(dir, "main.ts"), program(kind === "module"));
+      const tsconfig = {
+        compilerOptions: {
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2022",
+          strict: true,
+          esModuleInterop: true,
+          skipLibCheck: false,
+          outDir: "out",
+          typeRoots: [path.join(repoRoot, "node_modules/@types")],
+          types: ["node"],
+        },
+        files: ["main.ts"],
+      };
+      await writeFile(path.join(dir, "tsconfig.json"), JSON.stringify(tsconfig));
+      const tsc = spawnSync(
+        process.execPath,
+        [path.join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", dir],
+        { encoding: "utf8", timeout: 120_000 },
+      );
+      expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
+      const emitted = await readFile(path.join(dir, "out", "main.js"), "utf8");
+      // What makes it a CommonJS consumer: the package is loaded by require, not import.
+      expect(emitted.includes('require("@kumiki-graph/core")'), emitted).toBe(kind === "commonjs");
+      const run = spawnSync(process.execPath, [path.join(dir, "out", "main.js")], {
+        cwd: dir,
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      expect(run.status, run.stderr).toBe(0);
+      // No experimental warning either: the require is an ordinary one.
+      expect(run.stderr).toBe("");
+      results.push(run.stdout);
+    }
+    const selector = JSON.stringify({ kind: "name", layer: "slot", pattern: "*", wildcard: true });
+    expect(results).toEqual([
+      `cjs function ${selector}\nslot count : Int = 0\n`,
+      `esm undefined ${selector}\nslot count : Int = 0\n`,
+    ]);
+  }, 300_000);
+
+  it("npx kumiki runs from the installed tarballs: --help, mcp serve --doctor, serve", async () => {
+    const npx = (...argv: string[]) =>
+      spawnSync("npx", ["--offline", "--no-install", "kumiki", ...argv], {
+        cwd: prefix,
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+    const help = npx("--help");
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^kumiki — edit a Kumiki program/);
+    expect(help.stdout).toMatch(/\n {2}init {2,}/);
+    const doctor = npx("mcp", "serve", "--doctor");
+    expect(doctor.stdout).toContain("doctor: all checks passed");
+    expect(doctor.status).toBe(0);
+    // serve: its first line says where it listens; /health answers there; SIGTERM stops it (npx
+    // and the server it started: the group is signalled).
+    const data = path.join(root!, "served");
+    const server = spawn(
+      "npx",
+      ["--offline", "--no-install", "kumiki", "serve", "--port", "0", "--data", data, "--json"],
+      {
+        cwd: prefix,
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      },
+    );
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        let err = "";
+        const timer = setTimeout(() => reject(new Error(`no listening line in 60 s: ${out}${err}`)), 60_000);
+        server.stderr.on("data", (b: Buffer) => {
+          err += b.toString("utf8");
+        });
+        server.stdout.on("data", (b: Buffer) => {
+          out += b.toString("utf8");
+          const nl = out.indexOf("\n");
+          if (nl >= 0) {
+            clearTimeout(timer);
+            resolve(out.slice(0, nl));
+          }
+        });
+        server.on("exit", (code) => {
+          clearTimeout(timer);
+          reject(new Error(`npx kumiki serve exited ${String(code)}: ${out}${err}`));
+        });
+      });
+      const { listening } = JSON.parse(line) as { listening: { url: string } };
+      const health = await fetch(`${listening.url.replace(/^ws/, "http")}/health`);
+      expect(health.status).toBe(200);
+    } finally {
+      const exited = new Promise((resolve) => server.once("exit", resolve));
+      if (server.exitCode === null && server.pid !== undefined) process.kill(-server.pid, "SIGTERM");
+      await exited;
+    }
+  }, 300_000);
 
   it("installs the CLI without its optional parts (MCP, sync): the graph verbs work, and those parts' verbs say what to install", async () => {
     const alone = path.join(root!, "cli-alone");
