@@ -33,7 +33,7 @@ export async function checkName(verb: string, name: string): Promise<void> {
 /** `qname` is `layer.name` or a definition id (`def_…`). */
 export async function checkQname(verb: string, qname: string): Promise<void> {
   const q = (await loadReadCore()).parseQualifiedName(qname);
-  if (!("error" in q) && q.kind === "id") return;
+  if (!("error" in q) && q.kind === "def") return;
   if ("error" in q || !/^[A-Za-z][A-Za-z0-9_-]*$/.test(q.name)) {
     throw usageError(
       `kumiki ${verb}: ${JSON.stringify(qname)} is not layer.name (e.g. slot.todos) or a definition id (def_…)`,

@@ -87,7 +87,7 @@ export const view: Command = {
           );
         }
         const definitions = v.definitions.map((d) => ({
-          def: d.id,
+          def: d.def,
           qname: d.qname,
           layer: d.layer,
           name: d.name,

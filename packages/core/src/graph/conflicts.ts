@@ -47,19 +47,19 @@ function lockConcurrentConflicts(g: ConflictSource, only?: ReadonlySet<DefId>): 
       return layer === "*" || layer === s.layer;
     });
     if (covering.length === 0) continue;
-    for (const opId of g.opsOf(s.id)) {
+    for (const opId of g.opsOf(s.def)) {
       const op = g.defOp(opId);
       if (op === undefined || g.isRolledBack(opId)) continue;
       const names = op.op === "rename" ? [op.name, op["new-name"]] : [op.name];
       for (const l of covering) {
         if (l.agent === op.author || !names.some((n) => matchesLockPattern(l.pattern, op.layer, n))) continue;
         if (!g.causality.concurrent(l.opId, opId)) continue;
-        const here = g.label(s.id);
+        const here = g.label(s.def);
         out.push({
           id: `lock-concurrent:${opId}`,
           kind: "lock-concurrent",
           ops: [opId, l.opId],
-          definitions: [s.id],
+          definitions: [s.def],
           reason: `${op.op} ${opId} of ${here} by ${op.author} was written concurrently with ${l.agent}'s lock on ${l.pattern} (${l.opId}), which it had not seen`,
           decision: `the ${op.op} stands (a lock binds only ops written after it); ${l.pattern} stays locked by ${l.agent}`,
           retry: `${op.author}: check with ${l.agent}, and revert the ${op.op} ${opId} if it should not stand`,
@@ -166,7 +166,7 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
   }
   const states = only === undefined ? g.st.defs.values() : [...only].flatMap((d) => g.st.defs.get(d) ?? []);
   for (const s of states) {
-    const here = label(s.id);
+    const here = label(s.def);
     // Concurrent replaces: all but the winner lost.
     if (s.textMax.length > 1) {
       for (const w of s.textMax) {
@@ -175,7 +175,7 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
           id: `replace-lost:${w["op-id"]}`,
           kind: "replace-lost",
           ops: [w["op-id"], s.textWinner["op-id"]],
-          definitions: [s.id],
+          definitions: [s.def],
           reason: `${w.op} ${w["op-id"]} and ${s.textWinner.op} ${s.textWinner["op-id"]} set the text of ${here} concurrently`,
           decision: `kept the text of ${s.textWinner["op-id"]} (newer ts, then greater op-id); the other text is in the history`,
           retry: `view ${here}, then replace it with the text you want`,
@@ -193,8 +193,8 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
           id: `rename-lost:${w["op-id"]}`,
           kind: "rename-lost",
           ops: [w["op-id"], s.nameWinner["op-id"]],
-          definitions: [s.id],
-          reason: `${w["op-id"]} (→ ${nameOf(w)}) and ${s.nameWinner["op-id"]} (→ ${nameOf(s.nameWinner)}) renamed ${s.id} concurrently`,
+          definitions: [s.def],
+          reason: `${w["op-id"]} (→ ${nameOf(w)}) and ${s.nameWinner["op-id"]} (→ ${nameOf(s.nameWinner)}) renamed ${s.def} concurrently`,
           decision: `the name is ${s.name} (newer ts, then greater op-id)`,
           retry: `rename ${here} again if ${nameOf(w)} is the name you want`,
           remedy: [{ do: "rename", def: here }],
@@ -210,7 +210,7 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
           id: `remove-overridden:${r["op-id"]}`,
           kind: "remove-overridden",
           ops: [r["op-id"], ...against.map((t) => t["op-id"])],
-          definitions: [s.id],
+          definitions: [s.def],
           reason: `remove ${r["op-id"]} of ${here} was concurrent with ${against.map((t) => `${t.op} ${t["op-id"]}`).join(", ")}, which it had not seen`,
           decision: `${here} is kept (a write concurrent with a remove wins)`,
           retry: `view ${here}; remove it again if it should go`,
@@ -290,7 +290,7 @@ function failureConflict(s: DefinitionState, here: string, opId: OpId, f: ApplyF
       id: `edit-rebase-failed:${opId}`,
       kind: "edit-rebase-failed",
       ops: [opId, f.onto],
-      definitions: [s.id],
+      definitions: [s.def],
       reason: `edit ${opId} of ${here} was written against another version and ${describePatchFailure(f.failure)} in the text of ${f.onto}`,
       decision: "the edit is not applied; the text stays as merged without it",
       retry: `view ${here} and issue the edit again against its current text`,
@@ -304,7 +304,7 @@ function failureConflict(s: DefinitionState, here: string, opId: OpId, f: ApplyF
     id: `link-site-missing:${opId}`,
     kind: "link-site-missing",
     ops: [opId, f.onto],
-    definitions: [s.id],
+    definitions: [s.def],
     reason: `link ${opId} binds ${f.ref} in ${here}, but its text (version ${f.onto}) no longer names it`,
     decision: "the link is not applied",
     retry: `view ${here}; link again once its text references ${f.ref}`,

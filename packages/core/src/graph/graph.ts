@@ -260,13 +260,13 @@ export class Graph {
       const refs = s.body.refs;
       const change = applyToDefinition(s, op, this.ctx);
       if (change !== 0)
-        this.afterChange(s.id, { layer: s.layer, name, alive, refs }, s, (change & ~CHANGED_NAME) !== 0);
+        this.afterChange(s.def, { layer: s.layer, name, alive, refs }, s, (change & ~CHANGED_NAME) !== 0);
       // A write to a definition whose reference a forced remove left dangling: the remove may not
       // have seen it, so the edge is decided again.
       if (op.op !== "remove" && s.alive && !this.st.kept.isEmpty()) {
         for (const key of Object.keys(s.body.refs)) {
-          if (this.st.kept.get(`${s.id} ${key}`)?.reason === "forced") {
-            this.suspects.push(s.id);
+          if (this.st.kept.get(`${s.def} ${key}`)?.reason === "forced") {
+            this.suspects.push(s.def);
             break;
           }
         }
@@ -476,7 +476,7 @@ export class Graph {
       const s = this.st.defs.get(d)!;
       if (best === undefined || s.nameWinner["op-id"] > best.nameWinner["op-id"]) best = s;
     }
-    return best?.id;
+    return best?.def;
   }
 
   /** The live definitions named `layer.name` (more than one: a name conflict). */

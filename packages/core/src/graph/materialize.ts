@@ -173,7 +173,7 @@ export function compareDefinitions(a: DefinitionState, b: DefinitionState): numb
   const lb = LAYERS.indexOf(b.layer);
   if (la !== lb) return la - lb;
   if (a.name !== b.name) return a.name < b.name ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  return a.def < b.def ? -1 : a.def > b.def ? 1 : 0;
 }
 
 /** `layer.name`. */

@@ -13,7 +13,8 @@ import { compareDefinitions, Materializer, parseText, qualified, type ShownSite 
 
 /** A definition as a reader sees it. */
 export interface DefinitionView {
-  readonly id: DefId;
+  /** Its identity (`def_…`): what ops, list entries, referrers and histories call `def`. */
+  readonly def: DefId;
   readonly layer: Layer;
   readonly name: string;
   /** `slot.todos`. */
@@ -57,12 +58,12 @@ export class GraphReader {
 
   private toView(s: DefinitionState): DefinitionView {
     return {
-      id: s.id,
+      def: s.def,
       layer: s.layer,
       name: s.name,
       qname: qualified(s.layer, s.name),
       alive: s.alive,
-      visible: this.graph.isVisible(s.id),
+      visible: this.graph.isVisible(s.def),
       text: this.materializer.render(s),
       source: s.body.text,
       refs: s.body.refs,

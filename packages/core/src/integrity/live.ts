@@ -28,9 +28,9 @@ export function storeInput(
   // Rendering changes names only, so the sites line up one to one; the write gate refuses a text
   // for which they would not (projection-mismatch), and then the unmatched tail counts as unbound.
   const targets = shown.sites.map((_, i) => bound[i]?.target ?? null);
-  const hidden = !graph.isVisible(s.id);
+  const hidden = !graph.isVisible(s.def);
   return {
-    id: s.id,
+    id: s.def,
     def: shown.def,
     sites: shown.sites,
     targets,
@@ -58,7 +58,7 @@ export function parseDiagnostic(s: DefinitionState): Diagnostic | undefined {
     severity: info.severity,
     location: `${s.layer}.${s.name}.body:${line}`,
     message: `${s.layer}.${s.name} does not parse: ${p.error.message.replace(/ at \d+:\d+$/, "")} (body:${line}, column ${p.error.span.column}); replace or edit it until it parses`,
-    definition: s.id,
+    definition: s.def,
     span: p.error.span,
   };
 }
@@ -112,9 +112,9 @@ export class LiveCheck {
   constructor(graph: OpGraph, options: CheckOptions, heads: string = headsKey(graph)) {
     const m = new Materializer(graph);
     for (const s of graph.definitions()) {
-      this.states.set(s.id, seen(s));
+      this.states.set(s.def, seen(s));
       const input = storeInput(graph, m, s);
-      if (input !== undefined) this.source.set(s.id, input);
+      if (input !== undefined) this.source.set(s.def, input);
       else this.noteUnparsed(s);
     }
     this.checker = createChecker(this.source, options);
@@ -160,8 +160,8 @@ export class LiveCheck {
 
   private noteUnparsed(s: DefinitionState): void {
     const d = parseDiagnostic(s);
-    if (d === undefined) this.unparsed.delete(s.id);
-    else this.unparsed.set(s.id, d);
+    if (d === undefined) this.unparsed.delete(s.def);
+    else this.unparsed.set(s.def, d);
   }
 
   /**
@@ -188,9 +188,9 @@ export class LiveCheck {
     const changed = new Set<DefId>();
     let matched = 0;
     for (const s of graph.definitions()) {
-      const was = this.states.get(s.id);
+      const was = this.states.get(s.def);
       if (was !== undefined) matched++;
-      if (was === undefined || !same(was, s)) changed.add(s.id);
+      if (was === undefined || !same(was, s)) changed.add(s.def);
     }
     // Definitions this check holds that the graph does not (it was last synced to a fork).
     if (matched < this.states.size) {

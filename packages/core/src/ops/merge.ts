@@ -80,7 +80,8 @@ export type TextChange = EditOp | LinkOp | UnlinkOp;
 
 /** The merged state of one definition (mutated in place while the fold runs; forks copy it first). */
 export interface DefinitionState {
-  readonly id: DefId;
+  /** Its identity (`def_…`), as ops name it. */
+  readonly def: DefId;
   readonly layer: Layer;
   readonly added: AddOp;
   /** Every op applied to it (not rolled back), in causal order; the add first. */
@@ -138,7 +139,7 @@ export function createDefinition(add: AddOp): DefinitionState {
   const introducers = new Map<RefKey, OpId>();
   for (const k of Object.keys(add.refs) as RefKey[]) introducers.set(k, add["op-id"]);
   return {
-    id: add.def,
+    def: add.def,
     layer: add.layer,
     added: add,
     ops: [add],
@@ -219,7 +220,7 @@ export function applyToDefinition(s: DefinitionState, op: Op, ctx: MergeContext)
 
   switch (op.op) {
     case "add":
-      throw new Error(`merge: add ${op["op-id"]} applied to existing definition ${s.id}`);
+      throw new Error(`merge: add ${op["op-id"]} applied to existing definition ${s.def}`);
     case "remove":
       break;
     case "rename": {

@@ -128,8 +128,8 @@ export async function importProgram(
 export function programOrder(reader: GraphReader, options: { hidden?: boolean } = {}): DefinitionState[] {
   const g = reader.graph;
   return [...g.definitions()]
-    .filter((s) => (options.hidden === true ? s.alive : g.isVisible(s.id)))
-    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    .filter((s) => (options.hidden === true ? s.alive : g.isVisible(s.def)))
+    .sort((a, b) => (a.def < b.def ? -1 : a.def > b.def ? 1 : 0));
 }
 
 /**

@@ -34,7 +34,7 @@ export function projectGraph(reader: GraphReader): TreeProjection {
   for (const s of programOrder(reader)) {
     const text = reader.materializer.render(s);
     const f: ProjectedFile = {
-      def: s.id,
+      def: s.def,
       layer: s.layer,
       name: s.name,
       path: definitionPath(s.layer, s.name),

@@ -178,10 +178,10 @@ export abstract class DraftBase {
       const s = this.fork.definition(d.source);
       if (s === undefined || !s.alive) continue;
       const why = this.place({
-        ...this.meta("link", s.layer, s.name, s.id, this.itemTask, this.nextId()),
+        ...this.meta("link", s.layer, s.name, s.def, this.itemTask, this.nextId()),
         op: "link",
         ref: d.key,
-        target: added.id,
+        target: added.def,
       });
       if (why !== undefined) return why;
     }
@@ -390,11 +390,11 @@ export abstract class DraftBase {
     task: string | undefined,
     reverts?: OpId,
   ): Rejection | undefined {
-    const bound = this.bind(text, { layer: s.layer, name: s.name }, s.id);
+    const bound = this.bind(text, { layer: s.layer, name: s.name }, s.def);
     if (!bound.ok) return bound.error;
     const parts = decomposeSource(text)!;
     return this.place({
-      ...this.meta(kind, s.layer, s.name, s.id, task),
+      ...this.meta(kind, s.layer, s.name, s.def, task),
       op: kind,
       body: parts.body,
       ...(parts.head === undefined ? {} : { head: parts.head }),
@@ -442,14 +442,14 @@ export abstract class DraftBase {
     const left = new Set(ids);
     while (left.size > 0) {
       const states = [...left].map((id) => this.fork.definition(id)!).sort(compareDefinitions);
-      const free = states.filter((x) => this.fork.referrersOf(x.id).every((r) => !left.has(r)));
+      const free = states.filter((x) => this.fork.referrersOf(x.def).every((r) => !left.has(r)));
       const batch = free.length > 0 ? free : [states[0]!];
       for (const x of batch) {
-        left.delete(x.id);
-        this.cascaded.add(x.id);
-        this.removed.push(this.fork.label(x.id));
+        left.delete(x.def);
+        this.cascaded.add(x.def);
+        this.removed.push(this.fork.label(x.def));
         const why = this.place({
-          ...this.meta("remove", x.layer, x.name, x.id, task),
+          ...this.meta("remove", x.layer, x.name, x.def, task),
           op: "remove",
           ...(free.length === 0 ? { force: true as const } : {}),
         });

@@ -32,7 +32,7 @@ export function draftRevert(draft: Draft, opId: OpId, task: string | undefined):
   const s = g.definition(op.def);
   if (s === undefined)
     return { code: "not-revertable", message: `${opId} targets ${op.def}, which does not exist` };
-  const q = g.label(s.id);
+  const q = g.label(s.def);
   const diverged = (what: string): Rejection => ({
     code: "revert-diverged",
     message: `cannot revert ${op.op} ${opId} of ${q}: ${what}; revert the later changes first, or write the text you want`,
@@ -43,7 +43,7 @@ export function draftRevert(draft: Draft, opId: OpId, task: string | undefined):
   if (op.op === "add" || undoesRemove) {
     if (!s.alive) return { code: "not-revertable", message: `${q} is already removed` };
     if (undoesRemove && s.body.version !== opId) return diverged("its text changed since");
-    return draft.remove({ qname: s.id, ...(task === undefined ? {} : { task }) }, opId);
+    return draft.remove({ qname: s.def, ...(task === undefined ? {} : { task }) }, opId);
   }
   switch (op.op) {
     case "remove": {
@@ -67,7 +67,7 @@ export function draftRevert(draft: Draft, opId: OpId, task: string | undefined):
         return s.nameMax.includes(op)
           ? { code: "not-revertable", message: `${opId} lost to a concurrent rename` }
           : diverged(`it was renamed again since (now ${s.name})`);
-      return draft.rename({ qname: s.id, newName: op.name, ...(task === undefined ? {} : { task }) }, opId);
+      return draft.rename({ qname: s.def, newName: op.name, ...(task === undefined ? {} : { task }) }, opId);
     }
     default: {
       if (!s.alive) return { code: "not-revertable", message: `${q} is removed; revert its removal first` };
@@ -83,7 +83,7 @@ export function draftRevert(draft: Draft, opId: OpId, task: string | undefined):
         };
       }
       if (s.body.version !== opId) return diverged("its text changed since");
-      const prior = g.bodyBefore(s.id, opId);
+      const prior = g.bodyBefore(s.def, opId);
       if (prior === undefined)
         return { code: "not-revertable", message: `${opId} left no earlier text to restore` };
       return restore(draft, s, prior.text, prior.refs, opId, task);
@@ -102,8 +102,8 @@ export function draftUndo(draft: Draft, plan: TaskUndoPlan, task: string): Rejec
   const restoreText = (s: DefinitionState, text: string, refs: RefBindings): Rejection | undefined => {
     const now: Record<string, DefId> = {};
     for (const [k, t] of Object.entries(refs) as [RefKey, DefId][]) {
-      if (draft.fork.definition(t)?.alive === true || t === s.id) now[k] = t;
-      else later.push({ def: s.id, key: k, target: t });
+      if (draft.fork.definition(t)?.alive === true || t === s.def) now[k] = t;
+      else later.push({ def: s.def, key: k, target: t });
     }
     return restore(draft, s, text, now as RefBindings, undefined, task);
   };
@@ -118,7 +118,7 @@ export function draftUndo(draft: Draft, plan: TaskUndoPlan, task: string): Rejec
     }
     const now = draft.fork.definition(d.def)!;
     if (now.name !== d.before.name) {
-      const why = draft.rename({ qname: now.id, newName: d.before.name, task });
+      const why = draft.rename({ qname: now.def, newName: d.before.name, task });
       if (why !== undefined) return why;
     }
   }
@@ -132,7 +132,7 @@ export function draftUndo(draft: Draft, plan: TaskUndoPlan, task: string): Rejec
       };
     }
     const why = draft.place({
-      ...draft.meta("link", s.layer, s.name, s.id, task),
+      ...draft.meta("link", s.layer, s.name, s.def, task),
       op: "link",
       ref: l.key,
       target: l.target,
@@ -169,7 +169,7 @@ function restore(
       message: `the earlier text of ${qualified(s.layer, s.name)} cannot be restored`,
     };
   return draft.place({
-    ...draft.meta("replace", s.layer, s.name, s.id, task),
+    ...draft.meta("replace", s.layer, s.name, s.def, task),
     op: "replace",
     body: parts.body,
     ...(parts.head === undefined ? {} : { head: parts.head }),

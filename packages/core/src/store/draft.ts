@@ -166,7 +166,7 @@ export class Draft extends DraftBase {
     // The same text with the same bindings changes nothing: no op (a repeated replace is
     // idempotent). The same text that would bind differently (a name defined since) is a write.
     if (this.reserved.size === 0 && text === this.reader.materializer.render(s)) {
-      const bound = this.bind(text, { layer: s.layer, name: s.name }, s.id);
+      const bound = this.bind(text, { layer: s.layer, name: s.name }, s.def);
       if (bound.ok && sameRefs(bound.value.refs, s.body.refs))
         return {
           code: "no-change",
@@ -198,7 +198,7 @@ export class Draft extends DraftBase {
         details: { definition: q, ...r.failure },
       };
     }
-    const bound = this.bind(r.text, { layer: s.layer, name: s.name }, s.id);
+    const bound = this.bind(r.text, { layer: s.layer, name: s.name }, s.def);
     if (!bound.ok) return { ...bound.error, message: `after the edit, ${bound.error.message}` };
     // An edit whose anchors replace each text with itself changes nothing: no op, as for replace.
     if (this.reserved.size === 0 && r.text === shown && sameRefs(bound.value.refs, s.body.refs)) {
@@ -210,7 +210,7 @@ export class Draft extends DraftBase {
     }
     const parts = decomposeSource(r.text)!;
     return this.place({
-      ...this.meta("edit", s.layer, s.name, s.id, input.task),
+      ...this.meta("edit", s.layer, s.name, s.def, input.task),
       op: "edit",
       patch: patch.map((a) => ({ find: a.find, replace: a.replace })),
       base: s.body.version,
@@ -239,7 +239,7 @@ export class Draft extends DraftBase {
       };
     }
     return this.place({
-      ...this.meta("rename", s.layer, s.name, s.id, input.task),
+      ...this.meta("rename", s.layer, s.name, s.def, input.task),
       op: "rename",
       "new-name": input.newName,
       ...(reverts === undefined ? {} : { reverts }),
@@ -258,20 +258,20 @@ export class Draft extends DraftBase {
     const t = this.target(input.qname);
     if (!t.ok) return t.error;
     const s = t.value;
-    const q = this.fork.label(s.id);
-    if (input.cascade === true) return this.removeAll(this.referrerClosure([s.id]), input.task, []);
+    const q = this.fork.label(s.def);
+    if (input.cascade === true) return this.removeAll(this.referrerClosure([s.def]), input.task, []);
     // Pre-check at issue time (ai-edit.md §9.4.1).
-    const referrers = this.reader.referrers(s.id);
+    const referrers = this.reader.referrers(s.def);
     if (referrers.length > 0 && input.force === true) {
       for (const r of referrers)
         for (const line of r.lines)
           this.warnings.push(
-            `${r.view.visible ? r.view.qname : r.view.id}:${line} references ${q}, which is removed: the reference is left dangling (a forced remove)`,
+            `${r.view.visible ? r.view.qname : r.view.def}:${line} references ${q}, which is removed: the reference is left dangling (a forced remove)`,
           );
       this.forced = true;
       this.removed.push(q);
       return this.place({
-        ...this.meta("remove", s.layer, s.name, s.id, input.task),
+        ...this.meta("remove", s.layer, s.name, s.def, input.task),
         op: "remove",
         force: true,
         ...(reverts === undefined ? {} : { reverts }),
@@ -282,7 +282,7 @@ export class Draft extends DraftBase {
       for (const r of referrers) byLayer.set(r.view.layer, (byLayer.get(r.view.layer) ?? 0) + 1);
       const counts = [...byLayer].map(([l, n]) => `${n} ${n === 1 ? l : LAYER_PLURALS[l]}`).join(", ");
       const lines = referrers.flatMap((r) =>
-        r.lines.map((line) => `${r.view.visible ? r.view.qname : r.view.id}:${line}`),
+        r.lines.map((line) => `${r.view.visible ? r.view.qname : r.view.def}:${line}`),
       );
       // The remedy is the message's last line, also in details, so that an edge can say it in its
       // own terms (the CLI's --cascade / --force, MCP's cascade argument).
@@ -294,14 +294,14 @@ export class Draft extends DraftBase {
         details: {
           remedy,
           definition: q,
-          referrers: referrers.map((r) => ({ qname: r.view.qname, def: r.view.id, lines: r.lines })),
+          referrers: referrers.map((r) => ({ qname: r.view.qname, def: r.view.def, lines: r.lines })),
           byLayer: Object.fromEntries(byLayer),
         },
       };
     }
     this.removed.push(q);
     return this.place({
-      ...this.meta("remove", s.layer, s.name, s.id, input.task),
+      ...this.meta("remove", s.layer, s.name, s.def, input.task),
       op: "remove",
       ...(reverts === undefined ? {} : { reverts }),
     });
@@ -325,16 +325,19 @@ export class Draft extends DraftBase {
     if (to.value.layer !== splitRefKey(key).layer) {
       return {
         code: "invalid-ref",
-        message: `${input.ref} references a ${splitRefKey(key).layer}; ${this.fork.label(to.value.id)} is a ${to.value.layer}`,
+        message: `${input.ref} references a ${splitRefKey(key).layer}; ${this.fork.label(to.value.def)} is a ${to.value.layer}`,
       };
     }
-    if (s.body.refs[key] === to.value.id)
-      return { code: "no-change", message: `${input.ref} already refers to ${this.fork.label(to.value.id)}` };
+    if (s.body.refs[key] === to.value.def)
+      return {
+        code: "no-change",
+        message: `${input.ref} already refers to ${this.fork.label(to.value.def)}`,
+      };
     return this.place({
-      ...this.meta("link", s.layer, s.name, s.id, input.task),
+      ...this.meta("link", s.layer, s.name, s.def, input.task),
       op: "link",
       ref: key,
-      target: to.value.id,
+      target: to.value.def,
     });
   }
 
@@ -357,7 +360,7 @@ export class Draft extends DraftBase {
       };
     }
     return this.place({
-      ...this.meta("unlink", s.layer, s.name, s.id, input.task),
+      ...this.meta("unlink", s.layer, s.name, s.def, input.task),
       op: "unlink",
       ref: bound[0]!.key,
     });

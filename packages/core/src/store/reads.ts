@@ -45,7 +45,7 @@ export function viewOf(
         stack.push(d);
       }
     }
-    ids.push(...deps.sort(compareDefinitions).map((s) => s.id));
+    ids.push(...deps.sort(compareDefinitions).map((s) => s.def));
   }
   const definitions = ids.map((id) => reader.get(id)!);
   const text = definitions
@@ -66,9 +66,9 @@ export function listOf(graph: Graph, layer?: string): StoreResult<ListEntry[]> {
     );
   }
   const out = [...graph.definitions()]
-    .filter((s) => (layer === undefined || s.layer === layer) && graph.isVisible(s.id))
+    .filter((s) => (layer === undefined || s.layer === layer) && graph.isVisible(s.def))
     .sort(compareDefinitions)
-    .map((s) => ({ layer: s.layer, name: s.name, qname: qualified(s.layer, s.name), def: s.id }));
+    .map((s) => ({ layer: s.layer, name: s.name, qname: qualified(s.layer, s.name), def: s.def }));
   return ok(out);
 }
 
@@ -76,22 +76,22 @@ export function listOf(graph: Graph, layer?: string): StoreResult<ListEntry[]> {
 export function refsOf(graph: Graph, reader: GraphReader, qname: string): StoreResult<RefsResult> {
   const t = resolveTarget(graph, qname, { live: false });
   if (!t.ok) return t;
-  const referrers = reader.referrers(t.value.id).map((r) => ({
-    qname: r.view.visible ? r.view.qname : `${r.view.qname} (${r.view.id})`,
-    def: r.view.id,
+  const referrers = reader.referrers(t.value.def).map((r) => ({
+    qname: r.view.visible ? r.view.qname : `${r.view.qname} (${r.view.def})`,
+    def: r.view.def,
     layer: r.view.layer,
     lines: r.lines,
   }));
   const byLayer: Partial<Record<Layer, number>> = {};
   for (const r of referrers) byLayer[r.layer] = (byLayer[r.layer] ?? 0) + 1;
-  return ok({ target: graph.label(t.value.id), referrers, byLayer });
+  return ok({ target: graph.label(t.value.def), referrers, byLayer });
 }
 
 /** A live definition's content hash (`kumiki view --hash`). */
 export function hashOf(graph: Graph, reader: GraphReader, qname: string): StoreResult<ContentHash> {
   const t = resolveTarget(graph, qname, { live: true });
   if (!t.ok) return t;
-  const h = reader.hash(t.value.id);
+  const h = reader.hash(t.value.def);
   if (h === undefined) return reject("not-found", `${qname} has no content hash: it is not live`);
   return ok(h);
 }
@@ -105,7 +105,7 @@ export function historyByName(graph: Graph, qname: string): StoreResult<Definiti
   const sel = parseSelector(qname);
   if ("error" in sel) return reject("invalid-selector", sel.error);
   let ids: DefId[];
-  if (sel.kind === "id") ids = graph.definition(sel.id) === undefined ? [] : [sel.id];
+  if (sel.kind === "def") ids = graph.definition(sel.def) === undefined ? [] : [sel.def];
   else {
     if (sel.wildcard || sel.layer === undefined)
       return reject(
@@ -125,23 +125,23 @@ export function historyByName(graph: Graph, qname: string): StoreResult<Definiti
 function selectIds(graph: Graph, selector: string): StoreResult<DefId[]> {
   const sel = parseSelector(selector);
   if ("error" in sel) return reject("invalid-selector", sel.error);
-  if (sel.kind === "id") {
-    if (graph.definition(sel.id) === undefined) return reject("not-found", `no definition ${sel.id}`);
-    return ok([sel.id]);
+  if (sel.kind === "def") {
+    if (graph.definition(sel.def) === undefined) return reject("not-found", `no definition ${sel.def}`);
+    return ok([sel.def]);
   }
   if (!sel.wildcard && sel.layer !== undefined) {
     const t = resolveTarget(graph, selector, { live: true });
-    return t.ok ? ok([t.value.id]) : t;
+    return t.ok ? ok([t.value.def]) : t;
   }
   const ids = [...graph.definitions()]
     .filter(
       (s) =>
         (sel.layer === undefined || s.layer === sel.layer) &&
         matchesPattern(sel.pattern, s.name) &&
-        graph.isVisible(s.id),
+        graph.isVisible(s.def),
     )
     .sort(compareDefinitions)
-    .map((s) => s.id);
+    .map((s) => s.def);
   return ok(ids);
 }
 

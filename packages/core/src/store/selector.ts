@@ -9,7 +9,7 @@ export { matchesPattern } from "../ops/glob.js";
 
 /** What a selector names: one definition by identity, or definitions by layer and name pattern. */
 export type Selector =
-  | { readonly kind: "id"; readonly id: DefId }
+  | { readonly kind: "def"; readonly def: DefId }
   | {
       readonly kind: "name";
       /** undefined: any layer (`*.name`). */
@@ -28,7 +28,7 @@ const PATTERN_RE = /^[a-zA-Z*][a-zA-Z0-9_*-]*$/;
  */
 export function parseSelector(input: string): Selector | { readonly error: string } {
   const s = input.trim();
-  if (isDefId(s)) return { kind: "id", id: s };
+  if (isDefId(s)) return { kind: "def", def: s };
   const dot = s.indexOf(".");
   if (dot <= 0) {
     return {
@@ -50,7 +50,7 @@ export function parseSelector(input: string): Selector | { readonly error: strin
 
 /** What a qualified name names: a definition identity, or a layer and a name. */
 export type QualifiedName =
-  | { readonly kind: "id"; readonly id: DefId }
+  | { readonly kind: "def"; readonly def: DefId }
   | { readonly kind: "name"; readonly layer: Layer; readonly name: string };
 
 /**
@@ -60,7 +60,7 @@ export type QualifiedName =
  */
 export function parseQualifiedName(input: string): QualifiedName | { readonly error: string } {
   const q = input.trim();
-  if (isDefId(q)) return { kind: "id", id: q };
+  if (isDefId(q)) return { kind: "def", def: q };
   const dot = q.indexOf(".");
   const layer = q.slice(0, dot);
   if (dot <= 0 || !isLayer(layer)) {

@@ -20,14 +20,14 @@ export function resolveTarget(
 ): StoreResult<DefinitionState> {
   const q = parseQualifiedName(qname);
   if ("error" in q) return reject("invalid-selector", q.error);
-  if (q.kind === "id") {
-    const s = graph.definition(q.id);
-    if (s === undefined) return reject("not-found", `no definition ${q.id}`);
+  if (q.kind === "def") {
+    const s = graph.definition(q.def);
+    if (s === undefined) return reject("not-found", `no definition ${q.def}`);
     if (opts.live && !s.alive) {
       return reject(
         "not-found",
-        `${graph.label(q.id)} is removed; revert its removal to bring it back (see history ${q.id})`,
-        { def: q.id },
+        `${graph.label(q.def)} is removed; revert its removal to bring it back (see history ${q.def})`,
+        { def: q.def },
       );
     }
     return ok(s);

@@ -93,8 +93,8 @@ export const builtinGate: WriteValidator = {
         const holder = after.lookup(now.layer, now.name);
         problems.push({
           code: "duplicate-name",
-          message: `${now.qname} is already taken${holder === undefined ? "" : ` by ${holder.id}`}; rename one of them first`,
-          details: { definition: now.qname, holder: holder?.id },
+          message: `${now.qname} is already taken${holder === undefined ? "" : ` by ${holder.def}`}; rename one of them first`,
+          details: { definition: now.qname, holder: holder?.def },
         });
       }
       const mismatch = projectionMismatch(after, id);

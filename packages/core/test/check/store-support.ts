@@ -148,7 +148,7 @@ export async function seedMistake(
   for (const site of parsed.sites) {
     for (const layer of site.layers) {
       const id =
-        layer === view.layer && site.name === view.name ? view.id : reader.graph.lookup(layer, site.name);
+        layer === view.layer && site.name === view.name ? view.def : reader.graph.lookup(layer, site.name);
       if (id !== undefined) {
         refs[`${layer}:${site.name}`] = id;
         break;
@@ -166,7 +166,7 @@ export async function seedMistake(
     "op-id": seedIds.next(reader.graph.maxOpId()),
     "parent-ops": reader.graph.heads(),
     "depends-on": [],
-    def: view.id,
+    def: view.def,
     body: parts.body,
     ...(parts.head === undefined ? {} : { head: parts.head }),
     refs: refs as RefBindings,
@@ -176,7 +176,7 @@ export async function seedMistake(
   log.receive([op]);
   // Remote ops are folded in the store's write queue: an empty ingest waits for them.
   await store.ingest([]);
-  if (store.read().get(view.id)?.text !== text)
+  if (store.read().get(view.def)?.text !== text)
     throw new Error(`the seeded op did not apply: ${JSON.stringify(store.status())}`);
   return view.qname;
 }

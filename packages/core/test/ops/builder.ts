@@ -184,13 +184,13 @@ export class OpBuilder {
 /** Everything observable about a graph, canonically ordered: equal dumps mean equal graphs. */
 export function dump(g: Graph): unknown {
   const defs = [...g.definitions()]
-    .sort((a, b) => (a.id < b.id ? -1 : 1))
+    .sort((a, b) => (a.def < b.def ? -1 : 1))
     .map((s) => ({
-      id: s.id,
+      id: s.def,
       layer: s.layer,
       name: s.name,
       alive: s.alive,
-      visible: g.isVisible(s.id),
+      visible: g.isVisible(s.def),
       text: s.body.text,
       refs: Object.entries(s.body.refs).sort(),
       version: s.body.version,

@@ -34,8 +34,8 @@ class FoldReplica {
 
   private visible(layer?: Layer) {
     return [...this.g.definitions()]
-      .filter((s) => this.g.isVisible(s.id) && (layer === undefined || s.layer === layer))
-      .sort((x, y) => (x.id < y.id ? -1 : 1));
+      .filter((s) => this.g.isVisible(s.def) && (layer === undefined || s.layer === layer))
+      .sort((x, y) => (x.def < y.def ? -1 : 1));
   }
 
   private meta(kind: Op["op"], layer: Layer, name: string, def?: DefId) {
@@ -58,7 +58,7 @@ class FoldReplica {
     if (layer === "slot") return { source: `slot ${name} : Int = ${n}`, refs: {} };
     const targets = this.visible().slice(n % 3, (n % 3) + 2);
     const refs: Record<string, DefId> = {};
-    for (const t of targets) refs[`${t.layer}:${t.name}`] = t.id;
+    for (const t of targets) refs[`${t.layer}:${t.name}`] = t.def;
     const args = targets.map((t) => t.name).join(", ");
     return { source: `tile ${name} = column(${args}) # ${n}`, refs: refs as RefBindings };
   }
@@ -86,7 +86,7 @@ class FoldReplica {
         if (target === undefined) return undefined;
         const { source, refs } = this.text(target.layer, target.name, pick + 1);
         return {
-          ...this.meta("replace", target.layer, target.name, target.id),
+          ...this.meta("replace", target.layer, target.name, target.def),
           op: "replace",
           body: decomposeSource(source)!.body,
           refs,
@@ -107,7 +107,7 @@ class FoldReplica {
         if (!r.ok) return undefined;
         const parts = decomposeSource(r.text)!;
         return {
-          ...this.meta("edit", target.layer, target.name, target.id),
+          ...this.meta("edit", target.layer, target.name, target.def),
           op: "edit",
           patch: [anchor],
           base: target.body.version,
@@ -121,14 +121,14 @@ class FoldReplica {
         const name = NAMES[(pick >> 2) % NAMES.length]!;
         if (name === target.name || this.g.lookup(target.layer, name) !== undefined) return undefined;
         return {
-          ...this.meta("rename", target.layer, target.name, target.id),
+          ...this.meta("rename", target.layer, target.name, target.def),
           op: "rename",
           "new-name": name,
         };
       }
       case "remove": {
-        if (target === undefined || this.g.referrersOf(target.id).length > 0) return undefined;
-        return { ...this.meta("remove", target.layer, target.name, target.id), op: "remove" };
+        if (target === undefined || this.g.referrersOf(target.def).length > 0) return undefined;
+        return { ...this.meta("remove", target.layer, target.name, target.def), op: "remove" };
       }
       case "link": {
         const keys = all.flatMap((s) => Object.keys(s.body.refs).map((k) => ({ s, k: k as RefKey })));
@@ -139,10 +139,10 @@ class FoldReplica {
         const to = candidates[(pick >> 1) % Math.max(1, candidates.length)];
         if (to === undefined) return undefined;
         return {
-          ...this.meta("link", chosen.s.layer, chosen.s.name, chosen.s.id),
+          ...this.meta("link", chosen.s.layer, chosen.s.name, chosen.s.def),
           op: "link",
           ref: chosen.k,
-          target: to.id,
+          target: to.def,
         };
       }
       case "unlink": {
@@ -150,7 +150,7 @@ class FoldReplica {
         const chosen = keys[pick % Math.max(1, keys.length)];
         if (chosen === undefined) return undefined;
         return {
-          ...this.meta("unlink", chosen.s.layer, chosen.s.name, chosen.s.id),
+          ...this.meta("unlink", chosen.s.layer, chosen.s.name, chosen.s.def),
           op: "unlink",
           ref: chosen.k,
         };

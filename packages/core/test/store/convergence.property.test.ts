@@ -184,7 +184,7 @@ function observe(s: Store): unknown {
   return {
     program: reader.program(),
     list: s.list(),
-    hashes: defs.map((d) => [d.id, d.qname, d.visible, reader.hash(d.id)]),
+    hashes: defs.map((d) => [d.def, d.qname, d.visible, reader.hash(d.def)]),
     conflicts: s.conflicts(),
     policy: s.conflictPolicy(),
     locks: s.locks(),

@@ -670,7 +670,7 @@ describe("reads", () => {
       "slot.todos",
       "fn.count",
     ]);
-    const id = okValue(store.view("slot.todos")).definitions[0]!.id;
+    const id = okValue(store.view("slot.todos")).definitions[0]!.def;
     expect(okValue(store.view(id)).text).toBe(text(store, "slot.todos"));
     expect(store.view("slots.x")).toMatchObject({ ok: false, error: { code: "invalid-selector" } });
     expect(okValue(store.view("tile.Nothing*")).definitions).toEqual([]);
@@ -737,7 +737,7 @@ describe("concurrent writers", () => {
     await exchange();
     expect(text(a, "slot.x")).toBe(text(b, "slot.x"));
     const [winner, loser] = wa.opIds[0]! > wb.opIds[0]! ? [wa, wb] : [wb, wa];
-    expect(okValue(a.view("slot.x")).definitions[0]?.id).toBe(defIdOf(winner.opIds[0]!));
+    expect(okValue(a.view("slot.x")).definitions[0]?.def).toBe(defIdOf(winner.opIds[0]!));
     const conflicts = a.conflicts();
     expect(conflicts).toEqual(b.conflicts());
     expect(conflicts).toMatchObject([

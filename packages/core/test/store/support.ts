@@ -81,7 +81,7 @@ export function observe(s: Store): unknown {
   const reader = s.read();
   return {
     program: reader.program(),
-    hashes: reader.definitions().map((d) => [d.id, d.qname, reader.hash(d.id)]),
+    hashes: reader.definitions().map((d) => [d.def, d.qname, reader.hash(d.def)]),
     conflicts: s.conflicts(),
     policy: s.conflictPolicy(),
     locks: s.locks(),

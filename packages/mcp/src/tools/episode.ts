@@ -33,7 +33,7 @@ export const episode = defineTool({
   run({ episode_id }, ctx) {
     const entries: z.output<typeof EpisodeOutput>["entries"] = [];
     for (const s of ctx.store.read().graph.definitions()) {
-      const h = ctx.store.history(s.id);
+      const h = ctx.store.history(s.def);
       if (!h.ok) return fromCore(h, ctx, () => undefined as never);
       for (const d of h.value)
         for (const e of d.entries)

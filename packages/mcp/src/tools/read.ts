@@ -53,7 +53,7 @@ export const view = defineTool({
     }
     return fromCore(ctx.store.view(selector, { withDeps: with_deps === true }), ctx, (v) => ({
       text: v.text,
-      definitions: v.definitions.map((d) => ({ qname: d.qname, def: d.id })),
+      definitions: v.definitions.map((d) => ({ qname: d.qname, def: d.def })),
     }));
   },
 });
