@@ -1,15 +1,11 @@
-// The smallest library program: create a workspace, open its store, add a definition, read it.
+// The smallest library program: open a folder's store (made there the first time), add, read.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
+import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-"));
-const made = await initWorkspace(dir);
-if (!made.ok) throw new Error(made.error.message);
-await made.value.log.close();
-
-const opened = await openWorkspaceStore(dir, { author: "agent:me" });
+const opened = await openWorkspaceStore(dir, { create: true, author: "agent:me" });
 if (!opened.ok) throw new Error(opened.error.message);
 const { store } = opened.value;
 const added = await store.add({ layer: "slot", name: "count", body: ": Int = 0" });

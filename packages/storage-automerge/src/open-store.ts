@@ -1,8 +1,8 @@
 /**
  * The one way every edge opens a workspace for use (the CLI, the MCP server, the sync client, a
- * library user): find `.kumiki/` at or above a folder, open its op log, read `kumiki.caps.json`,
- * and open a store whose write gate is the checker with that manifest. What differs between edges
- * is only the author and, for sync, the network.
+ * library user): the workspace at a folder (above it only when asked; made there when asked), its
+ * op log, its `kumiki.caps.json`, and a store whose write gate is the checker with that manifest.
+ * What differs between edges is only the author and, for sync, the network.
  */
 import path from "node:path";
 import {
@@ -16,8 +16,8 @@ import {
   type StoredOp,
   type WriteValidator,
 } from "@kumiki-graph/core";
-import { openWorkspace, type Workspace, type WorkspaceOpenOptions } from "./workspace.js";
-import type { WorkspaceError } from "./workspace-layout.js";
+import { initWorkspace, openWorkspace, type Workspace, type WorkspaceOpenOptions } from "./workspace.js";
+import type { WorkspaceError, WorkspaceResult } from "./workspace-layout.js";
 
 /** The author an edge writes as when none is given: KUMIKI_AUTHOR, else user:$USER, else user:anonymous. */
 export function defaultAuthor(env: Readonly<Record<string, string | undefined>> = process.env): string {
@@ -39,6 +39,12 @@ export interface WorkspaceStoreOptions extends WorkspaceOpenOptions {
    * tool with a gate of its own).
    */
   readonly validators?: readonly WriteValidator[];
+  /**
+   * Make the workspace when there is none (with `walkUp`, none at or above the folder): a new,
+   * empty graph at the folder, created if need be. Default false: `no-workspace` is returned.
+   * Never done read-only; a folder with a `.kumiki/` that does not open is never made over.
+   */
+  readonly create?: boolean;
 }
 
 /** A workspace opened for use: its store and the manifest its gate, `check` and `fix` use. */
@@ -62,15 +68,18 @@ export type WorkspaceStoreError =
     };
 
 /**
- * Opens the workspace at or above `dir` with its store (see the module comment). Nothing is left
- * open when it fails.
+ * Opens the workspace at `dir` with its store (see the module comment): with `walkUp`, the nearest
+ * at or above it; with `create`, a new one at `dir` when there is none. Nothing is left open when
+ * it fails.
  */
 export async function openWorkspaceStore(
   dir: string,
   options: WorkspaceStoreOptions = {},
 ): Promise<{ ok: true; value: WorkspaceStore } | { ok: false; error: WorkspaceStoreError }> {
-  const { author = defaultAuthor(), validators, ...open } = options;
-  const ws = await openWorkspace<StoredOp>(dir, open);
+  const { author = defaultAuthor(), validators, create = false, ...open } = options;
+  const ws = await (create && open.readOnly !== true
+    ? openOrInit(dir, open)
+    : openWorkspace<StoredOp>(dir, open));
   if (!ws.ok) return ws;
   const fail = async (error: WorkspaceStoreError) => {
     await ws.value.log.close().catch(() => undefined);
@@ -94,4 +103,15 @@ export async function openWorkspaceStore(
     ok: true,
     value: { workspace: ws.value, store: s, capabilities, close: () => s.close() },
   };
+}
+
+/** The workspace at `dir`, made there when there is none. */
+async function openOrInit(dir: string, open: WorkspaceOpenOptions): Promise<WorkspaceResult<Workspace>> {
+  const opened = await openWorkspace<StoredOp>(dir, open);
+  if (opened.ok || opened.error.code !== "no-workspace") return opened;
+  const { walkUp: _, ...init } = open;
+  const made = await initWorkspace<StoredOp>(dir, init);
+  // Another process made it between the two calls (initWorkspace checks again under its lock).
+  if (!made.ok && made.error.code === "workspace-exists") return openWorkspace<StoredOp>(dir, open);
+  return made;
 }
