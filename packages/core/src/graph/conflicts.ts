@@ -166,7 +166,9 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
   }
   const states = only === undefined ? g.st.defs.values() : [...only].flatMap((d) => g.st.defs.get(d) ?? []);
   for (const s of states) {
-    const here = label(s.def);
+    // Labelled only when a record needs it: most definitions have none, and a label costs a lookup.
+    let label_: string | undefined;
+    const here = () => (label_ ??= label(s.def));
     // Concurrent replaces: all but the winner lost.
     if (s.textMax.length > 1) {
       for (const w of s.textMax) {
@@ -176,12 +178,12 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
           kind: "replace-lost",
           ops: [w["op-id"], s.textWinner["op-id"]],
           definitions: [s.def],
-          reason: `${w.op} ${w["op-id"]} and ${s.textWinner.op} ${s.textWinner["op-id"]} set the text of ${here} concurrently`,
+          reason: `${w.op} ${w["op-id"]} and ${s.textWinner.op} ${s.textWinner["op-id"]} set the text of ${here()} concurrently`,
           decision: `kept the text of ${s.textWinner["op-id"]} (newer ts, then greater op-id); the other text is in the history`,
-          retry: `view ${here}, then replace it with the text you want`,
+          retry: `view ${here()}, then replace it with the text you want`,
           remedy: [
-            { do: "view", def: here },
-            { do: "edit", def: here },
+            { do: "view", def: here() },
+            { do: "edit", def: here() },
           ],
         });
       }
@@ -196,12 +198,12 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
           definitions: [s.def],
           reason: `${w["op-id"]} (→ ${nameOf(w)}) and ${s.nameWinner["op-id"]} (→ ${nameOf(s.nameWinner)}) renamed ${s.def} concurrently`,
           decision: `the name is ${s.name} (newer ts, then greater op-id)`,
-          retry: `rename ${here} again if ${nameOf(w)} is the name you want`,
-          remedy: [{ do: "rename", def: here }],
+          retry: `rename ${here()} again if ${nameOf(w)} is the name you want`,
+          remedy: [{ do: "rename", def: here() }],
         });
       }
     }
-    for (const [opId, f] of s.failures) out.push(failureConflict(s, here, opId, f));
+    for (const [opId, f] of s.failures) out.push(failureConflict(s, here(), opId, f));
     if (s.alive && s.removes.length > 0) {
       for (const r of s.removes) {
         const against = s.tags.filter((t) => g.causality.concurrent(t["op-id"], r["op-id"]));
@@ -211,12 +213,12 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
           kind: "remove-overridden",
           ops: [r["op-id"], ...against.map((t) => t["op-id"])],
           definitions: [s.def],
-          reason: `remove ${r["op-id"]} of ${here} was concurrent with ${against.map((t) => `${t.op} ${t["op-id"]}`).join(", ")}, which it had not seen`,
-          decision: `${here} is kept (a write concurrent with a remove wins)`,
-          retry: `view ${here}; remove it again if it should go`,
+          reason: `remove ${r["op-id"]} of ${here()} was concurrent with ${against.map((t) => `${t.op} ${t["op-id"]}`).join(", ")}, which it had not seen`,
+          decision: `${here()} is kept (a write concurrent with a remove wins)`,
+          retry: `view ${here()}; remove it again if it should go`,
           remedy: [
-            { do: "view", def: here },
-            { do: "remove", def: here },
+            { do: "view", def: here() },
+            { do: "remove", def: here() },
           ],
         });
       }
