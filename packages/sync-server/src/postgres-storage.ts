@@ -74,8 +74,10 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
     this.sql = {
       load: `SELECT data FROM ${t} WHERE key = $1::text[]`,
       // One statement: the upsert and, for a graph's chunk, the notice other servers listen for,
-      // sent by PostgreSQL when (and only if) the upsert commits.
-      save: `WITH saved AS (INSERT INTO ${t} (key, data) VALUES ($1::text[], $2) ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data RETURNING 1) SELECT pg_notify($3, $4) FROM saved WHERE $4 <> ''`,
+      // sent by PostgreSQL when (and only if) the upsert commits. A chunk stored again with the
+      // same bytes (a server re-saving what it merged from another: automerge-repo keys a chunk by
+      // its content) writes nothing and announces nothing.
+      save: `WITH saved AS (INSERT INTO ${t} AS c (key, data) VALUES ($1::text[], $2) ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data WHERE c.data IS DISTINCT FROM EXCLUDED.data RETURNING 1) SELECT pg_notify($3, $4) FROM saved WHERE $4 <> ''`,
       remove: `DELETE FROM ${t} WHERE key = $1::text[]`,
       // key[1] first: the index on it finds a graph's rows; then the whole prefix.
       range: `SELECT key, data FROM ${t} WHERE key[1] = $1 AND key[1:$2] = $3::text[] ORDER BY seq`,
