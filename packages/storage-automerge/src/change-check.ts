@@ -70,8 +70,16 @@ export function splitChunks(bytes: Uint8Array): { type: number; bytes: Uint8Arra
   return out;
 }
 
-/** Decodes a sync message's change entries into changes (a document chunk holds many). */
-export function decodeChanges(entries: readonly Uint8Array[]): A.DecodedChange[] | string {
+/**
+ * Decodes a sync message's change entries into changes (a document chunk holds many). With `held`
+ * (the document as the receiver holds it), a document chunk yields only the changes that are not
+ * ancestors of heads `held` shares with it: what `held` lacks, and no more to decode and check. A
+ * peer sends a whole document when the receiver lacks much of it, so it usually holds a prefix.
+ */
+export function decodeChanges(
+  entries: readonly Uint8Array[],
+  held?: A.Doc<unknown>,
+): A.DecodedChange[] | string {
   const out: A.DecodedChange[] = [];
   for (const entry of entries) {
     const chunks = splitChunks(entry);
@@ -79,7 +87,9 @@ export function decodeChanges(entries: readonly Uint8Array[]): A.DecodedChange[]
     for (const c of chunks) {
       try {
         if (c.type === 0) {
-          for (const ch of A.getAllChanges(A.load(c.bytes))) out.push(A.decodeChange(ch));
+          const doc = A.load(c.bytes);
+          const shared = held === undefined ? [] : A.getHeads(held).filter((h) => A.hasHeads(doc, [h]));
+          for (const ch of A.getChangesSince(doc, shared)) out.push(A.decodeChange(ch));
         } else out.push(A.decodeChange(c.bytes));
       } catch (e) {
         return `undecodable change: ${(e as Error).message}`;

@@ -72,4 +72,36 @@ describe("Automerge's chunk framing", () => {
     expect(typeof decoded).not.toBe("string");
     expect((decoded as A.DecodedChange[]).length).toBe(2 + 7);
   });
+
+  it("given the receiver's document, a document chunk yields every change it lacks, and only those when it holds a prefix", () => {
+    fc.assert(
+      fc.property(
+        fc.nat({ max: 6 }),
+        fc.nat({ max: 6 }),
+        fc.nat({ max: 3 }),
+        fc.nat({ max: 6 }),
+        (before, after, own, extra) => {
+          // The sender's document: `before` changes, the receiver forks there (and may make `own`
+          // changes of its own), the sender goes on with `after` more and `extra` on a branch merged in.
+          let sent = A.from<{ xs: number[] }>({ xs: [] }, { actor: "aa" });
+          for (let i = 0; i < before; i++) sent = A.change(sent, (d) => void d.xs.push(i));
+          let held = A.clone(sent, { actor: "bb" });
+          for (let i = 0; i < own; i++) held = A.change(held, (d) => void d.xs.push(100 + i));
+          let branch = A.clone(sent, { actor: "cc" });
+          for (let i = 0; i < after; i++) sent = A.change(sent, (d) => void d.xs.push(200 + i));
+          for (let i = 0; i < extra; i++) branch = A.change(branch, (d) => void d.xs.push(300 + i));
+          sent = A.merge(sent, branch);
+          const decoded = decodeChanges([A.save(sent)], held);
+          expect(typeof decoded).not.toBe("string");
+          const got = new Set((decoded as A.DecodedChange[]).map((c) => c.hash));
+          const lacking = A.getAllChanges(sent)
+            .map((c) => A.decodeChange(c).hash)
+            .filter((h) => !A.hasHeads(held, [h]));
+          for (const h of lacking) expect(got.has(h), h).toBe(true);
+          if (own === 0) expect([...got].sort()).toEqual([...lacking].sort());
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
 });

@@ -223,10 +223,10 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   const adapter = new AccessControlledServerAdapter(wss, {
     grantOf: (socket) => grants.get(socket),
     async check(documentId, entries) {
-      const decoded = decodeChanges(entries);
-      if (typeof decoded === "string") return decoded;
       const handle = await handleOf(documentId);
       const doc = handle.isReady() ? handle.doc() : undefined;
+      const decoded = decodeChanges(entries, doc);
+      if (typeof decoded === "string") return decoded;
       if (!shapes.has(documentId)) shapes.set(documentId, shapeOf(doc));
       const shape = shapes.get(documentId)!;
       // Changes the server holds or accepted already (sent again: a reconnect, a reply that
