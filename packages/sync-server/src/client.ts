@@ -142,6 +142,8 @@ async function converge(
   adapter: KumikiClientAdapter,
   deadline: number,
   ms: number,
+  /** Told each reply's `taken` with the connection it came on (a failover opens another). */
+  onTaken?: (connection: number, taken: number | undefined) => void,
 ): Promise<SyncResult<FlushReply>> {
   const poke = () => adapter.poke();
   log.handle.on("change", poke);
@@ -160,6 +162,7 @@ async function converge(
       } catch {
         continue; // dropped: the loop waits for the reconnection
       }
+      onTaken?.(adapter.stats.connections, reply.taken);
       if (reply.access === "none") {
         return fail(
           "graph-unavailable",
@@ -274,15 +277,20 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
     const peer = await awaitPeer(adapter, deadline, ms);
     if (!peer.ok) return peer;
     options.onProgress?.("syncing…");
-    const done = await converge(ws.log, adapter, deadline, ms);
+    // What each connection's server says it took from us (its count grows; the last reply holds).
+    const taken = new Map<number, number | undefined>();
+    const done = await converge(ws.log, adapter, deadline, ms, (c, n) => taken.set(c, n));
     if (!done.ok) return done;
     // The store takes remote ops in order with writes: an empty ingest waits for those in flight.
     await store.ingest([]);
     const all = ws.log.all();
     const received = all.filter((o) => !before.has(o["op-id"])).length;
-    const sentIds = opIdsSent(sent);
+    // The servers' own counts of the ops they took from us as new; from a server that does not
+    // count, the ops of ours in what we sent (decoding it: 14-27 ms per 1,000 ops).
     let sentCount = 0;
-    for (const id of sentIds) if (before.has(id)) sentCount++;
+    const counts = [...taken.values()];
+    if (counts.every((n) => n !== undefined)) for (const n of counts) sentCount += n ?? 0;
+    else for (const id of opIdsSent(sent)) if (before.has(id)) sentCount++;
     const authorOf = new Map(all.map((o) => [o["op-id"], (o as { author?: unknown }).author]));
     const conflicts = store.conflicts().filter((c) => !conflictsBefore.has(c.id));
     const rolledBack: RolledBack[] = [];

@@ -48,7 +48,12 @@ export {
   type SyncServerOptions,
   startSyncServer,
 } from "./server.js";
-export { AccessControlledServerAdapter, type RefusalEvent, type ServerChecks } from "./server-adapter.js";
+export {
+  AccessControlledServerAdapter,
+  type CheckVerdict,
+  type RefusalEvent,
+  type ServerChecks,
+} from "./server-adapter.js";
 export {
   type Access,
   type Grant,

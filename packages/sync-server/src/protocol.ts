@@ -29,6 +29,11 @@ export interface FlushReply {
   readonly access: Access | "none";
   /** Why the server cannot store now (a full disk: `ENOSPC: …`); `heads` is then what it has stored. */
   readonly storageFault?: string;
+  /**
+   * Ops of the graph this server took from this connection so far, each new to it (checked, and
+   * held by no op-id before). Absent from servers that do not count them.
+   */
+  readonly taken?: number;
 }
 
 /** Close code: the peer sent changes the server refuses (WebSocket 1008, policy violation). */

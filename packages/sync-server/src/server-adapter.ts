@@ -30,8 +30,11 @@ import type { Access, Grant } from "./tokens.js";
 export interface ServerChecks {
   /** The grant a socket was opened with. */
   grantOf(socket: WebSocket): Grant | undefined;
-  /** Why a read-write peer's changes to a graph are refused, or undefined to accept them. */
-  check(documentId: string, changes: readonly Uint8Array[]): Promise<string | undefined>;
+  /**
+   * A read-write peer's changes to a graph: refused (why), or accepted with the number of ops in
+   * them that are new to the server.
+   */
+  check(documentId: string, changes: readonly Uint8Array[]): Promise<CheckVerdict>;
   /** Stores the graph durably; returns the heads stored (empty when the server lacks it). */
   flush(documentId: string): Promise<string[]>;
   /** Why the server cannot store right now (`ENOSPC: …`), or undefined. */
@@ -39,6 +42,11 @@ export interface ServerChecks {
   /** Told of every refusal (for the log and /health). */
   onRefused(event: RefusalEvent): void;
 }
+
+/** What {@link ServerChecks.check} decided. */
+export type CheckVerdict =
+  | { readonly ok: true /** Ops in the changes the server did not hold. */; readonly newOps: number }
+  | { readonly ok: false; readonly reason: string };
 
 /** A refused message. */
 export interface RefusalEvent {
@@ -73,6 +81,8 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
   /** The grant of each peer's current socket. */
   private readonly grants = new Map<PeerId, Grant>();
   private readonly queues = new WeakMap<WebSocket, Promise<void>>();
+  /** Per socket, per graph: the ops taken from it that were new (what a flush reply reports). */
+  private readonly taken = new WeakMap<WebSocket, Map<string, number>>();
 
   constructor(
     server: WebSocketServer,
@@ -174,6 +184,7 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
         heads,
         access: access ?? "none",
         ...(fault === undefined ? {} : { storageFault: fault }),
+        taken: this.taken.get(ws)?.get(documentId) ?? 0,
       };
       this.reply(ws, reply);
       return;
@@ -204,11 +215,14 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
           this.pass(cbor.encode({ ...message, data }), ws);
           return;
         }
-        const why = await this.checks.check(documentId, decoded.changes);
-        if (why !== undefined) {
-          this.refuse(ws, sender, documentId, why);
+        const verdict = await this.checks.check(documentId, decoded.changes);
+        if (!verdict.ok) {
+          this.refuse(ws, sender, documentId, verdict.reason);
           return;
         }
+        const counts = this.taken.get(ws) ?? new Map<string, number>();
+        this.taken.set(ws, counts);
+        counts.set(documentId, (counts.get(documentId) ?? 0) + verdict.newOps);
         this.pass(bytes, ws);
         return;
       }

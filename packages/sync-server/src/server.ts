@@ -226,7 +226,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       const handle = await handleOf(documentId);
       const doc = handle.isReady() ? handle.doc() : undefined;
       const decoded = decodeChanges(entries, doc);
-      if (typeof decoded === "string") return decoded;
+      if (typeof decoded === "string") return { ok: false, reason: decoded };
       if (!shapes.has(documentId)) shapes.set(documentId, shapeOf(doc));
       const shape = shapes.get(documentId)!;
       // Changes the server holds or accepted already (sent again: a reconnect, a reply that
@@ -242,15 +242,20 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       const r = checkChanges(shape, fresh);
       if (!r.ok) {
         for (const c of fresh) seen.delete(c.hash);
-        return r.reason;
+        return { ok: false, reason: r.reason };
       }
       if (seen.size > 10_000 && doc !== undefined)
         for (const h of seen) if (A.hasHeads(doc, [h])) seen.delete(h);
       // Merged into the one shape: concurrent checks of the same graph each add what they accepted.
       shape.chunks ??= r.shape.chunks;
       for (const l of r.shape.lists) shape.lists.add(l);
-      for (const [id, hash] of r.shape.ops) if (!shape.ops.has(id)) shape.ops.set(id, hash);
-      return undefined;
+      let newOps = 0;
+      for (const [id, hash] of r.shape.ops)
+        if (!shape.ops.has(id)) {
+          shape.ops.set(id, hash);
+          newOps++;
+        }
+      return { ok: true, newOps };
     },
     async flush(documentId) {
       const handle = repo.handles[documentId as DocumentId];

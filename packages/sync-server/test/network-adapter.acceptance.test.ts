@@ -22,7 +22,7 @@ runNetworkAdapterTests(async () => {
   const { port } = httpServer.address() as AddressInfo;
   const server = new AccessControlledServerAdapter(wss, {
     grantOf: () => OPEN_GRANT,
-    check: async () => undefined,
+    check: async () => ({ ok: true, newOps: 0 }),
     flush: async () => [],
     onRefused: () => undefined,
   });

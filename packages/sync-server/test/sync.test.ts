@@ -36,6 +36,37 @@ describe("sync through a server", () => {
     expect(await viewOf(b)).toContain("slot count : Int = 0");
   });
 
+  it("reports as sent the ops the server did not have, though the whole document went (the server counts them)", async () => {
+    const root = temp("sent");
+    const a = path.join(root, "a");
+    const graph = await newWorkspace(a);
+    const server = await serve(path.join(root, "server"), tokensFor(graph));
+    servers.push(server);
+    const sync = async () =>
+      must(
+        await syncWorkspace(a, {
+          url: server.url,
+          token: TOKENS.alice,
+          author: "agent:a",
+          timeoutMs: 20_000,
+        }),
+      );
+    const add = (from: number) =>
+      withStore(a, "agent:a", async (s) => {
+        for (let i = from; i < from + 60; i++)
+          must(await s.add({ layer: "slot", name: `n${i}`, body: `Int = ${i}` }));
+      });
+    await add(0);
+    expect((await sync()).sent).toBe(60);
+    // The server lacks half of the graph now: Automerge sends the whole document (120 ops in it).
+    await add(60);
+    const second = await sync();
+    expect(second.sent).toBe(60);
+    expect(second.ops).toBe(120);
+    // Nothing new: nothing sent.
+    expect((await sync()).sent).toBe(0);
+  });
+
   it("three workspaces with concurrent conflicting ops converge to identical views", async () => {
     const root = temp("three");
     const a = path.join(root, "a");
