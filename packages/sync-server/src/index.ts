@@ -20,6 +20,7 @@ export {
   type PostgresStorageOptions,
   redactedUrl,
 } from "./postgres-storage.js";
+export { type PostgresTokenOptions, PostgresTokenTable } from "./postgres-tokens.js";
 export {
   CLOSE_FORBIDDEN,
   CLOSE_REFUSED,
@@ -60,7 +61,11 @@ export {
   loadTokenFile,
   MIN_TOKEN_LENGTH,
   OPEN_GRANT,
+  parseTokenEntries,
   parseTokenFile,
   TOKEN_FILE_FORMAT,
+  type TokenEntry,
   type TokenTable,
+  tokenDigest,
+  tokenTableOf,
 } from "./tokens.js";

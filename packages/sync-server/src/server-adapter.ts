@@ -92,6 +92,19 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
     super(server as never, keepAliveInterval);
   }
 
+  /**
+   * Looks each connected peer's grant up again ({@link ServerChecks.grantOf}): what the server
+   * calls when its tokens changed. A peer whose socket has no grant any more is forgotten.
+   */
+  reviewGrants(): void {
+    for (const peer of [...this.grants.keys()]) {
+      const ws = this.sockets[peer] as WebSocket | undefined;
+      const grant = ws === undefined ? undefined : this.checks.grantOf(ws);
+      if (grant === undefined) this.grants.delete(peer);
+      else this.grants.set(peer, grant);
+    }
+  }
+
   /** A peer's access to a graph (by its current socket's token). */
   accessOf(peerId: PeerId, documentId: string): Access | undefined {
     return this.grants.get(peerId)?.access(documentId);

@@ -21,6 +21,7 @@ import {
 } from "@kumiki-graph/storage-automerge";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { PostgresStorageAdapter } from "./postgres-storage.js";
+import { CLOSE_FORBIDDEN } from "./protocol.js";
 import { fail, ok, type SyncResult } from "./result.js";
 import { AccessControlledServerAdapter, type RefusalEvent } from "./server-adapter.js";
 import { SyncStateKeeper } from "./sync-state.js";
@@ -157,6 +158,15 @@ function refuseUpgrade(socket: Duplex, status: 401 | 403, code: string, message:
   );
 }
 
+/** A grant narrowed to one graph when the connection's path pins it (`…/g/automerge:<id>`). */
+function pinnedTo(grant: Grant, pinned: string | undefined): Grant {
+  if (pinned === undefined) return grant;
+  return {
+    name: grant.name,
+    access: (documentId) => (documentId === pinned ? grant.access(documentId) : undefined),
+  };
+}
+
 /** Starts a sync server; resolves once it listens (or with `listen-failed`). */
 export async function startSyncServer(options: SyncServerOptions): Promise<SyncResult<SyncServer>> {
   const host = options.host ?? "127.0.0.1";
@@ -199,6 +209,8 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   }
 
   const grants = new WeakMap<WebSocket, Grant>();
+  /** The token each connection presented, and the graph its path pins (to review its grant). */
+  const presented = new WeakMap<WebSocket, { readonly token: string; readonly pinned?: string }>();
   const wss = new WebSocketServer({ noServer: true });
   const shapes = new Map<string, DocumentShape>();
   /** Change hashes accepted per graph and maybe not applied yet. */
@@ -306,6 +318,24 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   };
   const unwatch = storage.watch?.((key) => void takeStoredElsewhere(key));
 
+  // Tokens that change while the server runs (kept in a database): each connection's grant is
+  // looked up again, and a connection whose token was withdrawn is closed.
+  const reviewGrants = () => {
+    const tokens = options.tokens;
+    if (tokens === undefined) return;
+    for (const ws of wss.clients) {
+      const p = presented.get(ws);
+      const grant = p === undefined ? undefined : tokens.lookup(p.token);
+      if (grant === undefined) {
+        grants.delete(ws);
+        log(`disconnected: its token (${p === undefined ? "none" : "withdrawn"}) is no longer accepted`);
+        ws.close(CLOSE_FORBIDDEN, "the token was withdrawn");
+      } else grants.set(ws, pinnedTo(grant, p?.pinned));
+    }
+    adapter.reviewGrants();
+  };
+  const unwatchTokens = options.tokens?.onChange?.(reviewGrants);
+
   const syncStates = new SyncStateKeeper(repo, 1000);
   faultSources.add(storage);
   watchStorageFaults();
@@ -350,8 +380,8 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
 
   httpServer.on("upgrade", (req, socket, head) => {
     let grant: Grant | undefined = OPEN_GRANT;
+    const token = tokenOf(req);
     if (options.tokens !== undefined) {
-      const token = tokenOf(req);
       if (token === undefined) {
         noteRefusal({
           peer: req.socket.remoteAddress ?? "?",
@@ -389,15 +419,10 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     const pinned = /\/g\/automerge:([1-9A-HJ-NP-Za-km-z]+)\/?$/.exec(
       new URL(req.url ?? "/", "http://x").pathname,
     )?.[1];
-    const accepted: Grant =
-      pinned === undefined
-        ? grant
-        : {
-            name: grant.name,
-            access: (documentId) => (documentId === pinned ? grant.access(documentId) : undefined),
-          };
+    const accepted = pinnedTo(grant, pinned);
     wss.handleUpgrade(req, socket, head, (ws) => {
       grants.set(ws, accepted);
+      if (token !== undefined) presented.set(ws, { token, ...(pinned === undefined ? {} : { pinned }) });
       log(`connected: ${req.socket.remoteAddress ?? "?"} (token ${accepted.name})`);
       wss.emit("connection", ws, req);
     });
@@ -433,6 +458,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     close() {
       closing ??= (async () => {
         unwatch?.();
+        unwatchTokens?.();
         httpServer.close();
         try {
           await repo.flush(readyGraphs());

@@ -40,12 +40,26 @@ export interface TokenTable {
   lookup(token: string): Grant | undefined;
   /** How many tokens there are. */
   readonly size: number;
+  /**
+   * For a table that changes while the server runs (tokens kept in a database): calls `listener`
+   * after each change, so the server can review its connections. Returns the unsubscribe.
+   */
+  onChange?(listener: () => void): () => void;
+}
+
+/** One token as kept: its name, the SHA-256 digest of the token (hex), its access per graph. */
+export interface TokenEntry {
+  readonly name: string;
+  readonly digest: string;
+  /** Document id (or `"*"`) → access. */
+  readonly graphs: Readonly<Record<string, Access>>;
 }
 
 /** A grant of write access to every graph (a server started without a token file). */
 export const OPEN_GRANT: Grant = { name: "anyone", access: () => "write" };
 
-function digest(token: string): string {
+/** The SHA-256 digest (hex) a token is kept and compared by. */
+export function tokenDigest(token: string): string {
   return createHash("sha256").update(token, "utf8").digest("hex");
 }
 
@@ -53,10 +67,27 @@ function documentIdOf(graph: string): string {
   return graph.startsWith("automerge:") ? graph.slice("automerge:".length) : graph;
 }
 
+/** A token table over entries (tokens compared by digest). */
+export function tokenTableOf(entries: readonly TokenEntry[]): TokenTable {
+  const table = new Map<string, Grant>();
+  for (const e of entries) {
+    const access = new Map(Object.entries(e.graphs));
+    const all = access.get("*");
+    table.set(e.digest, { name: e.name, access: (documentId) => access.get(documentId) ?? all });
+  }
+  return { lookup: (token) => table.get(tokenDigest(token)), size: table.size };
+}
+
 /** Builds a token table from the file's JSON text; `source` names the file in messages. */
 export function parseTokenFile(text: string, source = "the token file"): SyncResult<TokenTable> {
+  const entries = parseTokenEntries(text, source);
+  return entries.ok ? ok(tokenTableOf(entries.value)) : entries;
+}
+
+/** The entries of a token file's JSON text (tokens as digests); `source` names the file in messages. */
+export function parseTokenEntries(text: string, source = "the token file"): SyncResult<TokenEntry[]> {
   const bad = (message: string) =>
-    fail<TokenTable>("token-file-invalid", `${source}: ${message} (docs/sync.md gives the format)`, {
+    fail<TokenEntry[]>("token-file-invalid", `${source}: ${message} (docs/sync.md gives the format)`, {
       source,
     });
   let raw: unknown;
@@ -71,7 +102,8 @@ export function parseTokenFile(text: string, source = "the token file"): SyncRes
   if (extra.length > 0) return bad(`unknown key ${JSON.stringify(extra[0])} (expected "format", "tokens")`);
   if (format !== TOKEN_FILE_FORMAT) return bad(`"format" must be ${TOKEN_FILE_FORMAT}`);
   if (!Array.isArray(tokens)) return bad('"tokens" must be a list');
-  const table = new Map<string, Grant>();
+  const entries: TokenEntry[] = [];
+  const digests = new Set<string>();
   const names = new Set<string>();
   for (let i = 0; i < tokens.length; i++) {
     const entry: unknown = tokens[i];
@@ -89,21 +121,21 @@ export function parseTokenFile(text: string, source = "the token file"): SyncRes
       return bad(`${at}.token must be a string of at least ${MIN_TOKEN_LENGTH} characters without spaces`);
     if (typeof graphs !== "object" || graphs === null || Array.isArray(graphs))
       return bad(`${at}.graphs must be an object mapping graph URLs (or "*") to "read" or "write"`);
-    const access = new Map<string, Access>();
+    const access: Record<string, Access> = {};
     for (const [graph, level] of Object.entries(graphs)) {
       const id = graph === "*" ? "*" : documentIdOf(graph);
       if (id !== "*" && !isValidDocumentId(id))
         return bad(`${at}.graphs: ${JSON.stringify(graph)} is not an Automerge URL, a document id or "*"`);
       if (level !== "read" && level !== "write")
         return bad(`${at}.graphs[${JSON.stringify(graph)}] must be "read" or "write"`);
-      access.set(id, level);
+      access[id] = level;
     }
-    const key = digest(token);
-    if (table.has(key)) return bad(`${at}.token is the same as another entry's`);
-    const all = access.get("*");
-    table.set(key, { name, access: (documentId) => access.get(documentId) ?? all });
+    const key = tokenDigest(token);
+    if (digests.has(key)) return bad(`${at}.token is the same as another entry's`);
+    digests.add(key);
+    entries.push({ name, digest: key, graphs: access });
   }
-  return ok({ lookup: (token) => table.get(digest(token)), size: table.size });
+  return ok(entries);
 }
 
 /** Reads and parses a token file. */

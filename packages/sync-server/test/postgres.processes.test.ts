@@ -4,6 +4,7 @@
  * while a client pushes loses nothing it confirmed, and two servers on one database serve one set
  * of graphs.
  */
+import fs from "node:fs";
 import path from "node:path";
 import { type AutomergeUrl, type PeerId, Repo } from "@automerge/automerge-repo";
 import { WebSocketClientAdapter } from "@automerge/automerge-repo-network-websocket";
@@ -183,6 +184,36 @@ describe.skipIf(skip)("the sync server on PostgreSQL, real processes", () => {
     // Server 1 stays dead: a fresh clone through server 2 holds every op the sync confirmed.
     expect(await opsOfFreshClone(two.url, graph, path.join(root, "c"))).toBe(400);
     expect(await stopServers(two)).toEqual([0]);
+  });
+
+  it("tokens live in the database: a server started without a token file serves them, and SIGHUP to another withdraws one for both", async () => {
+    const { root, a, graph } = await setup("pg-hup");
+    await addMany(a, "agent:a", "h", 2);
+    const first = await startServer(root, 0, url);
+    const second = await startServer(root, 0, url, false);
+    const bobSyncs = async (server: { url: string }) => {
+      const dir = path.join(root, `bob-${Math.random().toString(36).slice(2)}`);
+      const r = await cloneWorkspace(`${server.url}/${graph}`, dir, { token: TOKENS.bob, timeoutMs: 20_000 });
+      return r.ok ? "ok" : r.error.code;
+    };
+    must(
+      await syncWorkspace(a, { url: second.url, token: TOKENS.alice, author: "agent:a", timeoutMs: 30_000 }),
+    );
+    expect(await bobSyncs(second)).toBe("ok");
+    // bob taken out of the file; the first server told to read it again.
+    const file = JSON.parse(fs.readFileSync(path.join(root, "tokens.json"), "utf8")) as {
+      tokens: { name: string }[];
+    };
+    file.tokens = file.tokens.filter((t) => t.name !== "bob");
+    fs.writeFileSync(path.join(root, "tokens.json"), JSON.stringify(file));
+    first.child.proc.kill("SIGHUP");
+    await first.child.waitFor(/SIGHUP: 4 tokens from .* stored/);
+    expect(await bobSyncs(second)).toBe("forbidden");
+    expect(await bobSyncs(first)).toBe("forbidden");
+    must(
+      await syncWorkspace(a, { url: second.url, token: TOKENS.alice, author: "agent:a", timeoutMs: 30_000 }),
+    );
+    expect(await stopServers(first, second)).toEqual([0, 0]);
   });
 
   it("every server of the service refuses alike: a read-only token's op is stored by none, an unknown token is refused by each", async () => {

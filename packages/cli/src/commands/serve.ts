@@ -1,18 +1,22 @@
+import fs from "node:fs";
 import path from "node:path";
 import {
   loadTokenFile,
   PostgresStorageAdapter,
+  PostgresTokenTable,
   redactedUrl,
   startSyncServer,
 } from "@kumiki-graph/sync-server";
 import { stringOption } from "../args.js";
 import type { Command } from "../command.js";
-import { failure, fromRejection, usageError } from "../errors.js";
+import { CliError, failure, fromRejection, usageError } from "../errors.js";
 
 /**
  * `kumiki serve`: runs the sync server (docs/sync.md) until SIGINT or SIGTERM, then flushes every
  * graph to disk and exits 0. The first line on stdout says where it listens (JSON with --json);
- * connection and refusal lines go to stderr.
+ * connection and refusal lines go to stderr. On PostgreSQL the tokens are the database's, shared
+ * live by every server of the service: `--token-file` stores its tokens there, and SIGHUP reads
+ * the file again.
  */
 export const serve: Command = {
   name: "serve",
@@ -44,7 +48,8 @@ export const serve: Command = {
     "token-file": {
       type: "string",
       value: "F",
-      description: "tokens and their access per graph (JSON, docs/sync.md); without it anyone may write",
+      description:
+        "tokens and their access per graph (JSON, docs/sync.md); with --storage, stored in the database for every server (SIGHUP: read again); without it anyone may write, or on PostgreSQL the tokens stored there",
     },
   },
   positionals: { min: 0, max: 0, names: "none" },
@@ -64,20 +69,35 @@ export const serve: Command = {
       );
     const dataDir = path.resolve(ctx.io.cwd, stringOption(ctx.options, "data") ?? "kumiki-server");
     const tokenFile = stringOption(ctx.options, "token-file");
+    const tokenPath = tokenFile === undefined ? undefined : path.resolve(ctx.io.cwd, tokenFile);
     let tokens: Parameters<typeof startSyncServer>[0]["tokens"];
-    if (tokenFile !== undefined) {
-      const t = loadTokenFile(path.resolve(ctx.io.cwd, tokenFile));
+    // Checked before anything is stored or opened: a bad file changes nothing.
+    if (tokenPath !== undefined) {
+      const t = loadTokenFile(tokenPath);
       if (!t.ok) throw fromRejection(t.error);
       tokens = t.value;
     }
     const host = stringOption(ctx.options, "host") ?? "127.0.0.1";
     let storage: PostgresStorageAdapter | undefined;
+    let dbTokens: PostgresTokenTable | undefined;
+    const storeTokens = async (): Promise<number> => {
+      const text = fs.readFileSync(tokenPath!, "utf8");
+      const stored = await PostgresTokenTable.store(storageUrl!, text, tokenPath!);
+      if (!stored.ok) throw fromRejection(stored.error);
+      return stored.value.tokens;
+    };
     if (storageUrl !== undefined) {
       try {
         storage = await PostgresStorageAdapter.open(storageUrl);
+        if (tokenPath !== undefined) await storeTokens();
+        dbTokens = await PostgresTokenTable.open(storageUrl);
       } catch (e) {
+        await storage?.close();
+        if (e instanceof CliError) throw e;
         throw failure("storage-failed", (e as Error).message);
       }
+      // The database's tokens, live, when it has any (or a file was given): every server alike.
+      if (tokenPath !== undefined || dbTokens.size > 0) tokens = dbTokens;
     }
     const where = storage === undefined ? dataDir : `${redactedUrl(storageUrl!)} (table ${storage.table})`;
     const started = await startSyncServer({
@@ -88,6 +108,7 @@ export const serve: Command = {
       log: (line) => ctx.io.stderr(`kumiki serve: ${line}\n`),
     });
     if (!started.ok) {
+      await dbTokens?.close();
       await storage?.close();
       throw fromRejection(started.error);
     }
@@ -109,6 +130,20 @@ export const serve: Command = {
       ctx.io.stderr(
         "kumiki serve: warning: no --token-file: any client that reaches this port may read and write every graph\n",
       );
+    // SIGHUP: the token file read again and stored for every server (PostgreSQL only).
+    const reread = () => {
+      if (tokenPath === undefined || dbTokens === undefined) {
+        ctx.io.stderr("kumiki serve: SIGHUP: tokens are read again only with --storage and --token-file\n");
+        return;
+      }
+      storeTokens().then(
+        (n) =>
+          ctx.io.stderr(`kumiki serve: SIGHUP: ${n} token${n === 1 ? "" : "s"} from ${tokenPath} stored\n`),
+        (e: unknown) =>
+          ctx.io.stderr(`kumiki serve: SIGHUP: tokens unchanged: ${(e as Error).message ?? String(e)}\n`),
+      );
+    };
+    process.on("SIGHUP", reread);
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       const on = (s: NodeJS.Signals) => {
         process.off("SIGINT", on);
@@ -118,8 +153,10 @@ export const serve: Command = {
       process.on("SIGINT", on);
       process.on("SIGTERM", on);
     });
+    process.off("SIGHUP", reread);
     const health = server.health();
     await server.close();
+    await dbTokens?.close();
     await storage?.close();
     return {
       json: { stopped: signal, ...info, refused: health.refused },

@@ -60,13 +60,15 @@ export function run(args: string[], cwd: string): Child {
 }
 
 /**
- * `kumiki serve` on `port` (0: any), its graphs in `root/server`, or in PostgreSQL at `storage`;
- * resolves once it listens.
+ * `kumiki serve` on `port` (0: any), its graphs in `root/server`, or in PostgreSQL at `storage`,
+ * with `root/tokens.json`; resolves once it listens.
  */
 export async function startServer(
   root: string,
   port: number,
   storage?: string,
+  /** False: no `--token-file` (on PostgreSQL, the server serves the tokens stored there). */
+  tokenFile = true,
 ): Promise<{ child: Child; url: string; port: number }> {
   const child = run(
     [
@@ -74,8 +76,7 @@ export async function startServer(
       "--port",
       String(port),
       ...(storage === undefined ? ["--data", path.join(root, "server")] : ["--storage", storage]),
-      "--token-file",
-      path.join(root, "tokens.json"),
+      ...(tokenFile ? ["--token-file", path.join(root, "tokens.json")] : []),
     ],
     root,
   );
