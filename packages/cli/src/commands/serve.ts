@@ -128,7 +128,9 @@ export const serve: Command = {
     );
     if (tokens === undefined)
       ctx.io.stderr(
-        "kumiki serve: warning: no --token-file: any client that reaches this port may read and write every graph\n",
+        storage === undefined
+          ? "kumiki serve: warning: no --token-file: any client that reaches this port may read and write every graph\n"
+          : "kumiki serve: warning: no --token-file and no tokens stored in the database: any client that reaches this port may read and write every graph, until this server is restarted after tokens are stored\n",
       );
     // SIGHUP: the token file read again and stored for every server (PostgreSQL only).
     const reread = () => {
