@@ -16,28 +16,28 @@ import { OP_LOG_FORMAT, OP_LOG_KIND } from "./op-log-document.js";
 
 /**
  * What the checker knows of one graph document: the ids of its `chunks` list and chunk lists, and
- * the content hash of every op it holds, by op-id (an op-id names one op: another op under a held
- * op-id is forged or corrupted, and refused).
+ * every op it holds, by op-id, with its content hash (an op-id names one op: another op under a
+ * held op-id is forged or corrupted, and refused).
  */
 export interface DocumentShape {
   /** `chunks`' object id; undefined while the document does not exist here. */
   chunks: string | undefined;
   /** Object ids of the chunk lists. */
   readonly lists: Set<string>;
-  /** op-id → {@link opContentHash} of every op held or accepted. */
-  readonly ops: Map<string, string>;
+  /**
+   * op-id → {@link opContentHash} of every op held or accepted; `null` for an op held when the
+   * shape was read, whose hash {@link DocumentShape.heldHash} works out when an op-id comes again.
+   */
+  readonly ops: Map<string, string | null>;
+  /** The content hash of an op held when the shape was read (undefined: none under that op-id). */
+  readonly heldHash: (opId: string) => string | undefined;
 }
 
-/** The shape of a document as held (an empty or absent one has no `chunks`). */
-export function shapeOf(doc: A.Doc<unknown> | undefined): DocumentShape {
-  const shape: DocumentShape = { chunks: undefined, lists: new Set(), ops: new Map() };
-  if (doc === undefined) return shape;
+/** Every op of an op log document, each op-id's first (a document has one claim per op-id). */
+function eachOp(doc: A.Doc<unknown>, visit: (opId: string, op: unknown) => void): void {
   const chunks = (doc as { chunks?: unknown }).chunks;
-  if (!Array.isArray(chunks)) return shape;
-  shape.chunks = A.getObjectId(chunks) ?? undefined;
+  if (!Array.isArray(chunks)) return;
   for (const list of chunks) {
-    const id = Array.isArray(list) ? A.getObjectId(list) : null;
-    if (id) shape.lists.add(id);
     if (!Array.isArray(list)) continue;
     for (const bundle of list) {
       const text =
@@ -50,11 +50,44 @@ export function shapeOf(doc: A.Doc<unknown> | undefined): DocumentShape {
       }
       for (const op of Array.isArray(ops) ? ops : []) {
         const opId = (op as { "op-id"?: unknown } | null)?.["op-id"];
-        // A server's document has one claim per op-id: it refuses a second (docs/semantics.md).
-        if (typeof opId === "string" && !shape.ops.has(opId)) shape.ops.set(opId, opContentHash(op));
+        if (typeof opId === "string") visit(opId, op);
       }
     }
   }
+}
+
+/**
+ * The shape of a document as held (an empty or absent one has no `chunks`). The held ops' content
+ * hashes are worked out only when a new op comes under a held op-id (all at once, then kept): most
+ * pushes bring none, and hashing every op of a 10,000-op graph took about 100 ms at each first push
+ * after a load or a merge from another server.
+ */
+export function shapeOf(doc: A.Doc<unknown> | undefined): DocumentShape {
+  let hashes: Map<string, string> | undefined;
+  const heldHash = (opId: string): string | undefined => {
+    if (doc === undefined) return undefined;
+    if (hashes === undefined) {
+      const all = new Map<string, string>();
+      eachOp(doc, (id, op) => {
+        // A server's document has one claim per op-id: it refuses a second (docs/semantics.md).
+        if (!all.has(id)) all.set(id, opContentHash(op));
+      });
+      hashes = all;
+    }
+    return hashes.get(opId);
+  };
+  const shape: DocumentShape = { chunks: undefined, lists: new Set(), ops: new Map(), heldHash };
+  if (doc === undefined) return shape;
+  const chunks = (doc as { chunks?: unknown }).chunks;
+  if (!Array.isArray(chunks)) return shape;
+  shape.chunks = A.getObjectId(chunks) ?? undefined;
+  for (const list of chunks) {
+    const id = Array.isArray(list) ? A.getObjectId(list) : null;
+    if (id) shape.lists.add(id);
+  }
+  eachOp(doc, (id) => {
+    if (!shape.ops.has(id)) shape.ops.set(id, null);
+  });
   return shape;
 }
 
@@ -144,10 +177,18 @@ export function checkChanges(
   // New ops go into a layer over the held ones, merged into `shape` only if every change passes.
   const ops = new Map<string, string>();
   const held: OpHashes = {
-    get: (id) => ops.get(id) ?? shape.ops.get(id),
+    get: (id) => {
+      const known = ops.get(id) ?? shape.ops.get(id);
+      return known === null ? shape.heldHash(id) : known;
+    },
     set: (id, hash) => ops.set(id, hash),
   };
-  const next: DocumentShape = { chunks: shape.chunks, lists: new Set(shape.lists), ops };
+  const next: DocumentShape = {
+    chunks: shape.chunks,
+    lists: new Set(shape.lists),
+    ops,
+    heldHash: shape.heldHash,
+  };
   const creating = shape.chunks === undefined;
   const rootKeys = new Set<string>();
   for (const change of changes) {

@@ -121,6 +121,21 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
     this.queues.set(ws, run);
   }
 
+  private markConnected: () => void = () => undefined;
+  /**
+   * Resolves once the Repo has connected this adapter. Until then a WebSocket's messages have no
+   * listener (automerge-repo attaches it in `connect`, after it has read its storage id): a peer
+   * that joined earlier was never answered, so a server listens only after this.
+   */
+  readonly connected: Promise<void> = new Promise((resolve) => {
+    this.markConnected = resolve;
+  });
+
+  override connect(...args: Parameters<WebSocketServerAdapter["connect"]>): void {
+    super.connect(...args);
+    this.markConnected();
+  }
+
   override send(message: Message): void {
     const m = message as Screened;
     if (m.documentId !== undefined && m.type !== "doc-unavailable" && m.targetId !== undefined) {

@@ -428,6 +428,9 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     });
   });
 
+  // automerge-repo connects its network adapter once it has read the storage id: a peer that
+  // joined before then was never answered (a plain automerge-repo client hung until it retried).
+  await adapter.connected;
   const listening = await new Promise<SyncResult<AddressInfo>>((resolve) => {
     httpServer.once("error", (e: NodeJS.ErrnoException) =>
       resolve(

@@ -158,6 +158,57 @@ describe("access control", () => {
     });
   });
 
+  it("refuses a forged rewrite of an op it loaded from disk after a restart (held ops' hashes worked out on demand)", async () => {
+    const { root, graph, server } = await setup("forge-restart");
+    await server.close();
+    servers.splice(servers.indexOf(server), 1);
+    const again = await serve(path.join(root, "server"), tokensFor(graph));
+    servers.push(again);
+    const raw = new Repo({
+      network: [new WebSocketClientAdapter(`${again.url}/?token=${TOKENS.alice}`, 60_000)],
+      peerId: "forger-2" as PeerId,
+    });
+    try {
+      await until("the raw peer's handshake", () => raw.peers.length > 0);
+      const handle = await raw.find<OpLogDocument>(graph as AutomergeUrl);
+      const [original] = JSON.parse(String(handle.doc().chunks[0]![0]!)) as Record<string, unknown>[];
+      handle.change((d) => {
+        // The same op again, unchanged, beside a forged one: only the forgery is refused.
+        d.chunks[0]!.push(new A.ImmutableString(JSON.stringify([{ ...original, body: " : Int = 7" }])));
+      });
+      await until("the server's refusal", () =>
+        again.refusals().some((e) => /already held with other content/.test(e.reason)),
+      );
+    } finally {
+      await raw.shutdown();
+    }
+    const d = path.join(root, "after-forge");
+    must(await cloneWorkspace(`${again.url}/${graph}`, d, { token: TOKENS.admin, timeoutMs: 20_000 }));
+    await withStore(d, "agent:check", async (s) => {
+      const v = s.view("slot.todos");
+      expect(v.ok && v.value.definitions[0]?.text).toBe("slot todos : Int = 1");
+    });
+  });
+
+  it("answers a plain automerge-repo peer that joins the moment the server has started", async () => {
+    const root = tempDir("early-join");
+    dirs.push(root);
+    const graph = await newWorkspace(path.join(root, "a"));
+    const server = await serve(path.join(root, "server"), tokensFor(graph));
+    servers.push(server);
+    // No pause: before, the server listened before automerge-repo had attached its message
+    // listener, and a join that came first was never answered.
+    const raw = new Repo({
+      network: [new WebSocketClientAdapter(`${server.url}/?token=${TOKENS.alice}`, 60_000)],
+      peerId: "early" as PeerId,
+    });
+    try {
+      await until("the raw peer's handshake", () => raw.peers.length > 0, 5_000);
+    } finally {
+      await raw.shutdown();
+    }
+  });
+
   it("refuses changes outside the op log's layout (a root overwrite)", async () => {
     const { graph, server, opsOnServer } = await setup("layout");
     const raw = new Repo({
