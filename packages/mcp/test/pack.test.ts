@@ -81,6 +81,28 @@ async function prefixManifests(
   };
 }
 
+/**
+ * Runs the checkout's TypeScript on `file` in `dir` as a user's project would: nodenext, strict,
+ * skipLibCheck off, Node's own types and nothing else from this checkout (plus `options`).
+ */
+async function tsc(dir: string, file: string, options: Record<string, unknown>) {
+  const compilerOptions = {
+    module: "nodenext",
+    moduleResolution: "nodenext",
+    target: "es2022",
+    strict: true,
+    skipLibCheck: false,
+    typeRoots: [path.join(repoRoot, "node_modules/@types")],
+    types: ["node"],
+    ...options,
+  };
+  await writeFile(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: [file] }));
+  return spawnSync(process.execPath, [path.join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", dir], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+}
+
 function ok(c: Called): Record<string, unknown> {
   expect(c.isError, JSON.stringify(c.value)).toBe(false);
   return c.value;
@@ -178,29 +200,7 @@ describe("the packed packages, installed", () => {
         "",
       ].join("\n"),
     );
-    const tsconfig = {
-      compilerOptions: {
-        module: "nodenext",
-        moduleResolution: "nodenext",
-        target: "es2022",
-        strict: true,
-        noEmit: true,
-        skipLibCheck: false,
-        // Node's own types, as a consumer has them; nothing else from this checkout.
-        typeRoots: [path.join(repoRoot, "node_modules/@types")],
-        types: ["node"],
-      },
-      files: ["consumer.ts"],
-    };
-    await writeFile(path.join(prefix, "tsconfig.json"), JSON.stringify(tsconfig));
-    const r = spawnSync(
-      process.execPath,
-      [path.join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", prefix],
-      {
-        encoding: "utf8",
-        timeout: 120_000,
-      },
-    );
+    const r = await tsc(prefix, "consumer.ts", { noEmit: true });
     expect(r.status, r.stdout + r.stderr).toBe(0);
   }, 150_000);
 
@@ -272,27 +272,8 @@ describe("the packed packages, installed", () => {
       await mkdir(dir, { recursive: true });
       await writeFile(path.join(dir, "package.json"), JSON.stringify({ type: kind }));
       await writeFile(path.join(dir, "main.ts"), program(kind === "module"));
-      const tsconfig = {
-        compilerOptions: {
-          module: "nodenext",
-          moduleResolution: "nodenext",
-          target: "es2022",
-          strict: true,
-          esModuleInterop: true,
-          skipLibCheck: false,
-          outDir: "out",
-          typeRoots: [path.join(repoRoot, "node_modules/@types")],
-          types: ["node"],
-        },
-        files: ["main.ts"],
-      };
-      await writeFile(path.join(dir, "tsconfig.json"), JSON.stringify(tsconfig));
-      const tsc = spawnSync(
-        process.execPath,
-        [path.join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", dir],
-        { encoding: "utf8", timeout: 120_000 },
-      );
-      expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
+      const compiled = await tsc(dir, "main.ts", { esModuleInterop: true, outDir: "out" });
+      expect(compiled.status, compiled.stdout + compiled.stderr).toBe(0);
       const emitted = await readFile(path.join(dir, "out", "main.js"), "utf8");
       // What makes it a CommonJS consumer: the package is loaded by require, not import.
       expect(emitted.includes('require("@kumiki-graph/core")'), emitted).toBe(kind === "commonjs");

@@ -39,6 +39,38 @@ async function setup(prefix: string) {
   return { root, a, graph, server, opsOnServer };
 }
 
+/**
+ * A raw automerge-repo peer pushes a rewrite of the graph's first op (`slot todos : Int = 1`)
+ * under its op-id; resolves once `server` refused it and a fresh clone through it holds the
+ * original, not the forgery.
+ */
+async function forgeAndCheck(root: string, graph: string, server: SyncServer, peerId: string): Promise<void> {
+  const raw = new Repo({
+    network: [new WebSocketClientAdapter(`${server.url}/?token=${TOKENS.alice}`, 60_000)],
+    peerId: peerId as PeerId,
+  });
+  try {
+    await until("the raw peer's handshake", () => raw.peers.length > 0);
+    const handle = await raw.find<OpLogDocument>(graph as AutomergeUrl);
+    const [original] = JSON.parse(String(handle.doc().chunks[0]![0]!)) as Record<string, unknown>[];
+    expect(original?.body).toContain("Int = 1");
+    handle.change((d) => {
+      d.chunks[0]!.push(new A.ImmutableString(JSON.stringify([{ ...original, body: " : Int = 99999" }])));
+    });
+    await until("the server's refusal", () =>
+      server.refusals().some((e) => /already held with other content/.test(e.reason)),
+    );
+  } finally {
+    await raw.shutdown();
+  }
+  const d = path.join(root, `after-${peerId}`);
+  must(await cloneWorkspace(`${server.url}/${graph}`, d, { token: TOKENS.admin, timeoutMs: 20_000 }));
+  await withStore(d, "agent:check", async (s) => {
+    const v = s.view("slot.todos");
+    expect(v.ok && v.value.definitions[0]?.text).toBe("slot todos : Int = 1");
+  });
+}
+
 async function until(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!cond()) {
@@ -131,31 +163,7 @@ describe("access control", () => {
 
   it("refuses an op that reuses a held op-id with other content (a forged rewrite), and keeps the original", async () => {
     const { root, graph, server } = await setup("forge");
-    const raw = new Repo({
-      network: [new WebSocketClientAdapter(`${server.url}/?token=${TOKENS.alice}`, 60_000)],
-      peerId: "forger" as PeerId,
-    });
-    try {
-      await until("the raw peer's handshake", () => raw.peers.length > 0);
-      const handle = await raw.find<OpLogDocument>(graph as AutomergeUrl);
-      const [original] = JSON.parse(String(handle.doc().chunks[0]![0]!)) as Record<string, unknown>[];
-      expect(original?.body).toContain("Int = 1");
-      handle.change((d) => {
-        d.chunks[0]!.push(new A.ImmutableString(JSON.stringify([{ ...original, body: " : Int = 99999" }])));
-      });
-      await until("the server's refusal", () =>
-        server.refusals().some((e) => /already held with other content/.test(e.reason)),
-      );
-    } finally {
-      await raw.shutdown();
-    }
-    // A fresh clone holds the original, not the forgery.
-    const d = path.join(root, "after-forge");
-    must(await cloneWorkspace(`${server.url}/${graph}`, d, { token: TOKENS.admin, timeoutMs: 20_000 }));
-    await withStore(d, "agent:check", async (s) => {
-      const v = s.view("slot.todos");
-      expect(v.ok && v.value.definitions[0]?.text).toBe("slot todos : Int = 1");
-    });
+    await forgeAndCheck(root, graph, server, "forger");
   });
 
   it("refuses a forged rewrite of an op it loaded from disk after a restart (held ops' hashes worked out on demand)", async () => {
@@ -164,30 +172,7 @@ describe("access control", () => {
     servers.splice(servers.indexOf(server), 1);
     const again = await serve(path.join(root, "server"), tokensFor(graph));
     servers.push(again);
-    const raw = new Repo({
-      network: [new WebSocketClientAdapter(`${again.url}/?token=${TOKENS.alice}`, 60_000)],
-      peerId: "forger-2" as PeerId,
-    });
-    try {
-      await until("the raw peer's handshake", () => raw.peers.length > 0);
-      const handle = await raw.find<OpLogDocument>(graph as AutomergeUrl);
-      const [original] = JSON.parse(String(handle.doc().chunks[0]![0]!)) as Record<string, unknown>[];
-      handle.change((d) => {
-        // The same op again, unchanged, beside a forged one: only the forgery is refused.
-        d.chunks[0]!.push(new A.ImmutableString(JSON.stringify([{ ...original, body: " : Int = 7" }])));
-      });
-      await until("the server's refusal", () =>
-        again.refusals().some((e) => /already held with other content/.test(e.reason)),
-      );
-    } finally {
-      await raw.shutdown();
-    }
-    const d = path.join(root, "after-forge");
-    must(await cloneWorkspace(`${again.url}/${graph}`, d, { token: TOKENS.admin, timeoutMs: 20_000 }));
-    await withStore(d, "agent:check", async (s) => {
-      const v = s.view("slot.todos");
-      expect(v.ok && v.value.definitions[0]?.text).toBe("slot todos : Int = 1");
-    });
+    await forgeAndCheck(root, graph, again, "forger-2");
   });
 
   it("answers a plain automerge-repo peer that joins the moment the server has started", async () => {
