@@ -65,6 +65,7 @@ export {
   parseTokenFile,
   TOKEN_FILE_FORMAT,
   type TokenEntry,
+  TokenFileTable,
   type TokenTable,
   tokenDigest,
   tokenTableOf,

@@ -150,3 +150,49 @@ export function loadTokenFile(file: string): SyncResult<TokenTable> {
   }
   return parseTokenFile(text, file);
 }
+
+/**
+ * A token file's tokens, read again when asked ({@link TokenFileTable.reload}: what `kumiki serve`
+ * does on SIGHUP): a server on it reviews its connections after each reload, so a token taken out
+ * of the file is withdrawn without a restart. A file that does not read or parse leaves the tokens
+ * as they were.
+ */
+export class TokenFileTable implements TokenTable {
+  private readonly listeners = new Set<() => void>();
+
+  private constructor(
+    /** The token file. */
+    readonly file: string,
+    private current: TokenTable,
+  ) {}
+
+  /** Reads and parses `file` (a `token-file-invalid` failure when it cannot). */
+  static load(file: string): SyncResult<TokenFileTable> {
+    const t = loadTokenFile(file);
+    return t.ok ? ok(new TokenFileTable(file, t.value)) : t;
+  }
+
+  /** Reads the file again; on success the new tokens apply and listeners are told. */
+  reload(): SyncResult<{ readonly tokens: number }> {
+    const t = loadTokenFile(this.file);
+    if (!t.ok) return t;
+    this.current = t.value;
+    for (const l of this.listeners) l();
+    return ok({ tokens: t.value.size });
+  }
+
+  lookup(token: string): Grant | undefined {
+    return this.current.lookup(token);
+  }
+
+  get size(): number {
+    return this.current.size;
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+}

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cloneWorkspace, syncWorkspace } from "../src/index.js";
+import { WebSocket } from "ws";
+import { CLOSE_FORBIDDEN, cloneWorkspace, syncWorkspace } from "../src/index.js";
 import { must, TOKENS } from "./helpers.js";
 import {
   addMany,
@@ -16,6 +17,37 @@ import {
 afterEach(cleanUp);
 
 describe("real processes", () => {
+  it("SIGHUP reads the token file again: a token taken out of it is closed and refused, without a restart", async () => {
+    const { root, a, graph } = await setup("hup");
+    const server = await startServer(root, 0);
+    // bob holds a connection open (a raw WebSocket, as any client's).
+    const bob = new WebSocket(server.url, { headers: { authorization: `Bearer ${TOKENS.bob}` } });
+    const bobClosed = new Promise<number>((resolve) => bob.once("close", (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      bob.once("open", () => resolve());
+      bob.once("error", reject);
+    });
+    const file = JSON.parse(fs.readFileSync(path.join(root, "tokens.json"), "utf8")) as {
+      tokens: { name: string }[];
+    };
+    file.tokens = file.tokens.filter((t) => t.name !== "bob");
+    fs.writeFileSync(path.join(root, "tokens.json"), JSON.stringify(file));
+    server.child.proc.kill("SIGHUP");
+    await server.child.waitFor(/SIGHUP: 4 tokens from .* in use/);
+    expect(await bobClosed).toBe(CLOSE_FORBIDDEN);
+    const refused = await cloneWorkspace(`${server.url}/${graph}`, path.join(root, "bob"), {
+      token: TOKENS.bob,
+      timeoutMs: 10_000,
+    });
+    expect(refused.ok ? "" : refused.error.code).toBe("forbidden");
+    // A file that does not parse leaves the tokens as they were: alice still syncs.
+    fs.writeFileSync(path.join(root, "tokens.json"), "{ not json");
+    server.child.proc.kill("SIGHUP");
+    await server.child.waitFor(/SIGHUP: tokens unchanged: .*not valid JSON/);
+    must(await syncWorkspace(a, { url: server.url, token: TOKENS.alice, timeoutMs: 20_000 }));
+    expect(await stopServers(server)).toEqual([0]);
+  });
+
   it("a server killed (SIGKILL) and restarted mid-sync loses no op", async () => {
     const { root, a, graph } = await setup("kill");
     await addMany(a, "agent:a", "s", 400);

@@ -1,11 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import {
-  loadTokenFile,
   PostgresStorageAdapter,
   PostgresTokenTable,
   redactedUrl,
   startSyncServer,
+  TokenFileTable,
 } from "@kumiki-graph/sync-server";
 import { stringOption } from "../args.js";
 import type { Command } from "../command.js";
@@ -14,9 +14,9 @@ import { CliError, failure, fromRejection, usageError } from "../errors.js";
 /**
  * `kumiki serve`: runs the sync server (docs/sync.md) until SIGINT or SIGTERM, then flushes every
  * graph to disk and exits 0. The first line on stdout says where it listens (JSON with --json);
- * connection and refusal lines go to stderr. On PostgreSQL the tokens are the database's, shared
- * live by every server of the service: `--token-file` stores its tokens there, and SIGHUP reads
- * the file again.
+ * connection and refusal lines go to stderr. SIGHUP reads the token file again; a token taken out
+ * of it is withdrawn from its connections. On PostgreSQL the tokens are the database's, shared live
+ * by every server of the service: `--token-file` stores its tokens there (SIGHUP: again).
  */
 export const serve: Command = {
   name: "serve",
@@ -49,7 +49,7 @@ export const serve: Command = {
       type: "string",
       value: "F",
       description:
-        "tokens and their access per graph (JSON, docs/sync.md); with --storage, stored in the database for every server (SIGHUP: read again); without it anyone may write, or on PostgreSQL the tokens stored there",
+        "tokens and their access per graph (JSON, docs/sync.md; SIGHUP reads it again); with --storage, stored in the database for every server; without it anyone may write, or on PostgreSQL the tokens stored there",
     },
   },
   positionals: { min: 0, max: 0, names: "none" },
@@ -72,10 +72,12 @@ export const serve: Command = {
     const tokenPath = tokenFile === undefined ? undefined : path.resolve(ctx.io.cwd, tokenFile);
     let tokens: Parameters<typeof startSyncServer>[0]["tokens"];
     // Checked before anything is stored or opened: a bad file changes nothing.
+    let fileTokens: TokenFileTable | undefined;
     if (tokenPath !== undefined) {
-      const t = loadTokenFile(tokenPath);
+      const t = TokenFileTable.load(tokenPath);
       if (!t.ok) throw fromRejection(t.error);
-      tokens = t.value;
+      fileTokens = t.value;
+      tokens = fileTokens;
     }
     const host = stringOption(ctx.options, "host") ?? "127.0.0.1";
     let storage: PostgresStorageAdapter | undefined;
@@ -132,10 +134,19 @@ export const serve: Command = {
           ? "kumiki serve: warning: no --token-file: any client that reaches this port may read and write every graph\n"
           : "kumiki serve: warning: no --token-file and no tokens stored in the database: any client that reaches this port may read and write every graph, until this server is restarted after tokens are stored\n",
       );
-    // SIGHUP: the token file read again and stored for every server (PostgreSQL only).
+    // SIGHUP: the token file read again (on PostgreSQL, stored for every server).
     const reread = () => {
-      if (tokenPath === undefined || dbTokens === undefined) {
-        ctx.io.stderr("kumiki serve: SIGHUP: tokens are read again only with --storage and --token-file\n");
+      if (tokenPath === undefined || fileTokens === undefined) {
+        ctx.io.stderr("kumiki serve: SIGHUP: no --token-file to read again\n");
+        return;
+      }
+      if (dbTokens === undefined) {
+        const r = fileTokens.reload();
+        ctx.io.stderr(
+          r.ok
+            ? `kumiki serve: SIGHUP: ${r.value.tokens} token${r.value.tokens === 1 ? "" : "s"} from ${tokenPath} in use\n`
+            : `kumiki serve: SIGHUP: tokens unchanged: ${r.error.message}\n`,
+        );
         return;
       }
       storeTokens().then(
