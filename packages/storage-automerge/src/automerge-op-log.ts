@@ -117,6 +117,15 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private closed = false;
   private failure: unknown;
   private mirrorError: unknown;
+  /**
+   * What op-log.jsonl was last brought up to (or held at open): how many of {@link ops}, at which
+   * heads, at which {@link generation}. The ops after that count are what it lacks, so ops taken in
+   * from a peer or another process are appended, not the whole file rewritten, when they sort after
+   * everything it holds (the file checks its sidecar's heads and last op-id before it appends).
+   */
+  private mirrored:
+    | { readonly count: number; readonly heads: readonly string[]; readonly gen: number }
+    | undefined;
   private readonly onChange = (payload: DocHandleChangePayload<OpLogDocument>) => this.received(payload);
 
   private constructor(
@@ -249,6 +258,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       // Everything on disk was just loaded: this records the generation (and merges any stragglers).
       log.mergeForeign();
       log.checkDamage(written);
+      log.mirrored = { count: log.ops.length, heads: log.heads(), gen: log.gen };
       return log;
     });
   }
@@ -437,7 +447,15 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       // Chunk names only when the file shows the whole document (no invalid entry it leaves out).
       const chunks =
         this.invalidEntries.length === 0 ? this.storage.chunkStamps(this.handle.documentId) : undefined;
-      this.mirror.update(this.ops, this.heads(), added, before, chunks);
+      // Every op since the file was last brought up to date (a replaced op: rewritten whole).
+      const since = this.mirrored;
+      const delta =
+        since !== undefined && since.gen === this.gen
+          ? { added: this.ops.slice(since.count), before: since.heads }
+          : { added, before };
+      const heads = this.heads();
+      this.mirror.update(this.ops, heads, delta.added, delta.before, chunks);
+      this.mirrored = { count: this.ops.length, heads, gen: this.gen };
       this.mirrorError = undefined;
     } catch (e) {
       this.mirrorError = e;

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import * as A from "@automerge/automerge";
 import { makeDirs } from "@kumiki-graph/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { OpLogFile } from "../src/op-log-file.js";
@@ -187,6 +188,46 @@ describe("op-log.jsonl", () => {
     expect(opLogIds(file)).toEqual(["op_a", "op_b", "op_c", "op_d"]);
     expect(fs.readFileSync(file, "utf8").split("\n")[0]).toBe(JSON.stringify(op("op_a", { body: "x" })));
     await ws.log.close();
+    expect(opLogIds(file)).toEqual(["op_a", "op_b", "op_c", "op_d"]);
+  });
+
+  it("takes in a peer's ops by appending them when they sort after its own, and stays complete and sorted when they do not", async () => {
+    const dir = tempDir();
+    const ws = await init(dir);
+    await ws.log.append([op("op_b")]);
+    await ws.log.close();
+    // A replica of the same graph elsewhere (a sync peer), writing ops of its own.
+    const peerDir = tempDir();
+    fs.cpSync(dir, peerDir, { recursive: true });
+    const peer = await reopen(peerDir);
+    const deliver = async (ids: string[]) => {
+      await peer.log.append(ids.map((id) => op(id)));
+      const here = await reopen(dir);
+      const changes = A.getChanges(here.log.handle.doc(), peer.log.handle.doc());
+      here.log.handle.update((d) => A.applyChanges(d, changes)[0]);
+      expect(
+        here.log
+          .all()
+          .map((o) => o["op-id"])
+          .sort(),
+      ).toEqual(
+        peer.log
+          .all()
+          .map((o) => o["op-id"])
+          .sort(),
+      );
+      await here.log.close();
+    };
+    const file = workspacePaths(dir).opLog;
+    const inode = () => fs.statSync(file).ino;
+    const first = inode();
+    await deliver(["op_c", "op_d"]);
+    // Appended in place: the same file, now with the peer's ops after its own.
+    expect(inode()).toBe(first);
+    expect(opLogIds(file)).toEqual(["op_b", "op_c", "op_d"]);
+    // An op that sorts before what the file holds: the file is written again, sorted.
+    await deliver(["op_a"]);
+    expect(inode()).not.toBe(first);
     expect(opLogIds(file)).toEqual(["op_a", "op_b", "op_c", "op_d"]);
   });
 
