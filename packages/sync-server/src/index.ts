@@ -57,6 +57,7 @@ export {
 } from "./server-adapter.js";
 export {
   type Access,
+  ChangingTokenTable,
   type Grant,
   loadTokenFile,
   MIN_TOKEN_LENGTH,

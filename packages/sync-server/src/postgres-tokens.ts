@@ -10,10 +10,9 @@ import pg from "pg";
 import { fail, ok, type SyncResult } from "./result.js";
 import {
   type Access,
-  type Grant,
+  ChangingTokenTable,
   parseTokenEntries,
   type TokenEntry,
-  type TokenTable,
   tokenTableOf,
 } from "./tokens.js";
 
@@ -40,9 +39,7 @@ async function ensureTable(client: pg.ClientBase, table: string): Promise<void> 
 }
 
 /** The tokens in the database, live: what `kumiki serve --storage postgres://…` serves with. */
-export class PostgresTokenTable implements TokenTable {
-  private current: TokenTable = tokenTableOf([]);
-  private readonly listeners = new Set<() => void>();
+export class PostgresTokenTable extends ChangingTokenTable {
   private listener: pg.Client | undefined;
   private closed = false;
 
@@ -50,7 +47,9 @@ export class PostgresTokenTable implements TokenTable {
     private readonly url: string,
     /** The table the tokens are kept in. */
     readonly table: string,
-  ) {}
+  ) {
+    super(tokenTableOf([]));
+  }
 
   /**
    * Connects, makes the table if absent, reads the tokens and listens for changes. Rejects with
@@ -111,21 +110,6 @@ export class PostgresTokenTable implements TokenTable {
     }
   }
 
-  lookup(token: string): Grant | undefined {
-    return this.current.lookup(token);
-  }
-
-  get size(): number {
-    return this.current.size;
-  }
-
-  onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
-  }
-
   /** Stops listening. */
   async close(): Promise<void> {
     this.closed = true;
@@ -171,7 +155,6 @@ export class PostgresTokenTable implements TokenTable {
       digest: row.digest,
       graphs: row.graphs as Record<string, Access>,
     }));
-    this.current = tokenTableOf(entries);
-    for (const l of this.listeners) l();
+    this.replace(tokenTableOf(entries));
   }
 }

@@ -152,34 +152,15 @@ export function loadTokenFile(file: string): SyncResult<TokenTable> {
 }
 
 /**
- * A token file's tokens, read again when asked ({@link TokenFileTable.reload}: what `kumiki serve`
- * does on SIGHUP): a server on it reviews its connections after each reload, so a token taken out
- * of the file is withdrawn without a restart. A file that does not read or parse leaves the tokens
- * as they were.
+ * A token table whose tokens are replaced while a server runs: lookups go to the current tokens,
+ * and every listener is told after each replacement (what the server reviews its connections on).
+ * The token file read again ({@link TokenFileTable}) and the database's tokens
+ * (`PostgresTokenTable`) are both this.
  */
-export class TokenFileTable implements TokenTable {
+export abstract class ChangingTokenTable implements TokenTable {
   private readonly listeners = new Set<() => void>();
 
-  private constructor(
-    /** The token file. */
-    readonly file: string,
-    private current: TokenTable,
-  ) {}
-
-  /** Reads and parses `file` (a `token-file-invalid` failure when it cannot). */
-  static load(file: string): SyncResult<TokenFileTable> {
-    const t = loadTokenFile(file);
-    return t.ok ? ok(new TokenFileTable(file, t.value)) : t;
-  }
-
-  /** Reads the file again; on success the new tokens apply and listeners are told. */
-  reload(): SyncResult<{ readonly tokens: number }> {
-    const t = loadTokenFile(this.file);
-    if (!t.ok) return t;
-    this.current = t.value;
-    for (const l of this.listeners) l();
-    return ok({ tokens: t.value.size });
-  }
+  protected constructor(private current: TokenTable) {}
 
   lookup(token: string): Grant | undefined {
     return this.current.lookup(token);
@@ -194,5 +175,41 @@ export class TokenFileTable implements TokenTable {
     return () => {
       this.listeners.delete(listener);
     };
+  }
+
+  /** Puts `next` in place and tells every listener. */
+  protected replace(next: TokenTable): void {
+    this.current = next;
+    for (const l of this.listeners) l();
+  }
+}
+
+/**
+ * A token file's tokens, read again when asked ({@link TokenFileTable.reload}: what `kumiki serve`
+ * does on SIGHUP): a server on it reviews its connections after each reload, so a token taken out
+ * of the file is withdrawn without a restart. A file that does not read or parse leaves the tokens
+ * as they were.
+ */
+export class TokenFileTable extends ChangingTokenTable {
+  private constructor(
+    /** The token file. */
+    readonly file: string,
+    tokens: TokenTable,
+  ) {
+    super(tokens);
+  }
+
+  /** Reads and parses `file` (a `token-file-invalid` failure when it cannot). */
+  static load(file: string): SyncResult<TokenFileTable> {
+    const t = loadTokenFile(file);
+    return t.ok ? ok(new TokenFileTable(file, t.value)) : t;
+  }
+
+  /** Reads the file again; on success the new tokens apply and listeners are told. */
+  reload(): SyncResult<{ readonly tokens: number }> {
+    const t = loadTokenFile(this.file);
+    if (!t.ok) return t;
+    this.replace(t.value);
+    return ok({ tokens: t.value.size });
   }
 }
