@@ -18,7 +18,14 @@ import os from "node:os";
 import path from "node:path";
 import * as A from "@automerge/automerge";
 import type { PeerId } from "@automerge/automerge-repo";
-import type { Conflict, Quarantined } from "@kumiki-graph/core";
+import {
+  type Conflict,
+  MemoryOpLog,
+  openStore,
+  type Quarantined,
+  type Store,
+  type StoredOp,
+} from "@kumiki-graph/core";
 import {
   type AutomergeOpLog,
   decodeChanges,
@@ -218,6 +225,30 @@ function opIdsSent(messages: readonly Uint8Array[]): Set<string> {
   return ids;
 }
 
+/**
+ * The conflicts and quarantined ops `store` holds that `heldBefore` (the ops held before the sync)
+ * did not give. Nothing received, nothing new: the graph is a function of its ops, so the caller
+ * asks only when ops arrived. The ops before are folded apart only when the graph has any.
+ */
+async function whatTheMergeRecorded(
+  store: Store,
+  heldBefore: readonly StoredOp[],
+): Promise<{ conflicts: Conflict[]; quarantined: Quarantined[] }> {
+  // The store takes remote ops in order with writes: an empty ingest waits for those in flight.
+  await store.ingest([]);
+  const conflicts = store.conflicts();
+  const quarantined = [...store.status().quarantined];
+  if (conflicts.length === 0 && quarantined.length === 0) return { conflicts, quarantined };
+  const prior = openStore({ log: new MemoryOpLog(heldBefore), author: "user:sync", validators: [] });
+  if (!prior.ok) throw new Error(`folding the ops held before the sync: ${prior.error.message}`);
+  const conflictsBefore = new Set(prior.value.conflicts().map((c) => c.id));
+  const quarantinedBefore = new Set(prior.value.status().quarantined.map((q) => q.opId));
+  return {
+    conflicts: conflicts.filter((c) => !conflictsBefore.has(c.id)),
+    quarantined: quarantined.filter((q) => !quarantinedBefore.has(q.opId)),
+  };
+}
+
 function peerIdFor(): PeerId {
   return `kumiki-${randomUUID()}` as PeerId;
 }
@@ -271,9 +302,9 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
     }
   };
   try {
-    const before = new Set(ws.log.all().map((o) => o["op-id"]));
-    const conflictsBefore = new Set(store.conflicts().map((c) => c.id));
-    const quarantinedBefore = new Set(store.status().quarantined.map((q) => q.opId));
+    // The store folds its graph at the first question: a sync that receives nothing asks none.
+    const heldBefore = [...ws.log.all()];
+    const before = new Set(heldBefore.map((o) => o["op-id"]));
     const peer = await awaitPeer(adapter, deadline, ms);
     if (!peer.ok) return peer;
     options.onProgress?.("syncing…");
@@ -281,8 +312,6 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
     const taken = new Map<number, number | undefined>();
     const done = await converge(ws.log, adapter, deadline, ms, (c, n) => taken.set(c, n));
     if (!done.ok) return done;
-    // The store takes remote ops in order with writes: an empty ingest waits for those in flight.
-    await store.ingest([]);
     const all = ws.log.all();
     const received = all.filter((o) => !before.has(o["op-id"])).length;
     // The servers' own counts of the ops they took from us as new; from a server that does not
@@ -291,16 +320,17 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
     const counts = [...taken.values()];
     if (counts.every((n) => n !== undefined)) for (const n of counts) sentCount += n ?? 0;
     else for (const id of opIdsSent(sent)) if (before.has(id)) sentCount++;
-    const authorOf = new Map(all.map((o) => [o["op-id"], (o as { author?: unknown }).author]));
-    const conflicts = store.conflicts().filter((c) => !conflictsBefore.has(c.id));
+    const { conflicts, quarantined } =
+      received === 0 ? { conflicts: [], quarantined: [] } : await whatTheMergeRecorded(store, heldBefore);
     const rolledBack: RolledBack[] = [];
-    if (options.author !== undefined)
+    if (options.author !== undefined && conflicts.length > 0) {
+      const authorOf = new Map(all.map((o) => [o["op-id"], (o as { author?: unknown }).author]));
       for (const c of conflicts) {
         const lost = c.ops[0];
         if (lost !== undefined && authorOf.get(lost) === options.author)
           rolledBack.push({ opId: lost, conflict: c });
       }
-    const quarantined = store.status().quarantined.filter((q) => !quarantinedBefore.has(q.opId));
+    }
     let unpushed = 0;
     if (done.value.access === "read") {
       const serverDoc = A.view(ws.log.handle.doc(), [...done.value.heads]);

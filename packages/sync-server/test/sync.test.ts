@@ -67,6 +67,47 @@ describe("sync through a server", () => {
     expect((await sync()).sent).toBe(0);
   });
 
+  it("reports only the conflicts and quarantined ops a sync brought, not those the graph held before", async () => {
+    const root = temp("new-conflicts");
+    const a = path.join(root, "a");
+    const b = path.join(root, "b");
+    const graph = await newWorkspace(a);
+    const server = await serve(path.join(root, "server"), tokensFor(graph));
+    servers.push(server);
+    const sync = async (dir: string, token: string, author: string) =>
+      must(await syncWorkspace(dir, { url: server.url, token, author, timeoutMs: 20_000 }));
+    await sync(a, TOKENS.alice, "agent:a");
+    must(await cloneWorkspace(`${server.url}/${graph}`, b, { token: TOKENS.bob, timeoutMs: 20_000 }));
+    // The same name added on both sides: the merge records one conflict, where it arrives.
+    await withStore(a, "agent:a", async (s) => {
+      must(await s.add({ layer: "slot", name: "count", body: "Int = 1" }));
+    });
+    await withStore(b, "agent:b", async (s) => {
+      must(await s.add({ layer: "slot", name: "count", body: "Int = 2" }));
+    });
+    expect((await sync(a, TOKENS.alice, "agent:a")).conflicts).toEqual([]);
+    const merged = await sync(b, TOKENS.bob, "agent:b");
+    expect(merged.received).toBe(1);
+    expect(merged.conflicts.length).toBe(1);
+    // From here on the graph holds that conflict: a push that receives nothing reports none ...
+    await withStore(b, "agent:b", async (s) => {
+      must(await s.add({ layer: "slot", name: "more", body: "Int = 3" }));
+    });
+    const pushed = await sync(b, TOKENS.bob, "agent:b");
+    expect(pushed.received).toBe(0);
+    expect(pushed.conflicts).toEqual([]);
+    // ... and a sync that receives ops unrelated to it reports none either, nor does it roll back.
+    await withStore(a, "agent:a", async (s) => {
+      must(await s.add({ layer: "slot", name: "other", body: "Int = 4" }));
+    });
+    await sync(a, TOKENS.alice, "agent:a");
+    const pulled = await sync(b, TOKENS.bob, "agent:b");
+    expect(pulled.received).toBe(1);
+    expect(pulled.conflicts).toEqual([]);
+    expect(pulled.rolledBack).toEqual([]);
+    expect(JSON.parse(await viewOf(b)).conflicts.length).toBe(1);
+  });
+
   it("three workspaces with concurrent conflicting ops converge to identical views", async () => {
     const root = temp("three");
     const a = path.join(root, "a");
