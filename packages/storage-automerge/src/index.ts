@@ -16,6 +16,7 @@ export {
   checkChanges,
   type DocumentShape,
   decodeChanges,
+  type OpClaim,
   type OpHashes,
   shapeOf,
   splitChunks,

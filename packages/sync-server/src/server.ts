@@ -262,9 +262,9 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       shape.chunks ??= r.shape.chunks;
       for (const l of r.shape.lists) shape.lists.add(l);
       let newOps = 0;
-      for (const [id, hash] of r.shape.ops)
+      for (const [id, claim] of r.shape.ops)
         if (!shape.ops.has(id)) {
-          shape.ops.set(id, hash);
+          shape.ops.set(id, claim);
           newOps++;
         }
       return { ok: true, newOps };
