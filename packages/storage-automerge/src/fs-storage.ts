@@ -159,14 +159,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
 
   /** Writes a chunk atomically and durably (temp file, fsync, rename, fsync of the directory). */
   override async save(key: StorageKey, data: Uint8Array): Promise<void> {
-    // automerge-repo saves sync state from a throttle timer that Repo.shutdown does not cancel, so
-    // it can arrive after the log closed (and its folder may be gone): an unhandled rejection seen
-    // in the sync tests. Sync state is a cache of what a peer has; dropping a late one loses nothing.
-    // The Repo also reads its storage id in the background as it starts, and saves one when the
-    // read found none: after a quick close that removed the folder (seen in the op log's property
-    // test), the read finds nothing and the save fails on the missing folder. The id was written
-    // by ensureStorageId before the Repo started, so a late save of it after close is dropped too.
-    if (this.disposed && (key[1] === "sync-state" || key[0] === "storage-adapter-id")) return;
+    if (this.disposed) return; // see dispose()
     // Read-only: automerge-repo's own saves (its storage id, sync state, a compaction) are dropped;
     // the op log refuses appends before they reach here.
     if (this.readOnly) return;
@@ -263,7 +256,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   }
 
   override async remove(key: StorageKey): Promise<void> {
-    if (this.readOnly) return;
+    if (this.readOnly || this.disposed) return; // see dispose()
     await this.lock.run(async () => {
       await super.remove(key);
       this.saveOrder.delete(key.join("/"));
@@ -275,7 +268,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   }
 
   override async removeRange(keyPrefix: StorageKey): Promise<void> {
-    if (this.readOnly) return;
+    if (this.readOnly || this.disposed) return; // see dispose()
     await this.lock.run(async () => {
       await super.removeRange(keyPrefix);
       this.dirs.clear();
@@ -454,7 +447,18 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     this.dirs.add(dir);
   }
 
-  /** Closes the descriptors this adapter keeps open (it reopens them if used again). */
+  /**
+   * Closes the descriptors this adapter keeps open (a read reopens them), and drops every save and
+   * removal from then on: what the Repo using it did after its user closed it. automerge-repo saves
+   * from throttle timers that `Repo.shutdown` neither cancels nor waits for, so a save (sync state,
+   * a chunk, a compaction's snapshot and removals) can run after the close, outside the workspace's
+   * lock, once the folder is gone: an unhandled rejection that ended a process which removed a
+   * workspace right after syncing it. Nothing is lost by dropping them: the close flushed the
+   * whole document first (the op log under its lock, the server per graph), and a late save is of
+   * that document or an earlier state; a compaction dropped halfway keeps its older chunks, whose
+   * changes the next load merges. The Repo's storage id was written by ensureStorageId before it
+   * started, so its late save of one is dropped too.
+   */
   dispose(): void {
     this.disposed = true;
     for (const fd of this.dirFds.values()) fs.closeSync(fd);
