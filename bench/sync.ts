@@ -27,10 +27,11 @@ import { type BenchRow, measure, summarize } from "./harness.js";
  *
  * - push+pull: 1,000 ops made in workspace A (one Automerge change each) become visible in
  *   workspace B. Ours: `syncWorkspace(A)` then `syncWorkspace(B)` against `startSyncServer` (each
- *   opens the workspace, folds it, waits for the handshake, syncs until a durable flush confirms
+ *   opens the workspace, waits for the handshake, syncs until a durable flush confirms
  *   the same heads, closes). Raw: a Repo over NodeFS storage on a copy of A's storage connects to a
  *   plain automerge-repo server (`NodeWSServerAdapter` + `NodeFSStorageAdapter`) and syncs until
  *   the server holds A's heads, shuts down; then the same for a copy of B until it holds them.
+ *   Seven runs, ours and raw taking turns (which goes first alternating), 1,000 new ops each.
  * - clone: a fresh replica of a 10,000-op graph (one change per op). Ours: `cloneWorkspace`.
  *   Raw: a Repo over empty NodeFS storage, `find` once the server answered, until its heads are
  *   the server's, shut down.
@@ -133,7 +134,7 @@ async function waitServer(server: RawServer, id: DocumentId, want: string): Prom
 /** The push+pull row, then its two legs (A's push, B's pull) timed in the same runs. */
 async function benchPushPull(root: string): Promise<BenchRow[]> {
   const n = 1_000;
-  const runs = 5;
+  const runs = 7;
   const batches: StoredOp[][] = [];
   process.stderr.write("bench: sync: writing ops…\n");
   const all = await makeOps(n * runs, "p");
@@ -160,61 +161,59 @@ async function benchPushPull(root: string): Promise<BenchRow[]> {
   fs.cpSync(path.join(root, "ours-server"), rawSrv, { recursive: true });
   for (const d of [rawA, rawB, rawSrv]) fs.rmSync(path.join(d, "storage-adapter-id"), { force: true });
   const raw = await rawServer(rawSrv);
-  process.stderr.write("bench: sync: 1k push+pull, ours…\n");
   const id = url.slice("automerge:".length) as DocumentId;
-  let k = 0;
   let received = 0;
   const legs = {
-    ours: { push: [] as number[], pull: [] as number[] },
-    raw: { push: [] as number[], pull: [] as number[] },
+    ours: { push: [] as number[], pull: [] as number[], both: [] as number[] },
+    raw: { push: [] as number[], pull: [] as number[], both: [] as number[] },
   };
-  const ours = await measure(
-    async () => {
-      const t0 = performance.now();
-      const pushed = await syncWorkspace(a, { url: server.value.url });
-      const t1 = performance.now();
-      const pulled = await syncWorkspace(b, { url: server.value.url });
-      legs.ours.push.push(t1 - t0);
-      legs.ours.pull.push(performance.now() - t1);
-      if (!pushed.ok || !pulled.ok) throw new Error("sync failed");
-      received = pulled.value.received;
-    },
-    {
-      runs,
-      warmup: 0,
-      setup: async () => {
-        const ws = await openWorkspace(a);
-        if (!ws.ok) throw new Error(ws.error.message);
-        for (const op of batches[k++]!) await ws.value.log.append([op]);
-        await ws.value.log.close();
-      },
-    },
-  );
-  if (received !== n) throw new Error(`B received ${received} ops, expected ${n}`);
-  k = 0;
-  process.stderr.write("bench: sync: 1k push+pull, raw automerge-repo…\n");
-  let target = "";
-  const baseline = await measure(
-    async () => {
-      const t0 = performance.now();
-      await rawClientSync(rawA, raw.url, url, () => waitServer(raw, id, target));
-      const t1 = performance.now();
-      await rawClientSync(rawB, raw.url, url, (h) => headsReach(h, target));
-      legs.raw.push.push(t1 - t0);
-      legs.raw.pull.push(performance.now() - t1);
-    },
-    {
-      runs,
-      warmup: 0,
-      setup: async () => {
-        const repo = new Repo({ storage: new NodeFSStorageAdapter(rawA) });
-        const h = await repo.find<OpLogDocument>(url);
-        for (const op of batches[k++]!) h.change((d) => pushBundle(d, [op]));
-        target = headsOf(h.doc());
-        await repo.shutdown();
-      },
-    },
-  );
+  const oursRun = async (k: number) => {
+    const ws = await openWorkspace(a);
+    if (!ws.ok) throw new Error(ws.error.message);
+    for (const op of batches[k]!) await ws.value.log.append([op]);
+    await ws.value.log.close();
+    const t0 = performance.now();
+    const pushed = await syncWorkspace(a, { url: server.value.url });
+    const t1 = performance.now();
+    const pulled = await syncWorkspace(b, { url: server.value.url });
+    const t2 = performance.now();
+    if (!pushed.ok || !pulled.ok) throw new Error("sync failed");
+    received = pulled.value.received;
+    if (received !== n) throw new Error(`B received ${received} ops, expected ${n}`);
+    legs.ours.push.push(t1 - t0);
+    legs.ours.pull.push(t2 - t1);
+    legs.ours.both.push(t2 - t0);
+  };
+  const rawRun = async (k: number) => {
+    const repo = new Repo({ storage: new NodeFSStorageAdapter(rawA) });
+    const h = await repo.find<OpLogDocument>(url);
+    for (const op of batches[k]!) h.change((d) => pushBundle(d, [op]));
+    const target = headsOf(h.doc());
+    await repo.shutdown();
+    const t0 = performance.now();
+    await rawClientSync(rawA, raw.url, url, () => waitServer(raw, id, target));
+    const t1 = performance.now();
+    await rawClientSync(rawB, raw.url, url, (handle) => headsReach(handle, target));
+    const t2 = performance.now();
+    legs.raw.push.push(t1 - t0);
+    legs.raw.pull.push(t2 - t1);
+    legs.raw.both.push(t2 - t0);
+  };
+  // Ours and raw take turns run by run, which goes first alternating, so that a change in the
+  // shared machine's load falls on both alike (all runs of one side, then all of the other, moved
+  // the ratio by about 15% from one bench run to the next).
+  for (let k = 0; k < runs; k++) {
+    process.stderr.write(`bench: sync: 1k push+pull, run ${k + 1} of ${runs}…\n`);
+    if (k % 2 === 0) {
+      await oursRun(k);
+      await rawRun(k);
+    } else {
+      await rawRun(k);
+      await oursRun(k);
+    }
+  }
+  const ours = summarize(legs.ours.both);
+  const baseline = summarize(legs.raw.both);
   await raw.close();
   await server.value.close();
   return [
