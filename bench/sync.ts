@@ -152,26 +152,13 @@ async function benchPushPull(root: string): Promise<BenchRow[]> {
   if (!first.ok) throw new Error(first.error.message);
   const cloned = await cloneWorkspace(`${server.value.url}/${url}`, b);
   if (!cloned.ok) throw new Error(cloned.error.message);
-  // The raw side starts from copies of the same storage.
-  const rawA = path.join(root, "raw-a");
-  const rawB = path.join(root, "raw-b");
-  const rawSrv = path.join(root, "raw-server");
-  fs.cpSync(path.join(a, ".kumiki", "automerge"), rawA, { recursive: true });
-  fs.cpSync(path.join(b, ".kumiki", "automerge"), rawB, { recursive: true });
-  fs.cpSync(path.join(root, "ours-server"), rawSrv, { recursive: true });
-  for (const d of [rawA, rawB, rawSrv]) fs.rmSync(path.join(d, "storage-adapter-id"), { force: true });
-  const raw = await rawServer(rawSrv);
   const id = url.slice("automerge:".length) as DocumentId;
   let received = 0;
   const legs = {
     ours: { push: [] as number[], pull: [] as number[], both: [] as number[] },
     raw: { push: [] as number[], pull: [] as number[], both: [] as number[] },
   };
-  const oursRun = async (k: number) => {
-    const ws = await openWorkspace(a);
-    if (!ws.ok) throw new Error(ws.error.message);
-    for (const op of batches[k]!) await ws.value.log.append([op]);
-    await ws.value.log.close();
+  const oursRun = async () => {
     const t0 = performance.now();
     const pushed = await syncWorkspace(a, { url: server.value.url });
     const t1 = performance.now();
@@ -184,37 +171,56 @@ async function benchPushPull(root: string): Promise<BenchRow[]> {
     legs.ours.pull.push(t2 - t1);
     legs.ours.both.push(t2 - t0);
   };
-  const rawRun = async (k: number) => {
-    const repo = new Repo({ storage: new NodeFSStorageAdapter(rawA) });
-    const h = await repo.find<OpLogDocument>(url);
-    for (const op of batches[k]!) h.change((d) => pushBundle(d, [op]));
-    const target = headsOf(h.doc());
-    await repo.shutdown();
-    const t0 = performance.now();
-    await rawClientSync(rawA, raw.url, url, () => waitServer(raw, id, target));
-    const t1 = performance.now();
-    await rawClientSync(rawB, raw.url, url, (handle) => headsReach(handle, target));
-    const t2 = performance.now();
-    legs.raw.push.push(t1 - t0);
-    legs.raw.pull.push(t2 - t1);
-    legs.raw.both.push(t2 - t0);
+  /** Copies of the three storages as ours has them now, byte for byte, for raw to start from. */
+  const copyForRaw = (k: number) => {
+    const copy = (from: string, name: string) => {
+      const to = path.join(root, `raw-${name}-${k}`);
+      // With the storage ids: what each side persisted of its sync with the other is raw's too.
+      fs.cpSync(from, to, { recursive: true });
+      return to;
+    };
+    return {
+      a: copy(path.join(a, ".kumiki", "automerge"), "a"),
+      b: copy(path.join(b, ".kumiki", "automerge"), "b"),
+      server: copy(path.join(root, "ours-server"), "server"),
+    };
   };
-  // Ours and raw take turns run by run, which goes first alternating, so that a change in the
-  // shared machine's load falls on both alike (all runs of one side, then all of the other, moved
-  // the ratio by about 15% from one bench run to the next).
+  const rawRun = async (dirs: { a: string; b: string; server: string }, target: string) => {
+    const raw = await rawServer(dirs.server);
+    try {
+      const t0 = performance.now();
+      await rawClientSync(dirs.a, raw.url, url, () => waitServer(raw, id, target));
+      const t1 = performance.now();
+      await rawClientSync(dirs.b, raw.url, url, (handle) => headsReach(handle, target));
+      const t2 = performance.now();
+      legs.raw.push.push(t1 - t0);
+      legs.raw.pull.push(t2 - t1);
+      legs.raw.both.push(t2 - t0);
+    } finally {
+      await raw.close();
+    }
+  };
+  // Each run: A writes 1,000 ops (each stored durably as written, as an agent's writes are), the
+  // three storages are copied for raw, then ours and raw take turns, which goes first alternating,
+  // so that a change in the shared machine's load falls on both alike.
   for (let k = 0; k < runs; k++) {
     process.stderr.write(`bench: sync: 1k push+pull, run ${k + 1} of ${runs}…\n`);
+    const ws = await openWorkspace(a);
+    if (!ws.ok) throw new Error(ws.error.message);
+    for (const op of batches[k]!) await ws.value.log.append([op]);
+    const target = headsOf(ws.value.log.handle.doc());
+    await ws.value.log.close();
+    const dirs = copyForRaw(k);
     if (k % 2 === 0) {
-      await oursRun(k);
-      await rawRun(k);
+      await oursRun();
+      await rawRun(dirs, target);
     } else {
-      await rawRun(k);
-      await oursRun(k);
+      await rawRun(dirs, target);
+      await oursRun();
     }
   }
   const ours = summarize(legs.ours.both);
   const baseline = summarize(legs.raw.both);
-  await raw.close();
   await server.value.close();
   return [
     {
