@@ -71,6 +71,13 @@ export interface SyncServerOptions {
   readonly storage?: ServerStorage;
   /** Accepted tokens; without a table every client may read and write every graph. */
   readonly tokens?: TokenTable;
+  /**
+   * With `tokens` (a table that changes while the server runs, tokens kept in a database): while
+   * the table holds none, every client may read and write, as without a table; once it holds
+   * some, every connection needs one, and the connections made without are closed (4403). One
+   * way: a table emptied later does not open the server again (restart it for that).
+   */
+  readonly openUntilTokens?: boolean;
   /** Receives one line per notable event (connections, refusals). */
   readonly log?: (line: string) => void;
 }
@@ -318,18 +325,26 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   };
   const unwatch = storage.watch?.((key) => void takeStoredElsewhere(key));
 
+  /** Anyone may connect: no tokens, or none stored yet (openUntilTokens); once false, never again. */
+  let open = options.tokens === undefined || (options.openUntilTokens === true && options.tokens.size === 0);
   // Tokens that change while the server runs (kept in a database): each connection's grant is
   // looked up again, and a connection whose token was withdrawn is closed.
   const reviewGrants = () => {
     const tokens = options.tokens;
     if (tokens === undefined) return;
+    if (open && tokens.size === 0) return;
+    if (open) log(`tokens were stored (${tokens.size}): from now on every connection needs one`);
+    open = false;
     for (const ws of wss.clients) {
       const p = presented.get(ws);
       const grant = p === undefined ? undefined : tokens.lookup(p.token);
       if (grant === undefined) {
         grants.delete(ws);
         log(`disconnected: its token (${p === undefined ? "none" : "withdrawn"}) is no longer accepted`);
-        ws.close(CLOSE_FORBIDDEN, "the token was withdrawn");
+        ws.close(
+          CLOSE_FORBIDDEN,
+          p === undefined ? "this server now requires a token" : "the token was withdrawn",
+        );
       } else grants.set(ws, pinnedTo(grant, p?.pinned));
     }
     adapter.reviewGrants();
@@ -355,7 +370,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       graphs: Object.keys(repo.handles).length,
       peers: repo.peers.length,
       refused: refusedCount,
-      auth: options.tokens === undefined ? "none" : "tokens",
+      auth: open ? "none" : "tokens",
       uptimeSeconds: Math.round((Date.now() - started) / 1000),
     };
   };
@@ -381,7 +396,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   httpServer.on("upgrade", (req, socket, head) => {
     let grant: Grant | undefined = OPEN_GRANT;
     const token = tokenOf(req);
-    if (options.tokens !== undefined) {
+    if (!open && options.tokens !== undefined) {
       if (token === undefined) {
         noteRefusal({
           peer: req.socket.remoteAddress ?? "?",

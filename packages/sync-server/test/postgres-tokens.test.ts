@@ -134,4 +134,60 @@ describe.skipIf(skip)("tokens in PostgreSQL", () => {
     expect(await rows(tokenTable)).toEqual(before);
     expect(before).not.toContain("bob");
   });
+
+  it("a server started open on a database without tokens requires them once any server stores some", async () => {
+    const root = tempDir("pg-open-until");
+    dirs.push(root);
+    const a = path.join(root, "a");
+    const graph = await newWorkspace(a);
+    const chunks = freshTable();
+    const tokenTable = freshTable("kumiki_tokens_test");
+    tables.push(chunks, tokenTable);
+    const storage = await PostgresStorageAdapter.open(POSTGRES_URL, { table: chunks, maxConnections: 2 });
+    closers.push(() => storage.close());
+    const tokens = await PostgresTokenTable.open(POSTGRES_URL, { table: tokenTable });
+    closers.push(() => tokens.close());
+    const server = must(await startSyncServer({ storage, tokens, openUntilTokens: true }));
+    servers.push(server);
+    expect(server.health().auth).toBe("none");
+    // Open: a client without a token syncs.
+    await withStore(a, "agent:a", async (s) => {
+      must(await s.add({ layer: "slot", name: "count", body: "Int = 0" }));
+    });
+    expect(must(await syncWorkspace(a, { url: server.url, timeoutMs: 20_000 })).sent).toBe(1);
+    const anonymous = await connect(server.url, "not-a-token");
+    expect("closed" in anonymous).toBe(true);
+    const early = await connect(server.url, TOKENS.alice);
+    // Another server of the service stores tokens.
+    must(
+      await PostgresTokenTable.store(POSTGRES_URL, tokenFileFor(graph), "tokens.json", { table: tokenTable }),
+    );
+    expect(
+      await within(
+        (anonymous as { closed: Promise<number> }).closed,
+        10_000,
+        "the connection whose token is not stored closed",
+      ),
+    ).toBe(CLOSE_FORBIDDEN);
+    expect(server.health().auth).toBe("tokens");
+    expect(await connect(server.url, "not-a-token")).toEqual({ status: 403 });
+    const refused = await syncWorkspace(a, { url: server.url, timeoutMs: 5_000 });
+    expect(!refused.ok && refused.error.code).toBe("unauthorized");
+    // A connection that presented a token the table now holds stays, with that token's grant.
+    const stays = await Promise.race([
+      (early as { closed: Promise<number> }).closed,
+      new Promise<"open">((r) => setTimeout(() => r("open"), 300)),
+    ]);
+    expect(stays).toBe("open");
+    must(await syncWorkspace(a, { url: server.url, token: TOKENS.alice, timeoutMs: 20_000 }));
+    // Withdrawing every token does not open the server again.
+    must(
+      await PostgresTokenTable.store(POSTGRES_URL, JSON.stringify({ format: 1, tokens: [] }), "empty.json", {
+        table: tokenTable,
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(server.health().auth).toBe("tokens");
+    expect(await connect(server.url, TOKENS.alice)).toEqual({ status: 403 });
+  });
 });

@@ -98,8 +98,9 @@ export const serve: Command = {
         if (e instanceof CliError) throw e;
         throw failure("storage-failed", (e as Error).message);
       }
-      // The database's tokens, live, when it has any (or a file was given): every server alike.
-      if (tokenPath !== undefined || dbTokens.size > 0) tokens = dbTokens;
+      // The database's tokens, live, every server alike; while it holds none (and no file was
+      // given) the server is open, until tokens are stored from any server.
+      tokens = dbTokens;
     }
     const where = storage === undefined ? dataDir : `${redactedUrl(storageUrl!)} (table ${storage.table})`;
     const started = await startSyncServer({
@@ -107,6 +108,7 @@ export const serve: Command = {
       host,
       ...(storage === undefined ? { dataDir } : { storage }),
       ...(tokens === undefined ? {} : { tokens }),
+      ...(dbTokens !== undefined && tokenPath === undefined ? { openUntilTokens: true } : {}),
       log: (line) => ctx.io.stderr(`kumiki serve: ${line}\n`),
     });
     if (!started.ok) {
@@ -120,7 +122,7 @@ export const serve: Command = {
       port: server.port,
       host: server.host,
       ...(storage === undefined ? { data: dataDir } : { storage: where }),
-      auth: tokens ? "tokens" : "none",
+      auth: server.health().auth,
     };
     // A long-running verb: where it listens must be known before it returns.
     ctx.io.stdout(
@@ -128,11 +130,11 @@ export const serve: Command = {
         ? `${JSON.stringify({ listening: info })}\n`
         : `listening on ${server.url} (${storage === undefined ? "data" : "storage"} ${where})\n`,
     );
-    if (tokens === undefined)
+    if (info.auth === "none")
       ctx.io.stderr(
         storage === undefined
           ? "kumiki serve: warning: no --token-file: any client that reaches this port may read and write every graph\n"
-          : "kumiki serve: warning: no --token-file and no tokens stored in the database: any client that reaches this port may read and write every graph, until this server is restarted after tokens are stored\n",
+          : "kumiki serve: warning: no --token-file and no tokens stored in the database: any client that reaches this port may read and write every graph, until tokens are stored (kumiki serve --storage … --token-file F, on any server of the database); from then on every connection needs one\n",
       );
     // SIGHUP: the token file read again (on PostgreSQL, stored for every server).
     const reread = () => {
