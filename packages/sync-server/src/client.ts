@@ -227,8 +227,9 @@ function opIdsSent(messages: readonly Uint8Array[]): Set<string> {
 
 /**
  * The conflicts and quarantined ops `store` holds that `heldBefore` (the ops held before the sync)
- * did not give. Nothing received, nothing new: the graph is a function of its ops, so the caller
- * asks only when ops arrived. The ops before are folded apart only when the graph has any.
+ * did not give. Nothing received and no held op replaced, nothing new: the graph is a function of
+ * its ops, so the caller asks only otherwise. The ops before are folded apart only when the graph
+ * has a conflict or a quarantined op.
  */
 async function whatTheMergeRecorded(
   store: Store,
@@ -305,6 +306,7 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
     // The store folds its graph at the first question: a sync that receives nothing asks none.
     const heldBefore = [...ws.log.all()];
     const before = new Set(heldBefore.map((o) => o["op-id"]));
+    const generationBefore = ws.log.generation;
     const peer = await awaitPeer(adapter, deadline, ms);
     if (!peer.ok) return peer;
     options.onProgress?.("syncing…");
@@ -320,8 +322,11 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
     const counts = [...taken.values()];
     if (counts.every((n) => n !== undefined)) for (const n of counts) sentCount += n ?? 0;
     else for (const id of opIdsSent(sent)) if (before.has(id)) sentCount++;
-    const { conflicts, quarantined } =
-      received === 0 ? { conflicts: [], quarantined: [] } : await whatTheMergeRecorded(store, heldBefore);
+    // The same op-ids and no held op replaced (a contested op-id decided anew): the same graph.
+    const same = received === 0 && ws.log.generation === generationBefore;
+    const { conflicts, quarantined } = same
+      ? { conflicts: [], quarantined: [] }
+      : await whatTheMergeRecorded(store, heldBefore);
     const rolledBack: RolledBack[] = [];
     if (options.author !== undefined && conflicts.length > 0) {
       const authorOf = new Map(all.map((o) => [o["op-id"], (o as { author?: unknown }).author]));

@@ -71,15 +71,29 @@ async function rows(table: string): Promise<string[]> {
   }
 }
 
+/** A workspace with a new graph, and fresh tables for the chunks and the tokens (dropped after). */
+async function setup(prefix: string) {
+  const root = tempDir(prefix);
+  dirs.push(root);
+  const a = path.join(root, "a");
+  const graph = await newWorkspace(a);
+  const chunks = freshTable();
+  const tokenTable = freshTable("kumiki_tokens_test");
+  tables.push(chunks, tokenTable);
+  return { a, graph, chunks, tokenTable };
+}
+
+/** "open" when the connection is still open 300 ms on, else its close code. */
+function stillOpen(c: { closed: Promise<number> } | { status: number }): Promise<number | "open"> {
+  return Promise.race([
+    (c as { closed: Promise<number> }).closed,
+    new Promise<"open">((r) => setTimeout(() => r("open"), 300)),
+  ]);
+}
+
 describe.skipIf(skip)("tokens in PostgreSQL", () => {
   it("every server of the service takes a token withdrawn in the database at once: its connections closed, new ones refused", async () => {
-    const root = tempDir("pg-tokens");
-    dirs.push(root);
-    const a = path.join(root, "a");
-    const graph = await newWorkspace(a);
-    const chunks = freshTable();
-    const tokenTable = freshTable("kumiki_tokens_test");
-    tables.push(chunks, tokenTable);
+    const { a, graph, chunks, tokenTable } = await setup("pg-tokens");
     const stored = await PostgresTokenTable.store(POSTGRES_URL, tokenFileFor(graph), "tokens.json", {
       table: tokenTable,
     });
@@ -114,11 +128,7 @@ describe.skipIf(skip)("tokens in PostgreSQL", () => {
     expect(await connect(s1.url, TOKENS.bob)).toEqual({ status: 403 });
     expect(await connect(s2.url, TOKENS.bob)).toEqual({ status: 403 });
     // Alice's connection stays, and she syncs through either server.
-    const aliceClosed = await Promise.race([
-      (aliceOn as { closed: Promise<number> }).closed,
-      new Promise<"open">((r) => setTimeout(() => r("open"), 300)),
-    ]);
-    expect(aliceClosed).toBe("open");
+    expect(await stillOpen(aliceOn)).toBe("open");
     await withStore(a, "agent:a", async (s) => {
       must(await s.add({ layer: "slot", name: "count", body: "Int = 0" }));
     });
@@ -136,13 +146,7 @@ describe.skipIf(skip)("tokens in PostgreSQL", () => {
   });
 
   it("a server started open on a database without tokens requires them once any server stores some", async () => {
-    const root = tempDir("pg-open-until");
-    dirs.push(root);
-    const a = path.join(root, "a");
-    const graph = await newWorkspace(a);
-    const chunks = freshTable();
-    const tokenTable = freshTable("kumiki_tokens_test");
-    tables.push(chunks, tokenTable);
+    const { a, graph, chunks, tokenTable } = await setup("pg-open-until");
     const storage = await PostgresStorageAdapter.open(POSTGRES_URL, { table: chunks, maxConnections: 2 });
     closers.push(() => storage.close());
     const tokens = await PostgresTokenTable.open(POSTGRES_URL, { table: tokenTable });
@@ -174,11 +178,7 @@ describe.skipIf(skip)("tokens in PostgreSQL", () => {
     const refused = await syncWorkspace(a, { url: server.url, timeoutMs: 5_000 });
     expect(!refused.ok && refused.error.code).toBe("unauthorized");
     // A connection that presented a token the table now holds stays, with that token's grant.
-    const stays = await Promise.race([
-      (early as { closed: Promise<number> }).closed,
-      new Promise<"open">((r) => setTimeout(() => r("open"), 300)),
-    ]);
-    expect(stays).toBe("open");
+    expect(await stillOpen(early)).toBe("open");
     must(await syncWorkspace(a, { url: server.url, token: TOKENS.alice, timeoutMs: 20_000 }));
     // Withdrawing every token does not open the server again.
     must(
