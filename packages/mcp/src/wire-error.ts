@@ -68,7 +68,12 @@ const REQUEST_CODES: ReadonlySet<string> = new Set([
   "bundle-empty",
 ]);
 const NOT_FOUND_CODES: ReadonlySet<string> = new Set(["not-found", "unknown-op"]);
-const UNAVAILABLE_CODES: ReadonlySet<string> = new Set(["storage-failed", "store-closed", "store-damaged"]);
+const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
+  "storage-failed",
+  "store-closed",
+  "store-damaged",
+  "workspace-replaced",
+]);
 
 /**
  * The wire kind of a core rejection code. Codes core adds later fall under `rejected`: a refusal
@@ -98,7 +103,9 @@ export function fromRejection(r: Rejection, log: (line: string) => void): WireEr
           ? "the store is closed (the server is shutting down); nothing changed"
           : r.code === "store-damaged"
             ? "the workspace's stored document is damaged: reads work, writes are refused until it is repaired (`kumiki repair` in the workspace); nothing changed"
-            : "the store could not be read or written; nothing changed; retry the call",
+            : r.code === "workspace-replaced"
+              ? "the workspace was removed, or another graph made there, since this server opened it; nothing changed; restart the server to work on what is there now"
+              : "the store could not be read or written; nothing changed; retry the call",
       retryable: r.code === "storage-failed",
     };
   }

@@ -78,11 +78,26 @@ export interface AutomergeOpLogOptions {
    * repair does once it has moved damaged chunks aside). Default: such a document opens damaged.
    */
   readonly acceptLostChanges?: boolean;
+  /**
+   * Why the workspace this log belongs to is no longer the one at its folder (removed, or another
+   * graph made or cloned there), or undefined while it is. Asked before each append and at close:
+   * from a yes on, the log writes nothing there again (no chunk, no op-log.jsonl) and refuses
+   * appends with a {@link WorkspaceReplacedError}.
+   */
+  readonly replaced?: () => string | undefined;
 }
 
 /** An append refused because the stored document is damaged (see {@link StoreDamage}); `code` is "store-damaged". */
 export class StoreDamagedError extends Error {
   readonly code = "store-damaged";
+}
+
+/**
+ * An append refused because the workspace was removed or replaced under the open log (see
+ * {@link AutomergeOpLogOptions.replaced}); `code` is "workspace-replaced". Nothing was written.
+ */
+export class WorkspaceReplacedError extends Error {
+  readonly code = "workspace-replaced";
 }
 
 /** Why {@link AutomergeOpLog.open} failed. */
@@ -111,6 +126,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private gen = 0;
   private readonly chunkSize: number;
   private readonly mirror: OpLogFile | undefined;
+  private readonly replaced: (() => string | undefined) | undefined;
   private damageFound: StoreDamage | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private local = false;
@@ -138,6 +154,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     options: AutomergeOpLogOptions,
   ) {
     this.chunkSize = Math.max(1, options.chunkSize ?? CHUNK_SIZE);
+    this.replaced = options.replaced;
     // Read-only or damaged: the readable op log is read (for what the document lacks), never written.
     this.mirror = options.mirror;
     if (this.mirror !== undefined) this.mirror.document = handle.documentId;
@@ -319,7 +336,8 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       if (!this.byId.has(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
     }
     if (batch.size === 0) return [];
-    return this.storage.lock.run(async () => {
+    return this.underLock(async () => {
+      this.assertInPlace();
       this.mergeForeign();
       const fresh = [...batch.values()].filter((op) => !this.byId.has(op["op-id"]));
       if (fresh.length === 0) return [];
@@ -369,7 +387,21 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   /** Runs `fn` holding the storage lock: no other process appends meanwhile; this one may. */
   exclusive<R>(fn: () => Promise<R>): Promise<R> {
     this.assertOpen();
-    return this.storage.lock.run(fn);
+    return this.underLock(fn);
+  }
+
+  /**
+   * Runs `fn` holding the storage lock. A lock that cannot be taken because the workspace was
+   * removed (no folder for its file) is a {@link WorkspaceReplacedError}, not an I/O error; the
+   * check costs a file read only then.
+   */
+  private async underLock<R>(fn: () => Promise<R>): Promise<R> {
+    try {
+      return await this.storage.lock.run(fn);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") this.assertInPlace();
+      throw e;
+    }
   }
 
   onRemote(listener: (ops: readonly T[]) => void): () => void {
@@ -388,14 +420,17 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     const run = this.queue.then(async () => {
       if (this.closed) return;
       try {
-        await this.storage.lock.run(async () => {
-          await this.repo.flush([this.handle.documentId]);
-          // The readable log is rewritten from what this process holds: first take in what
-          // others wrote since our last append, or the rewrite would drop their ops.
-          this.mergeForeign();
-          this.mirrorError = undefined;
-          this.updateMirror();
-        });
+        // Replaced under us: its folder is another workspace's now, and nothing of ours goes there.
+        if (!this.isReplaced())
+          await this.storage.lock.run(async () => {
+            if (this.isReplaced()) return;
+            await this.repo.flush([this.handle.documentId]);
+            // The readable log is rewritten from what this process holds: first take in what
+            // others wrote since our last append, or the rewrite would drop their ops.
+            this.mergeForeign();
+            this.mirrorError = undefined;
+            this.updateMirror();
+          });
       } finally {
         this.closed = true;
         this.handle.off("change", this.onChange);
@@ -412,6 +447,26 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
 
   private assertOpen(): void {
     if (this.closed) throw new Error("the op log is closed");
+  }
+
+  /** Why the workspace is not this log's any more (asked once more each time until it is). */
+  private replacedWhy: string | undefined;
+
+  /** True once the workspace was found removed or replaced: storage frozen from then on. */
+  private isReplaced(): boolean {
+    if (this.replacedWhy === undefined) {
+      this.replacedWhy = this.replaced?.();
+      // Automerge-repo's own late saves would land in the other workspace's folder: dropped.
+      if (this.replacedWhy !== undefined) this.storage.freeze();
+    }
+    return this.replacedWhy !== undefined;
+  }
+
+  private assertInPlace(): void {
+    if (this.isReplaced())
+      throw new WorkspaceReplacedError(
+        `${this.replacedWhy}: nothing was written; this store holds ${this.url}; open the workspace again to work on what is there now`,
+      );
   }
 
   private assertWritable(): void {

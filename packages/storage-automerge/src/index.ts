@@ -10,6 +10,7 @@ export {
   type AutomergeOpLogOptions,
   OpLogOpenError,
   StoreDamagedError,
+  WorkspaceReplacedError,
 } from "./automerge-op-log.js";
 export {
   checkBundle,

@@ -108,6 +108,31 @@ export function workspaceAt(dir: string, walkUp: boolean): WorkspaceResult<Works
   );
 }
 
+/**
+ * Why the workspace at `paths` is no longer the one holding `graph`: removed (its config.json is
+ * gone), or another graph made or cloned there; undefined while it is. One small file read. A
+ * config.json that does not parse is not taken for a replacement (the open that follows says why).
+ */
+export function replacedReason(paths: WorkspacePaths, graph: string): string | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(paths.config, "utf8");
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT"
+      ? `the workspace at ${paths.root} was removed (${paths.config} is gone)`
+      : undefined;
+  }
+  let found: unknown;
+  try {
+    found = (JSON.parse(text) as { graph?: unknown } | null)?.graph;
+  } catch {
+    return undefined;
+  }
+  return typeof found === "string" && found !== graph
+    ? `the workspace at ${paths.root} was replaced: it holds the graph ${found} now`
+    : undefined;
+}
+
 /** Reads and checks `.kumiki/config.json`. */
 export function readConfig(paths: WorkspacePaths): WorkspaceResult<WorkspaceConfig> {
   let text: string;

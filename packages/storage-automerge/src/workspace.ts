@@ -22,6 +22,7 @@ import { OpLogFile } from "./op-log-file.js";
 import {
   fail,
   locate,
+  replacedReason,
   WORKSPACE_FORMAT,
   type WorkspaceConfig,
   type WorkspacePaths,
@@ -123,7 +124,15 @@ export async function initWorkspace<T extends StoredOp = StoredOp>(
         path: paths.config,
       });
     }
-    const logOptions = { directory: paths.storage, ...options, lock, mirror: new OpLogFile(paths.opLog) };
+    // Asked only once the log is in use, when config.json names its graph.
+    const replaced = () => (log === undefined ? undefined : replacedReason(paths, log.url));
+    const logOptions = {
+      directory: paths.storage,
+      ...options,
+      lock,
+      mirror: new OpLogFile(paths.opLog),
+      replaced,
+    };
     log =
       options.graph === undefined
         ? await AutomergeOpLog.create<T>(logOptions)
@@ -164,6 +173,7 @@ export async function openWorkspace<T extends StoredOp = StoredOp>(
       ...rest,
       ...(readOnly ? { readOnly } : {}),
       mirror: new OpLogFile(paths.opLog),
+      replaced: () => replacedReason(paths, config.graph),
     });
     return { ok: true, value: { paths, config, log, close: () => log.close() } };
   } catch (e) {

@@ -12,7 +12,9 @@ import {
   type OpLogDocument,
   OpLogOpenError,
   pushBundle,
+  WorkspaceReplacedError,
 } from "../src/automerge-op-log.js";
+import { OpLogFile } from "../src/op-log-file.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -312,5 +314,37 @@ describe("AutomergeOpLog", () => {
     ).rejects.toMatchObject({
       code: "store-corrupt",
     });
+  });
+});
+
+describe("AutomergeOpLog whose workspace was replaced", () => {
+  afterEach(cleanup);
+
+  it("refuses appends once `replaced` says so, and writes nothing more: no chunk, no op-log.jsonl, not at close", async () => {
+    const directory = tempDir();
+    let why: string | undefined;
+    const opLog = path.join(directory, "op-log.jsonl");
+    const created = await AutomergeOpLog.create({ directory, replaced: () => why });
+    const log = await AutomergeOpLog.open({
+      directory,
+      url: created.url,
+      replaced: () => why,
+      mirror: new OpLogFile(opLog),
+    });
+    await created.close();
+    await log.append([op(1)]);
+    const files = () =>
+      fs
+        .readdirSync(directory, { recursive: true })
+        .map(String)
+        .filter((f) => fs.statSync(path.join(directory, f)).isFile() && !f.endsWith(".lock"))
+        .sort()
+        .map((f) => `${f}:${fs.readFileSync(path.join(directory, f)).toString("base64")}`);
+    const before = files();
+    why = "the workspace at X was replaced: it holds the graph automerge:other now";
+    await expect(log.append([op(2)])).rejects.toThrow(WorkspaceReplacedError);
+    await log.close();
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(files()).toEqual(before);
   });
 });

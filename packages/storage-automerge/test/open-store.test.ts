@@ -101,3 +101,41 @@ describe("openWorkspaceStore with create", () => {
     expect(fs.readdirSync(empty)).toEqual([]);
   });
 });
+
+describe("a workspace removed or replaced under an open store", () => {
+  it("refuses the store's writes (workspace-replaced) and writes nothing into the new workspace", async () => {
+    const dir = tempDir();
+    const w = await openCreating(dir);
+    expect((await w.store.add({ layer: "slot", name: "before", body: "Int = 1" })).ok).toBe(true);
+    // Another agent makes a new graph in the same folder while the store is open.
+    fs.rmSync(path.join(dir, ".kumiki"), { recursive: true, force: true });
+    const made = await initWorkspace(dir);
+    if (!made.ok) throw new Error(made.error.message);
+    const graph = made.value.config.graph;
+    await made.value.log.close();
+    const before = snapshot(path.join(dir, ".kumiki"));
+    const r = await w.store.add({ layer: "slot", name: "after", body: "Int = 2" });
+    expect(r.ok ? "ok" : r.error.code).toBe("workspace-replaced");
+    expect(r.ok ? "" : r.error.message).toContain(`it holds the graph ${graph} now`);
+    await w.close();
+    // automerge-repo's throttled saves come up to 100 ms later: none may land either.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(snapshot(path.join(dir, ".kumiki"))).toEqual(before);
+    const again = await openCreating(dir);
+    expect(again.workspace.config.graph).toBe(graph);
+    expect(again.workspace.log.all()).toHaveLength(0);
+  });
+
+  it("refuses the store's writes once the workspace is removed, and does not make its folder again", async () => {
+    const dir = tempDir();
+    const w = await openCreating(dir);
+    expect((await w.store.add({ layer: "slot", name: "before", body: "Int = 1" })).ok).toBe(true);
+    fs.rmSync(path.join(dir, ".kumiki"), { recursive: true, force: true });
+    const r = await w.store.add({ layer: "slot", name: "after", body: "Int = 2" });
+    expect(r.ok ? "ok" : r.error.code).toBe("workspace-replaced");
+    expect(r.ok ? "" : r.error.message).toContain("was removed");
+    await w.close();
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(fs.existsSync(path.join(dir, ".kumiki"))).toBe(false);
+  });
+});

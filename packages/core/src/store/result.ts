@@ -60,6 +60,8 @@ export const REJECTION_CODES = [
   "store-closed",
   // The stored document is damaged: reads work, writes wait for a repair.
   "store-damaged",
+  // The workspace was removed, or another graph made there, under the open store: nothing written.
+  "workspace-replaced",
   "store-not-empty",
   // An idempotency key given again with another request.
   "idempotency-key-reused",

@@ -98,6 +98,8 @@ function storeFailure<T>(e: unknown, what: string): StoreResult<T> {
       message,
       message.endsWith(DAMAGE_REMEDY) ? { remedy: DAMAGE_REMEDY } : {},
     );
+  if ((e as { code?: unknown } | null)?.code === "workspace-replaced")
+    return reject<T>("workspace-replaced", message);
   return reject<T>("storage-failed", `${what}: ${message}`);
 }
 
@@ -163,8 +165,13 @@ export class Store {
     this.live.catchUp();
   }
 
-  private exclusively<T>(fn: () => Promise<T>): Promise<T> {
-    return this.live.exclusively(fn);
+  private exclusively<T>(fn: () => Promise<StoreResult<T>>): Promise<StoreResult<T>> {
+    // A log that cannot take its lock because its workspace was removed or replaced says so by an
+    // error with that code: a refusal like any other, nothing written.
+    return this.live.exclusively(fn).catch((e: unknown) => {
+      if ((e as { code?: unknown } | null)?.code === "workspace-replaced") return storeFailure<T>(e, "");
+      throw e;
+    });
   }
 
   // -------------------------------------------------------------------------------------------
