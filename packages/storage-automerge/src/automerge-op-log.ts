@@ -471,6 +471,8 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
 
   private assertWritable(): void {
     this.assertOpen();
+    // Found replaced (its storage frozen since): said as such, not as a read-only workspace.
+    if (this.replacedWhy !== undefined) this.assertInPlace();
     if (this.damageFound !== undefined) {
       const d = this.damageFound;
       const what = [

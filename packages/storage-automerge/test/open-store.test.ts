@@ -117,13 +117,16 @@ describe("a workspace removed or replaced under an open store", () => {
     const r = await w.store.add({ layer: "slot", name: "after", body: "Int = 2" });
     expect(r.ok ? "ok" : r.error.code).toBe("workspace-replaced");
     expect(r.ok ? "" : r.error.message).toContain(`it holds the graph ${graph} now`);
+    // And every write after it, said the same way.
+    const again = await w.store.add({ layer: "slot", name: "later", body: "Int = 3" });
+    expect(again.ok ? "ok" : again.error.code).toBe("workspace-replaced");
     await w.close();
     // automerge-repo's throttled saves come up to 100 ms later: none may land either.
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(snapshot(path.join(dir, ".kumiki"))).toEqual(before);
-    const again = await openCreating(dir);
-    expect(again.workspace.config.graph).toBe(graph);
-    expect(again.workspace.log.all()).toHaveLength(0);
+    const reopened = await openCreating(dir);
+    expect(reopened.workspace.config.graph).toBe(graph);
+    expect(reopened.workspace.log.all()).toHaveLength(0);
   });
 
   it("refuses the store's writes once the workspace is removed, and does not make its folder again", async () => {
