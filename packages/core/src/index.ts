@@ -52,6 +52,7 @@ export type { Materializer, ShownSite } from "./graph/materialize.js";
 // The reader `Store.read()` returns and the definitions it and `view` give (types only).
 export type { BrokenSite, DefinitionView, GraphReader } from "./graph/reader.js";
 export { type RemedyStep, remedyStepsOf } from "./graph/remedy.js";
+export { addsStandAlone } from "./graph/stand-alone.js";
 export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-store.js";
 export { type CheckGateOptions, checkGate, createCheckGate } from "./integrity/gate.js";
 export { type CheckReport, checkStore } from "./integrity/store-check.js";

@@ -26,6 +26,7 @@ const EXPECTED = [
   "MAX_IDENTIFIER_LENGTH",
   "MemoryOpLog",
   "DAMAGE_REMEDY",
+  "addsStandAlone",
   "copyStoredOp",
   "makeDirs",
   "SnapshotOpLog",

@@ -19,6 +19,7 @@ import path from "node:path";
 import * as A from "@automerge/automerge";
 import type { PeerId } from "@automerge/automerge-repo";
 import {
+  addsStandAlone,
   type Conflict,
   MemoryOpLog,
   openStore,
@@ -315,16 +316,19 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
     const done = await converge(ws.log, adapter, deadline, ms, (c, n) => taken.set(c, n));
     if (!done.ok) return done;
     const all = ws.log.all();
-    const received = all.filter((o) => !before.has(o["op-id"])).length;
+    const arrived = all.filter((o) => !before.has(o["op-id"]));
+    const received = arrived.length;
     // The servers' own counts of the ops they took from us as new; from a server that does not
     // count, the ops of ours in what we sent (decoding it: 14-27 ms per 1,000 ops).
     let sentCount = 0;
     const counts = [...taken.values()];
     if (counts.every((n) => n !== undefined)) for (const n of counts) sentCount += n ?? 0;
     else for (const id of opIdsSent(sent)) if (before.has(id)) sentCount++;
-    // The same op-ids and no held op replaced (a contested op-id decided anew): the same graph.
-    const same = received === 0 && ws.log.generation === generationBefore;
-    const { conflicts, quarantined } = same
+    // No held op replaced (a contested op-id decided anew), and the same op-ids or only adds
+    // that provably stand alone (core's addsStandAlone): no new record, and no fold to find that.
+    const nothingNew =
+      ws.log.generation === generationBefore && (received === 0 || addsStandAlone(heldBefore, arrived));
+    const { conflicts, quarantined } = nothingNew
       ? { conflicts: [], quarantined: [] }
       : await whatTheMergeRecorded(store, heldBefore);
     const rolledBack: RolledBack[] = [];
