@@ -163,34 +163,37 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     // Read-only: automerge-repo's own saves (its storage id, sync state, a compaction) are dropped;
     // the op log refuses appends before they reach here.
     if (this.readOnly) return;
-    await this.faulting(data.length, () =>
-      this.lock.run(() => {
-        const target = this.filePath(key);
-        this.ensureDir(path.dirname(target));
-        this.ensureDir(this.tmpDir);
-        const tmp = path.join(this.tmpDir, `${this.prefix}${this.tmpCount++}`);
-        try {
-          const fd = fs.openSync(tmp, "w");
+    await this.late(() =>
+      this.faulting(data.length, () =>
+        this.lock.run(() => {
+          if (this.disposed) return;
+          const target = this.filePath(key);
+          this.ensureDir(path.dirname(target));
+          this.ensureDir(this.tmpDir);
+          const tmp = path.join(this.tmpDir, `${this.prefix}${this.tmpCount++}`);
           try {
-            writeAll(fd, data);
-            fs.fsyncSync(fd);
-          } finally {
-            fs.closeSync(fd);
+            const fd = fs.openSync(tmp, "w");
+            try {
+              writeAll(fd, data);
+              fs.fsyncSync(fd);
+            } finally {
+              fs.closeSync(fd);
+            }
+            fs.renameSync(tmp, target);
+          } catch (e) {
+            // A failed write (a full disk) must not leave its partial temp file taking the space.
+            fs.rmSync(tmp, { force: true });
+            throw e;
           }
-          fs.renameSync(tmp, target);
-        } catch (e) {
-          // A failed write (a full disk) must not leave its partial temp file taking the space.
-          fs.rmSync(tmp, { force: true });
-          throw e;
-        }
-        this.fsyncDir(path.dirname(target));
-        const joined = key.join("/");
-        if (!this.saveOrder.has(joined)) this.saveOrder.set(joined, this.saves++);
-        if (this.isChunk(key)) {
-          this.known.add(joined);
-          this.bumpGeneration();
-        }
-      }),
+          this.fsyncDir(path.dirname(target));
+          const joined = key.join("/");
+          if (!this.saveOrder.has(joined)) this.saveOrder.set(joined, this.saves++);
+          if (this.isChunk(key)) {
+            this.known.add(joined);
+            this.bumpGeneration();
+          }
+        }),
+      ),
     );
   }
 
@@ -237,6 +240,20 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     return typeof e === "object" && e !== null && this.faults.has(e);
   }
 
+  /**
+   * Runs a write that began before {@link dispose} and may end after it: once disposed, its failure
+   * (the folder removed meanwhile: ENOENT taking the lock, bumping the generation) is dropped as
+   * the write itself would have been, where it surfaced as an unhandled rejection from
+   * automerge-repo's throttled save.
+   */
+  private async late(write: () => Promise<void>): Promise<void> {
+    try {
+      await write();
+    } catch (e) {
+      if (!this.disposed) throw e;
+    }
+  }
+
   private async faulting<R>(bytes: number, write: () => Promise<R>): Promise<R> {
     try {
       const r = await write();
@@ -257,26 +274,32 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
 
   override async remove(key: StorageKey): Promise<void> {
     if (this.readOnly || this.disposed) return; // see dispose()
-    await this.lock.run(async () => {
-      await super.remove(key);
-      this.saveOrder.delete(key.join("/"));
-      if (this.isChunk(key)) {
-        this.known.delete(key.join("/"));
-        this.bumpGeneration();
-      }
-    });
+    await this.late(() =>
+      this.lock.run(async () => {
+        if (this.disposed) return;
+        await super.remove(key);
+        this.saveOrder.delete(key.join("/"));
+        if (this.isChunk(key)) {
+          this.known.delete(key.join("/"));
+          this.bumpGeneration();
+        }
+      }),
+    );
   }
 
   override async removeRange(keyPrefix: StorageKey): Promise<void> {
     if (this.readOnly || this.disposed) return; // see dispose()
-    await this.lock.run(async () => {
-      await super.removeRange(keyPrefix);
-      this.dirs.clear();
-      const p = `${keyPrefix.join("/")}/`;
-      for (const k of [...this.known]) if (k.startsWith(p)) this.known.delete(k);
-      for (const k of [...this.saveOrder.keys()]) if (k.startsWith(p)) this.saveOrder.delete(k);
-      this.bumpGeneration();
-    });
+    await this.late(() =>
+      this.lock.run(async () => {
+        if (this.disposed) return;
+        await super.removeRange(keyPrefix);
+        this.dirs.clear();
+        const p = `${keyPrefix.join("/")}/`;
+        for (const k of [...this.known]) if (k.startsWith(p)) this.known.delete(k);
+        for (const k of [...this.saveOrder.keys()]) if (k.startsWith(p)) this.saveOrder.delete(k);
+        this.bumpGeneration();
+      }),
+    );
   }
 
   /**
@@ -457,7 +480,8 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
    * whole document first (the op log under its lock, the server per graph), and a late save is of
    * that document or an earlier state; a compaction dropped halfway keeps its older chunks, whose
    * changes the next load merges. The Repo's storage id was written by ensureStorageId before it
-   * started, so its late save of one is dropped too.
+   * started, so its late save of one is dropped too. A write already under way when this is
+   * called stops at its next step, and its failure from the folder's removal is dropped (see late()).
    */
   dispose(): void {
     this.disposed = true;
