@@ -11,6 +11,7 @@
  */
 import * as A from "@automerge/automerge";
 import { opContentHash, parseOp } from "@kumiki-graph/core";
+import { decodeInsertChange } from "./change-decoder.js";
 import { chunkFrameAt } from "./chunk-framing.js";
 import { OP_LOG_FORMAT, OP_LOG_KIND } from "./op-log-document.js";
 
@@ -137,14 +138,19 @@ export function decodeChanges(
         if (c.type === 0) {
           const doc = A.load(c.bytes);
           const shared = held === undefined ? [] : A.getHeads(held).filter((h) => A.hasHeads(doc, [h]));
-          for (const ch of A.getChangesSince(doc, shared)) out.push(A.decodeChange(ch));
-        } else out.push(A.decodeChange(c.bytes));
+          for (const ch of A.getChangesSince(doc, shared)) out.push(decodeChange(ch));
+        } else out.push(decodeChange(c.bytes));
       } catch (e) {
         return `undecodable change: ${(e as Error).message}`;
       }
     }
   }
   return out;
+}
+
+/** A change decoded: by change-decoder.ts when it is a list insertion (about 14× cheaper), else by Automerge. */
+function decodeChange(bytes: Uint8Array): A.DecodedChange {
+  return decodeInsertChange(bytes) ?? A.decodeChange(bytes);
 }
 
 /** Content hashes of ops by op-id, as {@link checkBundle} reads and extends them. */
