@@ -23,9 +23,9 @@ function refTargets(op: Op): readonly DefId[] {
  * default conflict policy), every op's parents are held with smaller op-ids (so the causal order
  * is the op-id order and nothing waits, and no held op waits for a received one), and every
  * received op is an `add` that stands alone: the only op on its definition, which no held op
- * references or links to, under a `layer:name` no other op names, whose references
- * are all to definitions added earlier in that order that stand alone in the same way (added once,
- * never touched after, referencing only such definitions). Such an add applies as written, takes
+ * references or links to, under a `layer:name` no other op names, whose references are all to
+ * definitions added earlier in that order that stand alone in the same way (added once, never
+ * touched after, referencing only such definitions). Such an add applies as written, takes
  * part in no name contest, leaves no reference dangling and is not referenced by anything that
  * could dangle, so no merge decision involves it. Cost: one pass over the ops (each checked
  * against the wire schema), no fold.
