@@ -128,17 +128,20 @@ class Reader {
   }
 }
 
-/** A run-length column of unsigned integers (nulls as null), exactly `n` values. */
-function uintColumn(r: Reader | undefined, n: number): (number | null)[] {
-  const out: (number | null)[] = [];
+/**
+ * A run-length column (runs of one value, literal runs, runs of nulls) of exactly `n` values,
+ * each read by `value`.
+ */
+function runLengthColumn(r: Reader | undefined, n: number, value: (r: Reader) => number): (number | null)[] {
   if (r === undefined) return new Array<null>(n).fill(null);
+  const out: (number | null)[] = [];
   while (r.at < r.end) {
     const count = r.sleb();
     if (count > 0) {
-      const v = r.uleb();
+      const v = value(r);
       for (let i = 0; i < count && out.length <= n; i++) out.push(v);
     } else if (count < 0) {
-      for (let i = 0; i < -count; i++) out.push(r.uleb());
+      for (let i = 0; i < -count; i++) out.push(value(r));
     } else {
       const nulls = r.uleb();
       if (nulls === 0) throw new NotOurs();
@@ -150,32 +153,20 @@ function uintColumn(r: Reader | undefined, n: number): (number | null)[] {
   return out;
 }
 
-/** A delta column: run-length signed deltas, summed (nulls as null), exactly `n` values. */
+/** A run-length column of unsigned integers. */
+function uintColumn(r: Reader | undefined, n: number): (number | null)[] {
+  return runLengthColumn(r, n, (x) => x.uleb());
+}
+
+/** A delta column: run-length signed deltas, summed (a null stays null and adds nothing). */
 function deltaColumn(r: Reader | undefined, n: number): (number | null)[] {
-  if (r === undefined) return new Array<null>(n).fill(null);
-  const out: (number | null)[] = [];
   let sum = 0;
-  const push = (d: number) => {
+  return runLengthColumn(r, n, (x) => x.sleb()).map((d) => {
+    if (d === null) return null;
     sum += d;
     if (!Number.isSafeInteger(sum) || sum < 0) throw new NotOurs();
-    out.push(sum);
-  };
-  while (r.at < r.end) {
-    const count = r.sleb();
-    if (count > 0) {
-      const d = r.sleb();
-      for (let i = 0; i < count && out.length <= n; i++) push(d);
-    } else if (count < 0) {
-      for (let i = 0; i < -count; i++) push(r.sleb());
-    } else {
-      const nulls = r.uleb();
-      if (nulls === 0) throw new NotOurs();
-      for (let i = 0; i < nulls && out.length <= n; i++) out.push(null);
-    }
-    if (out.length > n) throw new NotOurs();
-  }
-  if (out.length !== n) throw new NotOurs();
-  return out;
+    return sum;
+  });
 }
 
 /** A boolean column: alternating run lengths, false first, exactly `n` values. */

@@ -227,7 +227,8 @@ export function stepOf(actions: readonly Action[]): fc.Arbitrary<Step> {
   );
 }
 
-export function shuffle<T>(xs: T[], seed: number): T[] {
+/** A deterministic shuffle (the same order for the same seed). */
+export function shuffle<T>(xs: readonly T[], seed: number): T[] {
   const out = [...xs];
   let x = seed + 1;
   for (let i = out.length - 1; i > 0; i--) {

@@ -6,6 +6,7 @@ import type { LogOp, Op } from "../../src/ops/op.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { Store } from "../../src/store/store.js";
 import { seededRandom } from "../ops/builder.js";
+import { shuffle } from "../ops/fold-scripts.js";
 
 // "Mode" is capitalized: in a value it is a variant unless bound, so unlinking it is a valid write.
 const SLOTS = ["a", "b", "Mode"];
@@ -215,17 +216,6 @@ const step = fc.oneof(
     }),
   },
 );
-
-function shuffle<T>(xs: readonly T[], seed: number): T[] {
-  const out = [...xs];
-  let x = seed + 1;
-  for (let i = out.length - 1; i > 0; i--) {
-    x = (x * 1103515245 + 12345) & 0x7fffffff;
-    const j = x % (i + 1);
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
 
 describe("convergence", () => {
   it("replicas writing concurrently, exchanging ops in any order with partitions and duplicates, end identical", async () => {
