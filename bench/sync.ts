@@ -237,7 +237,7 @@ async function benchPushPull(root: string): Promise<BenchRow[]> {
       ours,
       baseline: { name: "raw automerge-repo: A pushes, then B pulls (NodeFS, WebSocket)", timing: baseline },
       target: "≤ 1.2×",
-      note: `ours: open + fold + handshake + sync + durable flush confirmation + close, for A then B; ${pairedOf("both")}`,
+      note: `ours: open + handshake + sync + a fold when what arrived is not proven to stand alone + durable flush confirmation + close, for A then B; ${pairedOf("both")}`,
     },
     {
       name: `sync: ${n} ops, A's push (a leg of the row above)`,

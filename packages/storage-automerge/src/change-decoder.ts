@@ -5,7 +5,7 @@
  * Why not only Automerge's `decodeChange`: it costs about 14 µs a call whatever the change's size
  * (1,000 calls: 14.0 ms for 40-byte changes, 13.8 ms for 370-byte ones), and a server checks
  * every change of every push before its Repo sees it: 16-25 ms of the server's 28 ms check per
- * 1,000 ops (docs/sync.md "Speed"). This reads such a change in about 1 µs.
+ * 1,000 ops (docs/sync.md "Speed"). This reads such a change in about 5 µs.
  *
  * It answers only when it can answer exactly as `decodeChange` would, and `undefined` for anything
  * else (another chunk type, a compressed column, a column it does not know, a map key, an op with
