@@ -18,13 +18,19 @@ function temp(prefix: string): string {
   return d;
 }
 
+/** Workspace `a` under a fresh root (removed after the test), and a server for its graph, with the usual tokens. */
+async function graphOnServer(prefix: string) {
+  const root = temp(prefix);
+  const a = path.join(root, "a");
+  const graph = await newWorkspace(a);
+  const server = await serve(path.join(root, "server"), tokensFor(graph));
+  servers.push(server);
+  return { root, a, graph, server };
+}
+
 describe("sync through a server", () => {
   it("clones and syncs through a server URL with a path (a server behind a proxy), as sync takes it", async () => {
-    const root = temp("path");
-    const a = path.join(root, "a");
-    const graph = await newWorkspace(a);
-    const server = await serve(path.join(root, "server"), tokensFor(graph));
-    servers.push(server);
+    const { root, a, graph, server } = await graphOnServer("path");
     await withStore(a, "agent:a", async (s) => {
       must(await s.add({ layer: "slot", name: "count", body: "Int = 0" }));
     });
@@ -37,11 +43,7 @@ describe("sync through a server", () => {
   });
 
   it("reports as sent the ops the server did not have, though the whole document went (the server counts them)", async () => {
-    const root = temp("sent");
-    const a = path.join(root, "a");
-    const graph = await newWorkspace(a);
-    const server = await serve(path.join(root, "server"), tokensFor(graph));
-    servers.push(server);
+    const { a, server } = await graphOnServer("sent");
     const sync = async () =>
       must(
         await syncWorkspace(a, {
@@ -68,12 +70,8 @@ describe("sync through a server", () => {
   });
 
   it("reports only the conflicts and quarantined ops a sync brought, not those the graph held before", async () => {
-    const root = temp("new-conflicts");
-    const a = path.join(root, "a");
+    const { root, a, graph, server } = await graphOnServer("new-conflicts");
     const b = path.join(root, "b");
-    const graph = await newWorkspace(a);
-    const server = await serve(path.join(root, "server"), tokensFor(graph));
-    servers.push(server);
     const sync = async (dir: string, token: string, author: string) =>
       must(await syncWorkspace(dir, { url: server.url, token, author, timeoutMs: 20_000 }));
     await sync(a, TOKENS.alice, "agent:a");
@@ -109,11 +107,7 @@ describe("sync through a server", () => {
   });
 
   it("three workspaces with concurrent conflicting ops converge to identical views", async () => {
-    const root = temp("three");
-    const a = path.join(root, "a");
-    const graph = await newWorkspace(a);
-    const server = await serve(path.join(root, "server"), tokensFor(graph));
-    servers.push(server);
+    const { root, a, graph, server } = await graphOnServer("three");
     await withStore(a, "agent:a", async (s) => {
       must(await s.add({ layer: "type", name: "TodoId", body: "nominal Text where uuid" }));
     });
