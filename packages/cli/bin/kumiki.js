@@ -31,9 +31,21 @@ const served = await runThroughDaemon({
   entry: new URL("../bundle/main.js", import.meta.url),
 });
 const code = served ?? (await (await import("../bundle/main.js")).main(argv));
-// The call is over when its verb returns (stores closed, writes flushed): leave now. A store whose
-// open failed (a damaged chunk) leaves automerge-repo's 60 s load timers behind, and a daemon that
-// stopped its stores may too, which would keep the process alive after its work. Standard output
-// and error are written synchronously to files, pipes and terminals on POSIX, so nothing printed
-// is lost.
+// The call is over when its verb returns (stores closed, writes flushed): leave as soon as what it
+// printed has reached the reader. A store whose open failed (a damaged chunk) leaves
+// automerge-repo's 60 s load timers behind, and a daemon that stopped its stores may too, which
+// would keep the process alive after its work, so the exit is explicit. But on Linux a write to a
+// pipe is asynchronous once the pipe's 64 KiB buffer is full (libuv queues the rest), and
+// process.exit drops that queue: `kumiki patch export | wc -c` got 65,536 bytes. So wait until
+// each stream has handed everything to the kernel (the callback of an empty write runs after every
+// earlier write), however slowly the reader reads; a reader that went away ends the call through
+// the EPIPE handler above.
+process.exitCode = code;
+await Promise.all([process.stdout, process.stderr].map(drained));
 process.exit(code);
+
+/** Resolves when everything written to `stream` so far has been handed to the kernel. */
+function drained(stream) {
+  if (stream.writableLength === 0 || stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => stream.write("", () => resolve()));
+}

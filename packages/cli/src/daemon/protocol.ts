@@ -12,6 +12,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { StringDecoder } from "node:string_decoder";
 
 /**
  * The verbs a daemon runs: the ones that work on one workspace's graph and end. Everything else
@@ -152,12 +153,20 @@ export function lineReader<T>(
   onMessage: (m: T) => void,
   onGarbage: () => void = () => undefined,
 ): (chunk: Buffer | string) => void {
+  // A chunk may end inside a UTF-8 sequence (a socket hands over what arrived, 64 KiB at a time):
+  // the decoder keeps the partial bytes for the next chunk, where Buffer#toString would turn each
+  // half into U+FFFD.
+  const decoder = new StringDecoder("utf8");
   let buffered = "";
   return (chunk) => {
-    buffered += chunk.toString();
-    for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+    // Only the new text can hold the next newline: a 1 MB message arriving in 64 KiB chunks is
+    // scanned once, not once per chunk.
+    let from = buffered.length;
+    buffered += typeof chunk === "string" ? chunk : decoder.write(chunk);
+    for (let nl = buffered.indexOf("\n", from); nl >= 0; nl = buffered.indexOf("\n", from)) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
+      from = 0;
       if (line === "") continue;
       let message: T;
       try {
