@@ -30,7 +30,8 @@ try {
   const first = await client.callTool({ name: "kumiki_add", arguments: add });
   const retry = await client.callTool({ name: "kumiki_add", arguments: add });
   assert.equal(first.isError, false);
-  assert.deepEqual(retry.structuredContent, first.structuredContent);
+  // The retry is answered with the first call's receipt, and says so.
+  assert.deepEqual(retry.structuredContent, { ...first.structuredContent, replayed: true });
   console.log(`kumiki_add, twice with one key: ${JSON.stringify(first.structuredContent.opIds)} both times`);
 
   const view = await client.callTool({ name: "kumiki_view", arguments: { selector: "slot.count" } });

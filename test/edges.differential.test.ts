@@ -136,6 +136,68 @@ describe("one scenario through the CLI and through MCP", () => {
   });
 });
 
+describe("patterns and §9.7's fix form, through the CLI and through MCP", () => {
+  it("view of *, refs of a pattern, and fix with apply give the same answers on both edges", {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await tempDir("diff-patterns");
+    dirs.push(dir);
+    expect((await cli(dir, "init")).code).toBe(0);
+    const program = [
+      "slot count : Int = 0",
+      "slot total : Int = 0",
+      'tile Btn = button("go")',
+      "reducer inc on=ui.click(Btn) do= count := cuont + 1",
+      "reducer add on=ui.click(Btn) do= total := totl + count",
+    ].join("\n");
+    writeFileSync(path.join(dir, "p.kumiki"), `${program}\n`);
+    expect((await cli(dir, "import", path.join(dir, "p.kumiki"))).code).toBe(0);
+    const s = await serve(dir);
+    try {
+      // Every definition: `*` is the pattern kumiki://limits lists (was: refused as no selector).
+      const all = await cli(dir, "view", "*", "--json");
+      expect(all.code, all.err).toBe(0);
+      const viaMcp = await s.call("kumiki_view", { selector: "*" });
+      expect(viaMcp.isError).toBe(false);
+      const cliAll = JSON.parse(all.out) as { definitions: { qname: string; def: string; text: string }[] };
+      expect(viaMcp.value.text).toBe(cliAll.definitions.map((d) => d.text).join(""));
+      expect(viaMcp.value.definitions).toEqual(
+        cliAll.definitions.map((d) => ({ qname: d.qname, def: d.def })),
+      );
+      expect(cliAll.definitions.map((d) => d.qname).sort()).toEqual([
+        "reducer.add",
+        "reducer.inc",
+        "slot.count",
+        "slot.total",
+        "tile.Btn",
+      ]);
+      // The referrers of every slot (was: not-found over MCP, a usage error on the CLI).
+      const refs = await cli(dir, "refs", "slot.*", "--json");
+      expect(refs.code, refs.err).toBe(0);
+      const mcpRefs = await s.call("kumiki_refs", { qname: "slot.*" });
+      expect(mcpRefs.isError).toBe(false);
+      const cliRefs = JSON.parse(refs.out) as Record<string, unknown>;
+      expect(mcpRefs.value).toEqual(cliRefs);
+      expect(cliRefs.matched).toEqual(["slot.count", "slot.total"]);
+      expect(
+        (cliRefs.referrers as { qname: string; refersTo: string[] }[]).map((r) => [r.qname, r.refersTo]),
+      ).toEqual([
+        ["reducer.add", ["slot.count", "slot.total"]],
+        ["reducer.inc", ["slot.count"]],
+      ]);
+      // §9.7's kumiki_fix {error_code, apply: true} applies, as `kumiki fix --apply` would.
+      const fixed = await s.call("kumiki_fix", { error_code: "E0103", apply: true });
+      expect(fixed.isError, JSON.stringify(fixed.value)).toBe(false);
+      expect((fixed.value.applied as unknown[]).length).toBe(2);
+      const after = await cli(dir, "export");
+      expect(after.out).toContain("count := count + 1");
+      expect(after.out).toContain("total := total + count");
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe("a retry's steps, named by each edge in its own terms", () => {
   it("a locked write and a name conflict: the same steps as data, CLI commands on the CLI, tools over MCP", {
     timeout: 120_000,

@@ -32,10 +32,13 @@ export function refsText(r: RefsResult): string {
   const counts = Object.entries(r.byLayer)
     .map(([layer, n]) => plural(n ?? 0, layer, layer === "fn" ? "fns" : `${layer}s`))
     .join(", ");
+  const to = (x: RefsResult["referrers"][number]) =>
+    x.refersTo === undefined ? "" : ` (${x.refersTo.join(", ")})`;
   const lines = r.referrers.flatMap((x) =>
-    x.lines.length === 0 ? [x.qname] : x.lines.map((l) => `${x.qname}:${l}`),
+    x.lines.length === 0 ? [`${x.qname}${to(x)}`] : x.lines.map((l) => `${x.qname}:${l}${to(x)}`),
   );
-  return [`${r.target} is referenced by ${counts}`, ...lines.map((l) => `  ${l}`)].join("\n");
+  const what = r.matched === undefined ? r.target : `${r.target} (${plural(r.matched.length, "definition")})`;
+  return [`${what} is referenced by ${counts}`, ...lines.map((l) => `  ${l}`)].join("\n");
 }
 
 /** A timestamp as ISO text. */

@@ -33,7 +33,7 @@ export {
   type Suggestion,
 } from "./check/diagnostic.js";
 export type { CheckInput } from "./check/graph.js";
-export { type ApplyFixesOptions, applyFixes, type FixReport } from "./fix/apply.js";
+export { type ApplyFixesOptions, applyFixes, type FixProgress, type FixReport } from "./fix/apply.js";
 export { type RepairContext, repairContext } from "./fix/context.js";
 export { normalizePatch } from "./fix/normalize.js";
 export { type FixOptions, type FixProposal, proposeFixes } from "./fix/propose.js";
@@ -269,6 +269,7 @@ export {
   syncFiles,
 } from "./project/sync-files.js";
 export { SYNC_STATE_FILE } from "./project/sync-state.js";
+export { withCancellation } from "./store/cancellation.js";
 export { type DiffSide, definitionDiff } from "./store/diff.js";
 export { WORKSPACE_DIR, writeFileAtomic } from "./store/files.js";
 export { fingerprintOps, opContentHash } from "./store/fingerprint.js";
@@ -302,6 +303,7 @@ export {
   type UnlinkInput,
   UnlinkInputSchema,
 } from "./store/inputs.js";
+export type { LossNotice } from "./store/loss-watch.js";
 export { makeDirs } from "./store/make-dirs.js";
 export { copyStoredOp, MemoryOpLog } from "./store/memory-op-log.js";
 export { DAMAGE_REMEDY, type OpLog, type StoreDamage, type StoredOp } from "./store/op-log.js";

@@ -125,6 +125,7 @@ const EXPECTED = [
   "FileIdempotencyLedger",
   "MemoryIdempotencyLedger",
   "withIdempotency",
+  "withCancellation",
   // Messages quote a short prefix of an input.
   "clip",
   "quoted",

@@ -20,7 +20,6 @@ export {
   ErrorEnvelopeSchema,
   type KumikiMcpServer,
   type McpServerOptions,
-  MIRROR_BYTES,
   SCHEMAS_URI,
   type StartupError,
   schemasDocument,

@@ -44,9 +44,14 @@ export class LineLimiter extends Transform {
   /** While dropping an oversized line: its first and last bytes (for the id), its length so far. */
   private dropping: { head: Buffer; tail: Buffer; bytes: number } | undefined;
 
+  /**
+   * @param keep asked of each line that is not too long; false drops it (the caller answered it:
+   *   a line that is no JSON-RPC message).
+   */
   constructor(
     private readonly onOversized: (r: OversizedRequest) => void,
     private readonly limit = REQUEST_BYTES,
+    private readonly keep: (line: Buffer) => boolean = () => true,
   ) {
     super();
   }
@@ -101,6 +106,7 @@ export class LineLimiter extends Transform {
     const line = Buffer.concat(this.pending);
     this.pending = [];
     this.pendingBytes = 0;
+    if (!this.keep(line)) return;
     this.push(newline ? Buffer.concat([line, Buffer.from("\n")]) : line);
   }
 }

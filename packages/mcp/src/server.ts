@@ -8,26 +8,41 @@
  * of a tool is the `{"error": {...}}` envelope with a stable kind, and names the argument. An
  * unknown tool is a JSON-RPC error (-32602), as the 2025-11-25 spec lists it.
  */
-import { clip, opContentHash, quoted, type Store, withIdempotency } from "@kumiki-graph/core";
+import {
+  clip,
+  opContentHash,
+  quoted,
+  type Rejection,
+  type Store,
+  withCancellation,
+  withIdempotency,
+} from "@kumiki-graph/core";
 import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  type JSONRPCMessage,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
+  type ServerNotification,
+  type ServerRequest,
+  SubscribeRequestSchema,
   type Tool as ToolListing,
+  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { paramsError } from "./json-rpc-guard.js";
 import { LIMITS_URI, type Limits, limitsDocument, resolveLimits } from "./limits.js";
-import type { Tool, ToolContext } from "./tool.js";
+import { CONFLICTS_URI, lossNotices } from "./loss-notices.js";
+import type { Outcome, Tool, ToolContext } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 import { MCP_VERSION } from "./version.js";
-import { limitExceeded, WIRE_ERROR_KINDS, type WireError } from "./wire-error.js";
+import { fromRejection, limitExceeded, WIRE_ERROR_KINDS, type WireError } from "./wire-error.js";
 
 /** How {@link createMcpServer} is called. */
 export interface McpServerOptions {
@@ -86,7 +101,7 @@ const INSTRUCTIONS = [
   "Read with kumiki_list and kumiki_view (edit anchors match kumiki_view's text); write with kumiki_add, kumiki_replace, kumiki_edit, kumiki_rename, kumiki_remove: each answers the op-ids it wrote.",
   "A refused write changes nothing. kumiki_check lists diagnostics; kumiki_fix proposes their patches, kumiki_fix_apply applies them.",
   "Writes take an optional idempotency_key: retried with the same key and arguments, a write is answered with its first receipt, not made twice.",
-  'Every result is JSON in structuredContent (the text item repeats it when short, else summarises it). A failed call has isError true and {"error": {"kind", "message", "code"?, "argument"?, "limit"?, "retryable"?, "details"?}}; branch on kind.',
+  'Every result is JSON in structuredContent, and the same JSON, whole, in the text item. A failed call has isError true and {"error": {"kind", "message", "code"?, "argument"?, "limit"?, "retryable"?, "details"?}}; branch on kind.',
   `Result and error schemas: ${"kumiki://schemas"}. Limits: kumiki://limits.`,
 ].join("\n");
 
@@ -133,35 +148,32 @@ export function schemasDocument(tools: readonly Tool[]): Record<string, unknown>
   };
 }
 
-/** A result's JSON up to this size is repeated as the text item; a larger one is summarised there. */
-export const MIRROR_BYTES = 2_048;
-
 /**
- * A result: the JSON as structuredContent; the text item repeats it when it is short, and
- * otherwise carries `summary` (a readable rendering: a view's text, a check's diagnostic lines),
- * so a large answer is not sent twice.
+ * A result: the JSON as structuredContent, and the same JSON as the text item, whole, whatever its
+ * size (bounded by the responseBytes limit, which refuses a larger answer by name): a client that
+ * reads only `content` gets the whole answer too. (Until 0.x a result over 2 KB put an outline
+ * there — `proposals: 113 items (…)` — and such a client lost the answer.)
  */
-function result(value: object, isError: boolean, summary?: (value: object) => string): CallToolResult {
-  const json = JSON.stringify(value);
-  const text =
-    Buffer.byteLength(json, "utf8") <= MIRROR_BYTES ? json : (summary?.(value) ?? summarise(value, json));
+function result(value: object, isError: boolean): CallToolResult {
   return {
-    content: [{ type: "text", text }],
+    content: [{ type: "text", text: JSON.stringify(value) }],
     structuredContent: value as Record<string, unknown>,
     isError,
   };
 }
 
-/** A readable outline of a large result: each top-level field, lists by their length. */
-function summarise(value: object, json: string): string {
-  const parts = Object.entries(value).map(([k, v]) => {
-    if (Array.isArray(v)) return `${k}: ${v.length} item${v.length === 1 ? "" : "s"}`;
-    if (typeof v === "string")
-      return `${k}: ${v.length > 200 ? `${JSON.stringify(v.slice(0, 200))}…` : JSON.stringify(v)}`;
-    if (v !== null && typeof v === "object") return `${k}: {${Object.keys(v).join(", ")}}`;
-    return `${k}: ${String(v)}`;
-  });
-  return `${parts.join("; ")} (the whole result, ${Buffer.byteLength(json, "utf8")} bytes of JSON, is the structured content)`;
+/**
+ * A JSON-RPC error to throw from a handler: the SDK answers with its `code`, `message` and `data`.
+ * Not an McpError, whose message starts "MCP error -32602:", which the client's McpError then
+ * prefixes again.
+ */
+function protocolError(code: number, message: string, data?: unknown): Error {
+  return Object.assign(new Error(message), { code, ...(data === undefined ? {} : { data }) });
+}
+
+/** A tool's own failure, told from a core rejection (which has no `kind`). */
+function isWireError(e: WireError | Rejection): e is WireError {
+  return "kind" in e;
 }
 
 /** How long a failure's message may be, and how large its details, on the wire. */
@@ -255,14 +267,23 @@ export async function createMcpServer(
 
   const server = new Server(
     { name: "kumiki-graph", title: "Kumiki graph store", version: MCP_VERSION },
-    { capabilities: { tools: { listChanged: false }, resources: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true }, logging: {} },
+      instructions: INSTRUCTIONS,
+    },
   );
+  const losses = lossNotices(store, server, log);
 
-  const call = async (name: string, raw: Record<string, unknown> | undefined): Promise<CallToolResult> => {
+  const call = async (
+    name: string,
+    raw: Record<string, unknown> | undefined,
+    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  ): Promise<CallToolResult> => {
+    const signal = extra.signal;
     const tool = byName.get(name);
     if (tool === undefined) {
       // The 2025-11-25 spec lists an unknown tool as a protocol error (-32602), not a tool result.
-      throw new McpError(
+      throw protocolError(
         ErrorCode.InvalidParams,
         `no tool ${quoted(name)}; the tools are ${tools.map((t) => t.name).join(", ")}`,
         { kind: "unknown-tool", tools: tools.map((t) => t.name) },
@@ -273,14 +294,52 @@ export async function createMcpServer(
     if (!parsed.success) return failure(argumentError(tool, args, parsed.error));
     let outcome: Awaited<ReturnType<Tool["run"]>>;
     const { idempotency_key: key, ...request } = parsed.data as { idempotency_key?: unknown };
-    const run = () => tool.run(parsed.data, ctx);
+    // A request the client cancels (notifications/cancelled) before its write is stored stores
+    // nothing: core looks at the signal under the lock, just before the append. The SDK sends no
+    // answer to a cancelled request, as the spec has it.
+    const token = extra._meta?.progressToken;
+    const callCtx: ToolContext = {
+      ...ctx,
+      signal,
+      ...(token === undefined
+        ? {}
+        : {
+            progress: (progress: number, total?: number, message?: string) =>
+              void extra
+                .sendNotification({
+                  method: "notifications/progress",
+                  params: {
+                    progressToken: token,
+                    progress,
+                    ...(total === undefined ? {} : { total }),
+                    ...(message === undefined ? {} : { message }),
+                  },
+                })
+                .catch(() => undefined),
+          }),
+    };
+    const run = () => withCancellation(signal, () => tool.run(parsed.data, callCtx));
+    // A client that cancels at once writes the cancellation right behind the request, but the
+    // two can reach this process in separate reads, and a write can take its lock, draft and pass
+    // its last look at the signal without awaiting anything in between: let the input under way
+    // be read first. This runs in the poll phase that read the request; a 1 ms timer puts at least
+    // one more poll phase (and a millisecond for the client's next write) before the write, at
+    // about 1 ms a write (a stored write takes 10-40 ms).
+    if (tool.annotations.readOnlyHint !== true) await new Promise<void>((resolve) => setTimeout(resolve, 1));
     try {
       // A retry with the same key and arguments is answered with the first call's receipt (core
       // records the key with the op-ids, durably, before it appends them).
-      outcome =
-        typeof key === "string"
-          ? await withIdempotency(key, opContentHash({ tool: name, arguments: request }), run)
-          : await run();
+      const digest = typeof key === "string" ? opContentHash({ tool: name, arguments: request }) : "";
+      if (typeof key !== "string") outcome = await run();
+      else if (tool.idempotency === "write") outcome = await withIdempotency(key, digest, run);
+      else {
+        // A tool of several writes: its whole answer is recorded under the key when it finishes
+        // (a cancelled run included, with what it wrote), and a retry is answered with it.
+        const once = await store.once(key, digest, run as () => Promise<Outcome<object>>);
+        outcome = once.ok
+          ? once
+          : { ok: false, error: isWireError(once.error) ? once.error : fromRejection(once.error, log) };
+      }
     } catch (e) {
       log(`${name}: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       return failure({
@@ -314,14 +373,25 @@ export async function createMcpServer(
         ),
       );
     }
-    return result(value, false, tool.summary);
+    return result(value, false);
+  };
+
+  /** An answer with the losses told since the previous one (loss-notices.ts). */
+  const withLosses = (r: CallToolResult): CallToolResult => {
+    const told = losses.take();
+    if (told.length === 0) return r;
+    return {
+      ...r,
+      content: [...r.content, { type: "text", text: told.map((m) => `NOTICE: ${m.message}`).join("\n") }],
+      _meta: { ...r._meta, "kumiki-graph/losses": told },
+    };
   };
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   let draining = false;
   let inflight = 0;
   let idle: (() => void) | undefined;
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     if (draining)
       return failure({
         kind: "unavailable",
@@ -330,7 +400,7 @@ export async function createMcpServer(
       });
     inflight++;
     try {
-      return await call(request.params.name, request.params.arguments);
+      return withLosses(await call(request.params.name, request.params.arguments, extra));
     } finally {
       inflight--;
       if (inflight === 0) idle?.();
@@ -346,6 +416,14 @@ export async function createMcpServer(
         mimeType: "application/json",
       },
       {
+        uri: CONFLICTS_URI,
+        name: "conflicts",
+        title: "Conflict records",
+        description:
+          "Every conflict record of the graph as it is now (kumiki_conflicts); subscribe to be told when a write of this session loses a merge",
+        mimeType: "application/json",
+      },
+      {
         uri: SCHEMAS_URI,
         name: "schemas",
         title: "Result and error schemas",
@@ -358,12 +436,30 @@ export async function createMcpServer(
   const documents: Record<string, () => unknown> = {
     [LIMITS_URI]: () => limitsDocument(limits.value),
     [SCHEMAS_URI]: () => schemasDocument(tools),
+    [CONFLICTS_URI]: () => ({ conflicts: store.conflicts() }),
   };
+  const known = (uri: string): void => {
+    if (!Object.hasOwn(documents, uri))
+      throw protocolError(
+        ErrorCode.InvalidParams,
+        `no resource ${clip(uri)}; the resources are ${Object.keys(documents).join(", ")}`,
+      );
+  };
+  server.setRequestHandler(SubscribeRequestSchema, (request) => {
+    known(request.params.uri);
+    losses.subscribed.add(request.params.uri);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+    known(request.params.uri);
+    losses.subscribed.delete(request.params.uri);
+    return {};
+  });
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     const uri = request.params.uri;
     const document = Object.hasOwn(documents, uri) ? documents[uri] : undefined;
     if (document === undefined)
-      throw new McpError(
+      throw protocolError(
         ErrorCode.InvalidParams,
         `no resource ${clip(uri)}; the resources are ${Object.keys(documents).join(", ")}`,
       );
@@ -378,7 +474,18 @@ export async function createMcpServer(
       store,
       limits: limits.value,
       tools,
-      connect: (transport) => server.connect(transport),
+      connect: async (transport) => {
+        await server.connect(transport);
+        // Params a method does not take are answered here, -32602 in one sentence (the SDK would
+        // answer -32603 with its schema library's dump); whatever the transport.
+        const inner = transport.onmessage;
+        transport.onmessage = (message, extra) => {
+          const bad = paramsError(message);
+          if (bad === undefined) inner?.(message, extra);
+          else void transport.send(bad as JSONRPCMessage).catch(() => undefined);
+        };
+        losses.start();
+      },
       drain() {
         draining = true;
         if (inflight === 0) return Promise.resolve();
@@ -388,6 +495,7 @@ export async function createMcpServer(
       },
       close() {
         closing ??= (async () => {
+          losses.stop();
           await server.close().catch((e: unknown) => log(`closing the connection: ${String(e)}`));
           await store.close();
         })();

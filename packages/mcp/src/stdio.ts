@@ -5,6 +5,8 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type JsonRpcErrorAnswer, lineError } from "./json-rpc-guard.js";
 import { LineLimiter, type OversizedRequest, REQUEST_BYTES } from "./line-limit.js";
 import { createMcpServer, type McpServerOptions, type StartupError } from "./server.js";
 
@@ -48,8 +50,19 @@ export async function serveStdio(options: StdioOptions): Promise<StartupError | 
   // One message per line, each at most REQUEST_BYTES: a bigger one is answered with an error and
   // the session goes on (the SDK alone would close it).
   let answerOversized = (_r: OversizedRequest): void => undefined;
-  const limited = stdin.pipe(new LineLimiter((r) => answerOversized(r)));
+  let answerMalformed = (_e: JsonRpcErrorAnswer): void => undefined;
+  // A line that is not a JSON-RPC message is answered (-32700, -32600) and not passed on: the
+  // SDK would drop it without an answer. Blank lines are skipped.
+  const keep = (line: Buffer): boolean => {
+    const text = line.toString("utf8").replace(/\r$/, "");
+    if (text.trim() === "") return false;
+    const bad = lineError(text);
+    if (bad !== undefined) answerMalformed(bad);
+    return bad === undefined;
+  };
+  const limited = stdin.pipe(new LineLimiter((r) => answerOversized(r), REQUEST_BYTES, keep));
   const transport = new StdioServerTransport(limited, stdout);
+  answerMalformed = (e) => void transport.send(e as JSONRPCMessage).catch(() => undefined);
   answerOversized = ({ id, bytes }) => {
     const message = `the request is ${bytes.toLocaleString("en")} bytes; a request may be at most ${REQUEST_BYTES.toLocaleString("en")} bytes (send large texts in parts); nothing was done`;
     options.log?.(message) ?? process.stderr.write(`kumiki mcp: ${message}\n`);

@@ -25,6 +25,13 @@ export interface ToolContext {
   readonly limits: Limits;
   /** The operator's log (stderr): details that do not belong in a message to the model. */
   readonly log: (line: string) => void;
+  /** This call's signal: aborted when the client cancels it (long tools stop between steps). */
+  readonly signal?: AbortSignal;
+  /**
+   * Sends `notifications/progress` for this call; present only when the client gave a
+   * `progressToken`. `progress` only grows; `total` is the total as far as it is known.
+   */
+  readonly progress?: (progress: number, total?: number, message?: string) => void;
 }
 
 /** A handler's outcome: the structured result, or the failure that produced no answer. */
@@ -40,8 +47,11 @@ export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
   /** The successful result's shape; the declared outputSchema is this or the error envelope. */
   readonly output: O;
   readonly annotations: ToolAnnotations;
-  /** The text item of a large result (see the server's MIRROR_BYTES): a readable rendering of it. */
-  readonly summary?: (value: z.output<O>) => string;
+  /**
+   * What its `idempotency_key` covers: `write` (the default), the tool's one store write; `answer`,
+   * a tool of several writes: its whole answer is recorded and a retry is answered with it.
+   */
+  readonly idempotency?: "write" | "answer";
   run(args: z.output<I>, ctx: ToolContext): Promise<Outcome<z.output<O>>> | Outcome<z.output<O>>;
 }
 
@@ -53,8 +63,8 @@ export interface Tool {
   readonly input: z.ZodObject;
   readonly output: z.ZodObject;
   readonly annotations: ToolAnnotations;
-  /** The text item of a large result: a readable rendering of it. */
-  readonly summary?: (value: object) => string;
+  /** What its `idempotency_key` covers (see {@link ToolSpec.idempotency}). */
+  readonly idempotency: "write" | "answer";
   /** `args` must already have passed `input`. */
   run(args: unknown, ctx: ToolContext): Promise<Outcome<unknown>>;
 }
@@ -68,7 +78,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(spec: T
     input: spec.input,
     output: spec.output,
     annotations: { title: spec.title, ...spec.annotations },
-    ...(spec.summary === undefined ? {} : { summary: (v: object) => spec.summary!(v as z.output<O>) }),
+    idempotency: spec.idempotency ?? "write",
     run: async (args, ctx) => spec.run(args as z.output<I>, ctx),
   };
 }

@@ -26,7 +26,6 @@ const EXPECTED = [
   "versions",
   "wireKindOf",
   // Result schemas published once (kumiki://schemas), and the text mirror's bound.
-  "MIRROR_BYTES",
   "SCHEMAS_URI",
   "schemasDocument",
 ];

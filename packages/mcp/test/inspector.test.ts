@@ -55,7 +55,11 @@ describe("the MCP Inspector CLI against kumiki mcp serve", () => {
     expect(again.isError).toBe(true);
     expect((again.structuredContent as { error: { code: string } }).error.code).toBe("duplicate-name");
     const resources = inspect(dir, ["--method", "resources/list"]) as { resources: { uri: string }[] };
-    expect(resources.resources.map((r) => r.uri)).toEqual(["kumiki://limits", "kumiki://schemas"]);
+    expect(resources.resources.map((r) => r.uri)).toEqual([
+      "kumiki://limits",
+      "kumiki://conflicts",
+      "kumiki://schemas",
+    ]);
     const schemas = inspect(dir, ["--method", "resources/read", "--uri", "kumiki://schemas"]) as {
       contents: { text: string }[];
     };

@@ -35,7 +35,6 @@ const READ_ONLY = [
   "kumiki_view",
   "kumiki_list",
   "kumiki_check",
-  "kumiki_fix",
   "kumiki_refs",
   "kumiki_history",
   "kumiki_episode",
@@ -98,7 +97,11 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
 
   it("declares its limits as a resource", async () => {
     const { resources } = await s.client.listResources();
-    expect(resources.map((r) => r.uri)).toEqual(["kumiki://limits", "kumiki://schemas"]);
+    expect(resources.map((r) => r.uri)).toEqual([
+      "kumiki://limits",
+      "kumiki://conflicts",
+      "kumiki://schemas",
+    ]);
     const read = await s.client.readResource({ uri: "kumiki://limits" });
     const doc = JSON.parse(String((read.contents[0] as { text: string }).text)) as {
       limits: { name: string; value: number }[];
@@ -148,7 +151,7 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
     expect(referrers.every((x) => x.lines.length > 0)).toBe(true);
   });
 
-  it("kumiki_check reports the error; kumiki_fix proposes (read-only), kumiki_fix_apply applies its patch", async () => {
+  it("kumiki_check reports the error; kumiki_fix proposes (writing nothing), kumiki_fix_apply applies its patch", async () => {
     const before = ok(await s.call("kumiki_check", {}));
     expect(before.ok).toBe(false);
     const codes = (before.diagnostics as { code: string }[]).map((d) => d.code);

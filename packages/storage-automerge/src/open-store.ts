@@ -35,10 +35,16 @@ export interface WorkspaceStoreOptions extends WorkspaceOpenOptions {
   /** Who writes (`agent:claude-1`); default {@link defaultAuthor} of the process environment. */
   readonly author?: string;
   /**
-   * Validators in place of the checker's gate built from the workspace's manifest (tests, or a
-   * tool with a gate of its own).
+   * Validators run after the checker's gate (built from the workspace's manifest): a tool's rules
+   * of its own add to "no write adds an error", never replace it. (Until 0.x, they replaced it
+   * silently, and a slot with a type error was then accepted.)
    */
   readonly validators?: readonly WriteValidator[];
+  /**
+   * `false` drops the checker's gate: writes then pass only the built-in gate and `validators`
+   * (a program with errors written as it is, a test of another gate). Default true.
+   */
+  readonly checker?: boolean;
   /**
    * Make the workspace when there is none (with `walkUp`, none at or above the folder): a new,
    * empty graph at the folder, created if need be. Default false: `no-workspace` is returned.
@@ -76,7 +82,7 @@ export async function openWorkspaceStore(
   dir: string,
   options: WorkspaceStoreOptions = {},
 ): Promise<{ ok: true; value: WorkspaceStore } | { ok: false; error: WorkspaceStoreError }> {
-  const { author = defaultAuthor(), validators, create = false, ...open } = options;
+  const { author = defaultAuthor(), validators = [], checker = true, create = false, ...open } = options;
   const ws = await (create && open.readOnly !== true
     ? openOrInit(dir, open)
     : openWorkspace<StoredOp>(dir, open));
@@ -88,8 +94,9 @@ export async function openWorkspaceStore(
   const caps = readCapabilityManifest(ws.value.paths.root);
   if (!caps.ok) return fail(caps.error);
   const capabilities = caps.value;
-  const gate = validators ?? [
-    capabilities === undefined ? createCheckGate() : createCheckGate({ capabilities }),
+  const gate = [
+    ...(checker ? [capabilities === undefined ? createCheckGate() : createCheckGate({ capabilities })] : []),
+    ...validators,
   ];
   const store = openStore({
     log: ws.value.log,

@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { WriteValidator } from "@kumiki-graph/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { openWorkspaceStore, type WorkspaceStore } from "../src/open-store.js";
 import { initWorkspace } from "../src/workspace.js";
@@ -99,6 +100,40 @@ describe("openWorkspaceStore with create", () => {
     const ro = await openWorkspaceStore(empty, { create: true, readOnly: true });
     expect(!ro.ok && ro.error.code).toBe("no-workspace");
     expect(fs.readdirSync(empty)).toEqual([]);
+  });
+});
+
+describe("openWorkspaceStore's validators", () => {
+  it("add to the checker's gate; only checker: false drops it", async () => {
+    const dir = tempDir();
+    const made = await openCreating(dir);
+    await made.close();
+    // A rule of the tool's own: slot names are lowerCamel.
+    const camel: WriteValidator = {
+      validate: ({ ops }) =>
+        ops.flatMap((o) =>
+          o.op === "add" && o.layer === "slot" && !/^[a-z][A-Za-z0-9]*$/.test(o.name)
+            ? [{ code: "validation-failed" as const, message: `slot ${o.name} is not lowerCamel` }]
+            : [],
+        ),
+    };
+    const open = async (options: { checker?: boolean }) => {
+      const r = await openWorkspaceStore(dir, { author: "agent:test", validators: [camel], ...options });
+      if (!r.ok) throw new Error(r.error.message);
+      opened.push(r.value);
+      return r.value;
+    };
+    const w = await open({});
+    // The tool's rule holds…
+    const snake = await w.store.add({ layer: "slot", name: "snake_case", body: ": Int = 0" });
+    expect(snake.ok ? "stored" : snake.error.message).toContain("not lowerCamel");
+    // …and so does the checker's: a type error is refused (was: accepted, the gate replaced).
+    const wrong = await w.store.add({ layer: "slot", name: "count", body: ': Int = "zero"' });
+    expect(wrong.ok ? "stored" : wrong.error.code).toBe("validation-failed");
+    await w.close();
+    const without = await open({ checker: false });
+    const kept = await without.store.add({ layer: "slot", name: "count", body: ': Int = "zero"' });
+    expect(kept.ok).toBe(true);
   });
 });
 

@@ -63,13 +63,20 @@ export interface SyncOptions extends ConnectOptions {
    * or cannot be reached, the sync carries on through the next. The report names the one it ended on.
    */
   readonly alternates?: readonly string[];
-  /** Who this agent is: its ops that the merge rolled back are reported in `rolledBack`. */
+  /**
+   * Who writes the sync's own bookkeeping. `rolledBack` lists every author's ops the merge rolled
+   * back, each with its author, so one syncer can serve several agents.
+   */
   readonly author?: string;
 }
 
-/** One of this author's ops that the merge took the effect of away. */
+/** An op whose effect the merge took away in this sync, whoever wrote it. */
 export interface RolledBack {
   readonly opId: string;
+  /** Who wrote it (one syncer may serve several agents). */
+  readonly author: string;
+  /** True when the op was held here before the sync (written here, not received). */
+  readonly local: boolean;
   readonly conflict: Conflict;
 }
 
@@ -89,7 +96,7 @@ export interface SyncReport {
   readonly heads: readonly string[];
   /** Conflicts the merge recorded that were not there before. */
   readonly conflicts: readonly Conflict[];
-  /** This author's ops among those conflicts' losers. */
+  /** The losers of those conflicts, every author's (each with its author; see `options.author`). */
   readonly rolledBack: readonly RolledBack[];
   /** Ops that arrived failing the op schema, kept out of the graph. */
   readonly quarantined: readonly Quarantined[];
@@ -125,6 +132,25 @@ function timeoutError(adapter: KumikiClientAdapter, what: string, ms: number): S
     message: `${what} did not finish within ${Math.round(ms / 1000)} s${why}; nothing is lost: run it again`,
     details: { url: adapter.url, timeoutMs: ms },
   };
+}
+
+/** `p`'s value, or "dropped" when it rejects, or "late" when `deadline` comes first. */
+async function untilDeadline<T>(p: Promise<T>, deadline: number): Promise<{ value: T } | "dropped" | "late"> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([
+      p.then(
+        (value) => ({ value }),
+        () => "dropped" as const,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Waits for the server's handshake, or the session's failure, or the deadline. */
@@ -164,12 +190,12 @@ async function converge(
         await adapter.nextActivity(seen, deadline);
         continue;
       }
-      let reply: FlushReply;
-      try {
-        reply = await adapter.requestFlush(log.handle.documentId);
-      } catch {
-        continue; // dropped: the loop waits for the reconnection
-      }
+      // A server that took the request and never answers (busy, its storage stalled) must not
+      // hold the sync past its deadline: the request races the deadline.
+      const answered = await untilDeadline(adapter.requestFlush(log.handle.documentId), deadline);
+      if (answered === "late") return { ok: false, error: timeoutError(adapter, "the sync", ms) };
+      if (answered === "dropped") continue; // the loop waits for the reconnection
+      const reply = answered.value;
       onTaken?.(adapter.stats.connections, reply.taken);
       if (reply.access === "none") {
         return fail(
@@ -255,10 +281,45 @@ function peerIdFor(): PeerId {
   return `kumiki-${randomUUID()}` as PeerId;
 }
 
-/** Synchronises the workspace at or above `dir` with the server at `options.url`. */
+/**
+ * Synchronises the workspace at or above `dir` with the server at `options.url`. Answers within
+ * `timeoutMs` whatever the server does: each step watches the deadline, and the whole sync races
+ * it too (opening and closing the store, folding what arrived), so `kumiki sync --timeout 45` ends
+ * by 45 s (was: a server that took a flush request and never answered held it past 100 s).
+ */
 export async function syncWorkspace(dir: string, options: SyncOptions): Promise<SyncResult<SyncReport>> {
   const ms = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const deadline = Date.now() + ms;
+  const stop = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const overtime = new Promise<SyncResult<SyncReport>>((resolve) => {
+    timer = setTimeout(() => {
+      stop.abort();
+      resolve({
+        ok: false,
+        error: {
+          code: "timeout",
+          message: `the sync did not finish within ${Math.round(ms / 1000)} s; every op stays here, and what it pushed may or may not be on the server: run it again`,
+          details: { url: options.url, timeoutMs: ms },
+        },
+      });
+    }, ms);
+  });
+  try {
+    return await Promise.race([syncUntil(dir, options, deadline, ms, stop.signal), overtime]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The sync of {@link syncWorkspace}, watching `deadline`; `stop` disconnects it. */
+async function syncUntil(
+  dir: string,
+  options: SyncOptions,
+  deadline: number,
+  ms: number,
+  stop: AbortSignal,
+): Promise<SyncResult<SyncReport>> {
   const found = findWorkspace(dir);
   if (!found.ok) return { ok: false, error: { ...found.error, code: found.error.code } };
   const config = readConfig(found.value);
@@ -271,6 +332,7 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
     ...(options.token === undefined ? {} : { token: options.token }),
     ...(sockets.length > 1 ? { alternates: sockets.slice(1) } : {}),
   });
+  stop.addEventListener("abort", () => adapter.disconnect());
   const sent: Uint8Array[] = [];
   adapter.onSyncSent((m) => sent.push(...m));
   options.onProgress?.(`connecting to ${options.url}…`);
@@ -332,12 +394,18 @@ export async function syncWorkspace(dir: string, options: SyncOptions): Promise<
       ? { conflicts: [], quarantined: [] }
       : await whatTheMergeRecorded(store, heldBefore);
     const rolledBack: RolledBack[] = [];
-    if (options.author !== undefined && conflicts.length > 0) {
+    if (conflicts.length > 0) {
       const authorOf = new Map(all.map((o) => [o["op-id"], (o as { author?: unknown }).author]));
       for (const c of conflicts) {
         const lost = c.ops[0];
-        if (lost !== undefined && authorOf.get(lost) === options.author)
-          rolledBack.push({ opId: lost, conflict: c });
+        if (lost === undefined) continue;
+        const author = authorOf.get(lost);
+        rolledBack.push({
+          opId: lost,
+          author: typeof author === "string" ? author : "(unknown)",
+          local: before.has(lost),
+          conflict: c,
+        });
       }
     }
     let unpushed = 0;

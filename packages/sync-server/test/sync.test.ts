@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
+import { cbor } from "@automerge/automerge-repo";
 import { afterEach, describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
 import { chunkFiles } from "../../storage-automerge/test/support.js";
 import { cloneWorkspace, type SyncServer, syncWorkspace } from "../src/index.js";
 import { must, newWorkspace, serve, TOKENS, tempDir, tokensFor, viewOf, withStore } from "./helpers.js";
@@ -153,6 +155,90 @@ describe("sync through a server", () => {
     // Two of the three same-name adds lost: their authors were told (rolled back, exit 1 in the CLI).
     const losers = reports.flatMap((r) => r.rolledBack.map((x) => x.opId));
     expect(new Set(losers).size).toBe(2);
+  });
+});
+
+describe("one syncer for several agents, and a server that never answers", () => {
+  it("reports every author's rolled-back writes, each with its author, not only the syncer's", async () => {
+    const { root, a, graph, server } = await graphOnServer("authors");
+    const b = path.join(root, "b");
+    must(
+      await syncWorkspace(a, {
+        url: server.url,
+        token: TOKENS.alice,
+        author: "user:syncer",
+        timeoutMs: 20_000,
+      }),
+    );
+    must(await cloneWorkspace(`${server.url}/${graph}`, b, { token: TOKENS.bob, timeoutMs: 20_000 }));
+    // Two agents write in workspace a; a peer adds the same names later in b (greatest op-id wins).
+    await withStore(a, "agent:x", async (s) => {
+      must(await s.add({ layer: "slot", name: "s", body: "Int = 1" }));
+    });
+    await withStore(a, "agent:y", async (s) => {
+      must(await s.add({ layer: "slot", name: "t", body: "Int = 1" }));
+    });
+    await withStore(b, "agent:z", async (s) => {
+      must(await s.add({ layer: "slot", name: "s", body: "Int = 2" }));
+      must(await s.add({ layer: "slot", name: "t", body: "Int = 2" }));
+    });
+    must(
+      await syncWorkspace(b, { url: server.url, token: TOKENS.bob, author: "agent:z", timeoutMs: 20_000 }),
+    );
+    const r = must(
+      await syncWorkspace(a, {
+        url: server.url,
+        token: TOKENS.alice,
+        author: "user:syncer",
+        timeoutMs: 20_000,
+      }),
+    );
+    expect(r.rolledBack.map((x) => [x.author, x.local]).sort()).toEqual([
+      ["agent:x", true],
+      ["agent:y", true],
+    ]);
+  });
+
+  it("a server that takes the flush request and never answers: the sync ends at its timeout", async () => {
+    const root = temp("mute");
+    const a = path.join(root, "a");
+    await newWorkspace(a);
+    await withStore(a, "agent:a", async (s) => {
+      must(await s.add({ layer: "slot", name: "n", body: "Int = 0" }));
+    });
+    // It answers the handshake, then says nothing more.
+    const mute = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    mute.on("connection", (socket) => {
+      socket.on("message", (data: Buffer) => {
+        const m = cbor.decode(new Uint8Array(data)) as { type?: string; senderId?: string };
+        if (m.type === "join")
+          socket.send(
+            cbor.encode({
+              type: "peer",
+              senderId: "mute-server",
+              targetId: m.senderId,
+              peerMetadata: {},
+              selectedProtocolVersion: "1",
+            }),
+          );
+      });
+    });
+    await new Promise<void>((resolve) => mute.once("listening", () => resolve()));
+    const port = (mute.address() as { port: number }).port;
+    try {
+      const started = Date.now();
+      // Bounded here too: without the deadline on the flush, the sync never answers.
+      const r = await Promise.race([
+        syncWorkspace(a, { url: `ws://127.0.0.1:${port}`, author: "agent:a", timeoutMs: 1_500 }),
+        new Promise<"hung">((resolve) => setTimeout(() => resolve("hung"), 15_000)),
+      ]);
+      expect(r === "hung" ? "hung" : r.ok ? "ok" : r.error.code).toBe("timeout");
+      if (r !== "hung" && !r.ok) expect(r.error.message).toMatch(/did not finish within 2 s/);
+      console.info(`sync --timeout 1.5 s against a mute server answered after ${Date.now() - started} ms`);
+    } finally {
+      for (const c of mute.clients) c.terminate();
+      await new Promise<void>((resolve) => mute.close(() => resolve()));
+    }
   });
 });
 

@@ -46,15 +46,16 @@ function describe(name: string, r: SyncReport, author: string): string {
     );
   for (const x of r.rolledBack)
     lines.push(
-      `  your op ${x.opId} (${author}) was rolled back by the merge: ${x.conflict.reason}; retry: ${withCommands(x.conflict.retry, x.conflict.remedy)}`,
+      `  ${x.author === author ? "your op" : x.local ? "local op" : "op"} ${x.opId} (${x.author}) was rolled back by the merge: ${x.conflict.reason}; retry: ${withCommands(x.conflict.retry, x.conflict.remedy)}`,
     );
   return lines.join("\n");
 }
 
 /**
  * `kumiki sync [NAME]`: pushes this workspace's ops to the remote and pulls the others', until both
- * hold the same heads (ai-edit.md §9.8). Exit 1 when one of this author's ops was rolled back by
- * the merge (the report says how to retry), or local ops could not be pushed. `--files` syncs the
+ * hold the same heads (ai-edit.md §9.8). Exit 1 when an op written here (by any author) was rolled
+ * back by the merge (the report says how to retry, and whose it was), or local ops could not be
+ * pushed. `--files` syncs the
  * project.kumiki/ tree instead (ai-edit.md §9.10).
  */
 export const sync: Command = {
@@ -82,7 +83,8 @@ export const sync: Command = {
     }
     if (flag(ctx.options, "dry-run")) throw usageError("kumiki sync: --dry-run goes with --files");
     const { remote, report: r } = await syncRemote(ctx, ctx.positionals[0]);
-    const failed = r.rolledBack.length > 0 || r.unpushed > 0;
+    // Failed when a write made here lost (whichever agent made it: one syncer may serve several).
+    const failed = r.rolledBack.some((x) => x.local) || r.unpushed > 0;
     return {
       json: { remote, ...r },
       text: describe(remote, r, ctx.author),

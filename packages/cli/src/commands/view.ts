@@ -56,7 +56,7 @@ export const view: Command = {
     const selector = ctx.positionals[0] as string;
     const mode = oneOf(ctx.verb, ctx.options, ["with-deps", "hash", "history", "refs"]);
     const many = await checkSelector(ctx.verb, selector);
-    if (many && (mode === "hash" || mode === "history" || mode === "refs")) {
+    if (many && (mode === "hash" || mode === "history")) {
       throw usageError(`kumiki view: --${mode} takes one definition (layer.name or def_…), not a pattern`, {
         selector,
       });

@@ -10,6 +10,7 @@ import { CheckContext, type CheckSettings, makeDiagnostic } from "./context.js";
 import { checkDefinition } from "./definition.js";
 import type { Diagnostic } from "./diagnostic.js";
 import { type CheckInput, type Deps, Graph, nameKey } from "./graph.js";
+import { type CapabilityNeed, shareCapabilityPatches } from "./shared-patches.js";
 
 /** Options of a check (ai-edit.md §9.2.3). */
 export interface CheckOptions {
@@ -184,6 +185,7 @@ export function createChecker(source: CheckSource, options: CheckOptions = {}): 
   const keep = narrowingFilter(options);
   const graph = new Graph();
   const perDef = new Map<string, Diagnostic[]>();
+  const perDefNeeds = new Map<string, ReadonlyMap<Diagnostic, CapabilityNeed>>();
   const depsOf = new Map<string, Deps>();
   const byId = new Map<string, Set<string>>();
   const byKey = new Map<string, Set<string>>();
@@ -218,6 +220,7 @@ export function createChecker(source: CheckSource, options: CheckOptions = {}): 
       depsOf.delete(id);
     }
     perDef.delete(id);
+    perDefNeeds.delete(id);
   };
 
   const recheck = (id: string): void => {
@@ -234,6 +237,7 @@ export function createChecker(source: CheckSource, options: CheckOptions = {}): 
     if (deps.app) onApp.add(id);
     if (deps.timers) onTimers.add(id);
     if (ctx.out.length > 0) perDef.set(id, ctx.out);
+    if (ctx.needs.size > 0) perDefNeeds.set(id, ctx.needs);
     rechecked++;
   };
 
@@ -241,7 +245,11 @@ export function createChecker(source: CheckSource, options: CheckOptions = {}): 
     const all: Diagnostic[] = programDiagnostics(graph, settings);
     for (const ds of perDef.values()) for (const d of ds) all.push(d);
     const kept = keep === undefined ? all : all.filter(keep);
-    return kept.sort(compareDiagnostics(graph));
+    kept.sort(compareDiagnostics(graph));
+    if (perDefNeeds.size === 0) return kept;
+    const needs = new Map<Diagnostic, CapabilityNeed>();
+    for (const m of perDefNeeds.values()) for (const [d, need] of m) needs.set(d, need);
+    return shareCapabilityPatches(kept, needs, (id) => graph.nodes.get(id));
   };
 
   for (const node of source.values()) graph.add(node);

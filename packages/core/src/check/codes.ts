@@ -356,6 +356,15 @@ const ENTRIES: readonly Entry[] = [
     meaning: "A ui.<ev>(Tile) subscription targets a tile with no descendant that fires <ev>.",
   },
   {
+    code: "W0230",
+    kinds: ["duplicate-capability"],
+    severity: "warning",
+    meaning:
+      "app.caps declares the same capability more than once (harmless to the compiler, but a sign that repairs were applied twice). Remove the repeated entry.",
+    origin: "kumiki-graph",
+    checked: true,
+  },
+  {
     code: "E0213",
     kinds: ["call-arity-mismatch"],
     severity: "error",
@@ -399,7 +408,8 @@ const ENTRIES: readonly Entry[] = [
     severity: "error",
     meaning: "An emitted effect requires a capability that app.caps does not declare.",
     autoPatch: true,
-    strategy: "Append the required capability to the app's caps = [...].",
+    strategy:
+      "Append every capability the app lacks to its caps = [...], in one patch carried by the app's first E0301 (the others name it in shares-patch-of).",
     checked: true,
   },
   {

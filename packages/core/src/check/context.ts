@@ -5,6 +5,7 @@ import type { Span } from "../lang/span.js";
 import { requireCode } from "./codes.js";
 import type { AutoPatch, Diagnostic, Suggestion } from "./diagnostic.js";
 import { type CheckInput, Deps, type Graph, nameKey } from "./graph.js";
+import type { CapabilityNeed } from "./shared-patches.js";
 
 /** The options a check runs with, normalized. */
 export interface CheckSettings {
@@ -50,6 +51,8 @@ export interface ReportExtras {
 export class CheckContext {
   readonly deps = new Deps();
   readonly out: Diagnostic[] = [];
+  /** The E0301 diagnostics of {@link out} with the capability each needs (shared-patches.ts). */
+  readonly needs = new Map<Diagnostic, CapabilityNeed>();
 
   constructor(
     readonly graph: Graph,
@@ -146,6 +149,16 @@ export class CheckContext {
   /** Reports a diagnostic about the current definition at `span`. */
   report(code: string, span: Span, message: string, extras: ReportExtras = {}): void {
     this.out.push(makeDiagnostic(this.node, code, span, message, extras));
+  }
+
+  /**
+   * Reports a diagnostic whose repair is declaring `need.cap` in the app `need.app`: the checker
+   * gives each app one patch for all its missing capabilities (shared-patches.ts).
+   */
+  reportNeed(code: string, span: Span, message: string, need: CapabilityNeed): void {
+    const d = makeDiagnostic(this.node, code, span, message);
+    this.out.push(d);
+    this.needs.set(d, need);
   }
 }
 

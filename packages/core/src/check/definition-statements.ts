@@ -7,7 +7,6 @@ import { BUILTIN_EFFECTS, RUN_REDUCER } from "../lang/stdlib.js";
 import { ExpressionChecks } from "./definition-expressions.js";
 import { bind, type Env, isLiteral, mergeInto } from "./definition-support.js";
 import type { CheckInput } from "./graph.js";
-import { appendCapPatch } from "./patch.js";
 import { lazyTy, structural, type Ty, UNKNOWN } from "./types.js";
 
 /** Adds to {@link ExpressionChecks} the checks of statements, effects and capabilities. */
@@ -217,12 +216,11 @@ export abstract class StatementChecks extends ExpressionChecks {
     const app = owner ?? this.ctx.app();
     if (app === undefined || app.def.kind !== "AppDef") return;
     if ((app.def.caps ?? []).some((c) => c.name === cap)) return;
-    const autoPatch = appendCapPatch(app, cap);
-    this.ctx.report(
+    this.ctx.reportNeed(
       "E0301",
       at.span,
       `Effect "${effect}" requires capability "${cap}" which is not declared in app.caps: add ${cap} to the caps of app ${app.def.name.name}`,
-      autoPatch === undefined ? {} : { autoPatch },
+      { app: app.id, cap },
     );
   }
 

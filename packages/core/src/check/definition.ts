@@ -225,7 +225,15 @@ class DefinitionChecker extends StatementChecks {
   }
 
   protected appDef(def: AppDef): void {
+    const declared = new Set<string>();
     for (const c of def.caps ?? []) {
+      if (declared.has(c.name))
+        this.ctx.report(
+          "W0230",
+          c.span,
+          `Capability "${c.name}" is declared more than once in app.caps: remove this repeated entry`,
+        );
+      declared.add(c.name);
       if (!STANDARD_CAPABILITIES.has(c.name) && !this.ctx.settings.registeredCaps.has(c.name)) {
         const s = this.nearestCap(c.name);
         this.ctx.report(

@@ -54,6 +54,11 @@ export interface Diagnostic {
   readonly message: string;
   readonly suggestion?: Suggestion;
   readonly "auto-patch"?: AutoPatch;
+  /**
+   * The location of the diagnostic whose auto-patch repairs this one too (every E0301 of an app
+   * shares one repair, carried by the first): apply that one; this diagnostic has none of its own.
+   */
+  readonly "shares-patch-of"?: string;
   /** The identity of the definition it is about (absent for `program`). */
   readonly definition?: string;
   /** The offending source range, in the coordinates of the definition's AST. */

@@ -115,12 +115,17 @@ export function renamePatch(
   return replaceAt(node, span, written, to);
 }
 
-/** Adds `cap` to the app's `caps = [...]` (E0301). */
-export function appendCapPatch(app: CheckInput, cap: string): AutoPatch | undefined {
+/**
+ * Adds `caps` to the app's `caps = [...]` in one edit (E0301): every capability the program's
+ * effects need and the app does not declare, so that the one repair of all of an app's E0301
+ * diagnostics adds each capability once, whichever of them it is applied from.
+ */
+export function appendCapsPatch(app: CheckInput, caps: readonly string[]): AutoPatch | undefined {
   const def = app.def as AppDef;
-  const caps = def.caps ?? [];
-  const last = caps[caps.length - 1];
-  if (last !== undefined) return replaceAt(app, last.span, last.name, `${last.name}, ${cap}`);
+  const declared = def.caps ?? [];
+  const last = declared[declared.length - 1];
+  const added = caps.join(", ");
+  if (last !== undefined) return replaceAt(app, last.span, last.name, `${last.name}, ${added}`);
   // An empty list has no token to anchor on but its brackets: only the source can say how they
   // are written.
   const source = app.source;
@@ -132,7 +137,7 @@ export function appendCapPatch(app: CheckInput, cap: string): AutoPatch | undefi
   const before = source.slice(def.span.offset, offset);
   const newlines = before.split("\n").length - 1;
   const span: Span = { offset, end: offset + m[0].length, line: def.span.line + newlines, column: 1 };
-  return replaceAt(app, span, m[0], m[0].replace(/\[[ \t]*\]/, `[${cap}]`));
+  return replaceAt(app, span, m[0], m[0].replace(/\[[ \t]*\]/, `[${added}]`));
 }
 
 /**

@@ -27,6 +27,20 @@ export interface FixReport {
   readonly remaining: readonly Diagnostic[];
   /** The error and warning counts of `remaining`. */
   readonly after: { readonly errors: number; readonly warnings: number };
+  /** True when `signal` stopped it between two fixes: `applied` is what it wrote until then. */
+  readonly cancelled?: true;
+}
+
+/** How far {@link applyFixes} is, after each proposal it tried. */
+export interface FixProgress {
+  /** Proposals tried so far (applied, declined or refused). */
+  readonly done: number;
+  /** `done` plus the proposals the graph offers now: the total as far as it is known. */
+  readonly total: number;
+  /** Fixes written so far. */
+  readonly applied: number;
+  /** The proposal just tried, and what became of it. */
+  readonly last: { readonly id: string; readonly outcome: "applied" | "declined" | "refused" };
 }
 
 /** Options of {@link applyFixes}. */
@@ -35,6 +49,10 @@ export interface ApplyFixesOptions extends FixOptions {
   readonly confirm?: (proposal: FixProposal) => Promise<boolean>;
   /** The task the fixes' ops are written under. */
   readonly task?: string;
+  /** Stops it between two fixes (the report says `cancelled`); a fix under way is finished first. */
+  readonly signal?: AbortSignal;
+  /** Told after each proposal tried. */
+  readonly progress?: (p: FixProgress) => void;
 }
 
 /**
@@ -128,26 +146,44 @@ export async function applyFixes(
   const refused: { proposal: FixProposal; error: Rejection }[] = [];
   const tried = new Set<string>();
   const keyOf = (p: FixProposal): string => `${p.id}\u0000${JSON.stringify(p.bundle)}`;
+  let cancelled = false;
+  let last: FixProgress["last"] | undefined;
   // Every round either writes a fix (the graph has at least one error fewer) or retires a
   // proposal, so the loop ends; the bound is only a guard.
   for (let round = 0; round < 100_000; round++) {
+    if (options.signal?.aborted === true) {
+      cancelled = true;
+      break;
+    }
     const proposals = proposeFixes(store, options).filter((p) => !tried.has(keyOf(p)));
+    if (last !== undefined) {
+      const done = applied.length + declined.length + refused.length;
+      options.progress?.({ done, total: done + proposals.length, applied: applied.length, last });
+    }
     const proposal = proposals[0];
     if (proposal === undefined) break;
     tried.add(keyOf(proposal));
     if (options.confirm !== undefined && !(await options.confirm(proposal))) {
       declined.push(proposal);
+      last = { id: proposal.id, outcome: "declined" };
       continue;
     }
     const blocked = regression(store, proposal.bundle, options);
     if (blocked !== undefined) {
       refused.push({ proposal, error: blocked });
+      last = { id: proposal.id, outcome: "refused" };
       continue;
     }
     const r = await store.apply(withTask(proposal.bundle, options.task));
     if (r.ok) {
       applied.push({ proposal, opIds: r.value.opIds });
+      last = { id: proposal.id, outcome: "applied" };
       continue;
+    }
+    // Cancelled (core's withCancellation) before it was stored: nothing of it written; stop.
+    if (r.error.code === "cancelled") {
+      cancelled = true;
+      break;
     }
     const edit = singleEdit(proposal);
     let siblings =
@@ -177,12 +213,22 @@ export async function applyFixes(
             tried.add(keyOf(p));
             applied.push({ proposal: p, opIds: rr.value.opIds });
           }
+          last = { id: proposal.id, outcome: "applied" };
           continue;
         }
       }
     }
     refused.push({ proposal, error: r.error });
+    last = { id: proposal.id, outcome: "refused" };
   }
   const remaining = liveCheckOf(store, options.check ?? {}).diagnostics();
-  return ok({ before, applied, declined, refused, remaining, after: counts(remaining) });
+  return ok({
+    before,
+    applied,
+    declined,
+    refused,
+    remaining,
+    after: counts(remaining),
+    ...(cancelled ? { cancelled: true as const } : {}),
+  });
 }

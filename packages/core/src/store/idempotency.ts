@@ -21,6 +21,11 @@ export interface IdempotencyRecord {
   readonly opIds: readonly string[];
   readonly removed?: readonly string[];
   readonly warnings?: readonly string[];
+  /**
+   * The whole answer of a request of several writes (`Store.once`, e.g. `kumiki_fix_apply`),
+   * recorded when it finished: a retry is answered with it.
+   */
+  readonly answer?: unknown;
 }
 
 /** Where keys are remembered. */

@@ -74,6 +74,9 @@ export function listOf(graph: Graph, layer?: string): StoreResult<ListEntry[]> {
 
 /** The live definitions that reference a definition, with the lines that do (`kumiki view --refs`). */
 export function refsOf(graph: Graph, reader: GraphReader, qname: string): StoreResult<RefsResult> {
+  const sel = parseSelector(qname);
+  if (!("error" in sel) && sel.kind === "name" && (sel.wildcard || sel.layer === undefined))
+    return patternRefsOf(graph, reader, qname);
   const t = resolveTarget(graph, qname, { live: false });
   if (!t.ok) return t;
   const referrers = reader.referrers(t.value.def).map((r) => ({
@@ -85,6 +88,44 @@ export function refsOf(graph: Graph, reader: GraphReader, qname: string): StoreR
   const byLayer: Partial<Record<Layer, number>> = {};
   for (const r of referrers) byLayer[r.layer] = (byLayer[r.layer] ?? 0) + 1;
   return ok({ target: graph.label(t.value.def), referrers, byLayer });
+}
+
+/**
+ * The referrers of every definition a pattern matches (`refs slot.*`): each referrer once, with
+ * the lines that reference any of them and which of them it references (`refersTo`); `matched`
+ * lists what the pattern matched. A pattern that matches nothing is `not-found`.
+ */
+function patternRefsOf(graph: Graph, reader: GraphReader, pattern: string): StoreResult<RefsResult> {
+  const matched = selectIds(graph, pattern);
+  if (!matched.ok) return matched;
+  if (matched.value.length === 0) return reject("not-found", `no definition matches ${quoted(pattern)}`);
+  const byDef = new Map<
+    DefId,
+    { qname: string; def: DefId; layer: Layer; lines: Set<number>; refersTo: string[] }
+  >();
+  for (const id of matched.value) {
+    for (const r of reader.referrers(id)) {
+      let x = byDef.get(r.view.def);
+      if (x === undefined) {
+        x = {
+          qname: r.view.visible ? r.view.qname : `${r.view.qname} (${r.view.def})`,
+          def: r.view.def,
+          layer: r.view.layer,
+          lines: new Set(),
+          refersTo: [],
+        };
+        byDef.set(r.view.def, x);
+      }
+      for (const l of r.lines) x.lines.add(l);
+      x.refersTo.push(graph.label(id));
+    }
+  }
+  const referrers = [...byDef.values()]
+    .sort((a, b) => (a.qname < b.qname ? -1 : a.qname > b.qname ? 1 : 0))
+    .map((x) => ({ ...x, lines: [...x.lines].sort((a, b) => a - b) }));
+  const byLayer: Partial<Record<Layer, number>> = {};
+  for (const r of referrers) byLayer[r.layer] = (byLayer[r.layer] ?? 0) + 1;
+  return ok({ target: pattern, referrers, byLayer, matched: matched.value.map((id) => graph.label(id)) });
 }
 
 /** A live definition's content hash (`kumiki view --hash`). */

@@ -65,6 +65,8 @@ export const REJECTION_CODES = [
   "store-not-empty",
   // An idempotency key given again with another request.
   "idempotency-key-reused",
+  // The request was cancelled (an MCP notifications/cancelled) before its write was stored.
+  "cancelled",
   // The merge: stored, but another writer's concurrent op won (details.receipt, details.lost).
   "write-lost",
   // Projections (program text, the project.kumiki/ tree).

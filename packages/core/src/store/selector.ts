@@ -22,17 +22,19 @@ export type Selector =
 const PATTERN_RE = /^[a-zA-Z*][a-zA-Z0-9_*-]*$/;
 
 /**
- * Parses a selector: `slot.todos`, `slot.*`, `tile.Todo*`, `*.draft`, or a definition identity
+ * Parses a selector: `slot.todos`, `slot.*`, `tile.Todo*`, `*.draft`, `*` (every definition), or a definition identity
  * (`def_…`, how a definition hidden by a name conflict is reached). `*` matches any run of
  * characters, and is the only special character: no regex, no character classes.
  */
 export function parseSelector(input: string): Selector | { readonly error: string } {
   const s = input.trim();
   if (isDefId(s)) return { kind: "def", def: s };
+  // `*` alone: every definition (as `*.*`).
+  if (s === "*") return { kind: "name", layer: undefined, pattern: "*", wildcard: true };
   const dot = s.indexOf(".");
   if (dot <= 0) {
     return {
-      error: `selector ${quoted(input)} is not layer.name (slot.todos), a pattern (slot.*, tile.Todo*) or a definition id (def_…)`,
+      error: `selector ${quoted(input)} is not layer.name (slot.todos), a pattern (slot.*, tile.Todo*, *.draft, *) or a definition id (def_…)`,
     };
   }
   const layer = s.slice(0, dot);

@@ -119,6 +119,8 @@ export interface Referrer {
   readonly layer: Layer;
   /** The lines of its text that reference the definition. */
   readonly lines: readonly number[];
+  /** With a pattern (`refs slot.*`): which of the matched definitions it references. */
+  readonly refersTo?: readonly string[];
 }
 
 /** What `refs` returns. */
@@ -127,6 +129,8 @@ export interface RefsResult {
   readonly referrers: readonly Referrer[];
   /** How many referrers per layer. */
   readonly byLayer: Readonly<Partial<Record<Layer, number>>>;
+  /** With a pattern (`refs slot.*`): the definitions it matched, whose referrers these are. */
+  readonly matched?: readonly string[];
 }
 
 export type { OpFate, OpStatus } from "./fate.js";

@@ -7,6 +7,7 @@ import type { Conflict, Graph, LockEntry } from "../graph/graph.js";
 import type { GraphReader } from "../graph/reader.js";
 import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
+import type { Result } from "../lang/result.js";
 import {
   type AuthorId,
   createOpIdGenerator,
@@ -17,6 +18,7 @@ import {
 } from "../ops/ids.js";
 import { CONFLICT_POLICIES, type ConflictPolicy, isConflictPolicy, type LogOp } from "../ops/op.js";
 import { canonicalItem } from "./bundle-form.js";
+import { cancellationContext } from "./cancellation.js";
 import { Draft } from "./draft.js";
 import { lostWrite, receiptFates } from "./fate.js";
 import { fingerprintOps } from "./fingerprint.js";
@@ -45,6 +47,7 @@ import {
 } from "./inputs.js";
 import { LiveGraph } from "./live-graph.js";
 import { draftLock, draftUnlock } from "./lock-drafts.js";
+import { type LossNotice, LossWatch } from "./loss-watch.js";
 import { DAMAGE_REMEDY, type OpLog, type StoredOp } from "./op-log.js";
 import { diffOf, previewOf } from "./preview.js";
 import { hashOf, historyByName, listOf, refsOf, viewOf } from "./reads.js";
@@ -84,6 +87,11 @@ export function createStoreWith(options: StoreOptions): StoreResult<Store> {
     );
   }
   return openStoreWith(options);
+}
+
+/** The refusal of a write whose request was cancelled before it was stored. */
+function cancelledWrite(): StoreResult<WriteReceipt> {
+  return reject("cancelled", "the request was cancelled before its write was stored; nothing was written");
 }
 
 /**
@@ -134,6 +142,11 @@ export class Store {
   private readonly now: () => number;
   private readonly ids: OpIdGenerator;
   private readonly idempotency: IdempotencyLedger | undefined;
+  /** The ops this store wrote, watched for losses in later merges (loss-watch.ts). */
+  private readonly losses: LossWatch;
+  private watchingLosses = false;
+  /** The requests of {@link once} running now, by key. */
+  private readonly running = new Map<string, Promise<void>>();
 
   /** @internal Use {@link openStoreWith} or {@link createStoreWith} (or core's `openStore`). */
   constructor(options: StoreOptions) {
@@ -147,6 +160,7 @@ export class Store {
       ...(options.random === undefined ? {} : { random: options.random }),
     });
     this.live = new LiveGraph(this.log);
+    this.losses = new LossWatch(() => this.live.graph);
   }
 
   private get graph(): Graph {
@@ -261,6 +275,31 @@ export class Store {
   /** Calls `listener` after every change; returns the function that stops it. */
   onChange(listener: (e: ChangeEvent) => void): () => void {
     return this.live.onChange(listener);
+  }
+
+  /**
+   * Calls `listener` whenever ops that arrived from elsewhere (another process on the workspace, a
+   * sync) make the merge decide against ops this store wrote after their write was answered: each
+   * lost op once, with its conflict record and how to retry (loss-watch.ts). A write lost at once
+   * is told in its own answer (`write-lost`), not here. The store learns of other writers' ops when
+   * it reads, writes or is {@link refresh}ed: call `refresh` on a timer to be told promptly.
+   */
+  onLoss(listener: (notice: LossNotice) => void): () => void {
+    if (!this.watchingLosses) {
+      this.watchingLosses = true;
+      this.live.onChange((e) => {
+        if (e.source === "remote") this.losses.changed();
+      });
+    }
+    return this.losses.onLoss(listener);
+  }
+
+  /**
+   * Takes in what other writers stored since the last look, telling change and loss listeners; one
+   * small file read when nothing changed. Reads and writes do this themselves.
+   */
+  refresh(): void {
+    this.catchUp();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -616,6 +655,8 @@ export class Store {
     if (this.closed) return Promise.resolve(reject<WriteReceipt>("store-closed", "the store is closed"));
     const scope = idempotencyContext.getStore();
     const idem = scope !== undefined && !scope.used && this.idempotency !== undefined ? scope : undefined;
+    const signal = cancellationContext.getStore();
+    if (signal?.aborted === true) return Promise.resolve(cancelledWrite());
     if (idem !== undefined) idem.used = true;
     return this.exclusively(async () => {
       if (this.closed) return reject<WriteReceipt>("store-closed", "the store is closed");
@@ -638,6 +679,9 @@ export class Store {
       });
       if (!drafted.ok) return drafted;
       const { ops, removed, warnings } = drafted.value;
+      // The last moment a cancellation can take effect: under the lock, before anything is
+      // recorded or appended. From the append on, the write stands (cancellation.ts).
+      if (signal?.aborted === true) return cancelledWrite();
       try {
         // Recorded before the append: a crash between the two leaves a key whose ops the graph
         // lacks, and a retry then writes them (see replay).
@@ -655,6 +699,10 @@ export class Store {
       }
       const opIds = ops.map((o) => o["op-id"]);
       const fates = receiptFates(this.graph, opIds);
+      this.losses.wrote(
+        ops,
+        (fates.lost ?? []).map((f) => f.opId),
+      );
       const receipt: WriteReceipt = {
         opIds,
         ops,
@@ -665,6 +713,57 @@ export class Store {
       if (fates.lost !== undefined) return lostWrite(receipt, fates.lost);
       return ok(receipt);
     });
+  }
+
+  /**
+   * Runs a request made of several writes (`kumiki fix --apply`, the MCP `kumiki_fix_apply`) at most
+   * once under `key`: when it finishes, its answer is recorded under the key (durably, in the
+   * workspace's ledger), and a retry with the same key and `request` is answered with that answer
+   * (`replayed: true`) instead of running again; the same key with another request is refused
+   * (`idempotency-key-reused`). A run that was cancelled midway finishes with what it wrote, so that
+   * is what a retry reports. A run the process did not finish (a crash) left no answer: a retry
+   * runs it again, and since each of its writes took effect or did not, it does what is left.
+   * Without a ledger (a store opened with none), `run` simply runs.
+   */
+  async once<T extends object, E = Rejection>(
+    key: string,
+    request: string,
+    run: () => Promise<Result<T, E>>,
+  ): Promise<Result<T & { readonly replayed?: true }, E | Rejection>> {
+    const ledger = this.idempotency;
+    if (ledger === undefined) return run();
+    // A retry that arrives while the first run is still going (its client cancelled it, and the
+    // run stops at its next step) waits for it, then is answered with what it recorded.
+    for (let waited = 0; this.running.has(key) && waited < 1_000; waited++) await this.running.get(key);
+    const prior = ledger.lookup(key);
+    if (prior !== undefined) {
+      if (prior.request !== request || prior.answer === undefined)
+        return reject(
+          "idempotency-key-reused",
+          `the idempotency key ${quoted(key)} was given before with another request; nothing was written (a new request needs a new key)`,
+          { opIds: [...prior.opIds] },
+        );
+      return ok({ ...(prior.answer as T), replayed: true as const });
+    }
+    // Settled only once the answer is recorded (or there is none to record).
+    let settle = (): void => undefined;
+    const settled = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    this.running.set(key, settled);
+    try {
+      const r = await run();
+      if (!r.ok) return r;
+      try {
+        ledger.record({ key, request, opIds: [], answer: r.value });
+      } catch (e) {
+        return storeFailure(e, "the request was done, but its idempotency key could not be recorded");
+      }
+      return r;
+    } finally {
+      this.running.delete(key);
+      settle();
+    }
   }
 
   /**

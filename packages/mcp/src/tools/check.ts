@@ -4,13 +4,14 @@ import {
   checkStore,
   codeInfo,
   type Diagnostic,
+  type FixProgress,
   type FixProposal,
   proposeFixes,
 } from "@kumiki-graph/core";
 import { z } from "zod";
 import { answer, defineTool, fail, fromCore, type Outcome, type ToolContext } from "../tool.js";
 import { READ_ONLY } from "./read.js";
-import { Task } from "./write.js";
+import { IdempotencyKey, Task } from "./write.js";
 
 /** A diagnostic as sent (ai-edit.md §9.6), without its span: `location` says where. */
 const DiagnosticOutput = z.object({
@@ -21,6 +22,10 @@ const DiagnosticOutput = z.object({
   message: z.string(),
   suggestion: z.object({ kind: z.string(), name: z.string(), similarity: z.number() }).optional(),
   "auto-patch": z.unknown().optional(),
+  "shares-patch-of": z
+    .string()
+    .optional()
+    .describe("the location of the diagnostic whose auto-patch repairs this one too: apply that one"),
   definition: z.string().optional().describe("the definition's identity (def_…)"),
 });
 
@@ -33,6 +38,7 @@ function diagnosticOf(d: Diagnostic): z.output<typeof DiagnosticOutput> {
     message: d.message,
     ...(d.suggestion === undefined ? {} : { suggestion: { ...d.suggestion } }),
     ...(d["auto-patch"] === undefined ? {} : { "auto-patch": d["auto-patch"] }),
+    ...(d["shares-patch-of"] === undefined ? {} : { "shares-patch-of": d["shares-patch-of"] }),
     ...(d.definition === undefined ? {} : { definition: d.definition }),
   };
 }
@@ -55,11 +61,6 @@ export const check = defineTool({
     diagnostics: z.array(DiagnosticOutput),
   }),
   annotations: READ_ONLY,
-  summary: (v) =>
-    [
-      `${v.errors} error(s), ${v.warnings} warning(s); auto-patches and suggestions are in the structured content`,
-      ...v.diagnostics.map((d) => `${d.severity} ${d.code} ${d.kind} at ${d.location}: ${d.message}`),
-    ].join("\n"),
   run({ scope }, ctx) {
     const caps = ctx.capabilities === undefined ? {} : { capabilities: ctx.capabilities };
     const report = checkStore(ctx.store, scope === undefined ? caps : { [scope]: true, ...caps });
@@ -101,16 +102,112 @@ function unknownCode(code: string): Outcome<never> | undefined {
 
 const ErrorCodeArg = z.string().max(16).describe("a diagnostic code, e.g. E0103");
 
-/** Proposing writes nothing, so it is its own tool, read-only; kumiki_fix_apply writes. */
+/** What kumiki_fix_apply (and kumiki_fix with apply) answers. */
+const FixApplyOutput = z.object({
+  applied: z
+    .array(z.object({ id: z.string(), summary: z.string(), opIds: z.array(z.string()) }))
+    .describe("the fixes written, with their op-ids"),
+  refused: z
+    .array(
+      z.object({
+        id: z.string(),
+        summary: z.string(),
+        error: z.object({ code: z.string(), message: z.string() }),
+      }),
+    )
+    .describe("the fixes refused (nothing of theirs written)"),
+  remaining: z
+    .object({ errors: z.number(), warnings: z.number() })
+    .describe("what the graph still has (kumiki_check lists it)"),
+  cancelled: z
+    .boolean()
+    .optional()
+    .describe("true: the call was cancelled between two fixes; applied is what it wrote until then"),
+  replayed: z
+    .boolean()
+    .optional()
+    .describe("true: the answer of the first call with this idempotency_key, nothing run again"),
+});
+
+/**
+ * `applyFixes` for one error code (or one proposal), as kumiki_fix_apply answers it: stopped
+ * between two fixes when the call is cancelled, telling progress when the client asked for it.
+ */
+async function applyFixesFor(
+  { error_code, proposal_id, task }: { error_code: string; proposal_id?: string; task?: string },
+  ctx: ToolContext,
+): Promise<Outcome<z.output<typeof FixApplyOutput>>> {
+  const bad = unknownCode(error_code);
+  if (bad !== undefined) return bad;
+  const r = await applyFixes(ctx.store, {
+    code: error_code,
+    ...checkOf(ctx),
+    ...(task === undefined ? {} : { task }),
+    ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+    ...(ctx.progress === undefined
+      ? {}
+      : {
+          progress: (p: FixProgress) =>
+            ctx.progress!(p.done, p.total, `${p.applied} applied; ${p.last.id} ${p.last.outcome}`),
+        }),
+    // One proposal by its id: every other one is declined, and nothing of it written.
+    ...(proposal_id === undefined ? {} : { confirm: async (p) => p.id === proposal_id }),
+  });
+  // One proposal by its id: when no fix took it up, every proposal there is was declined, and
+  // nothing was written.
+  if (r.ok && proposal_id !== undefined) {
+    const tried = [
+      ...r.value.applied.map((a) => a.proposal.id),
+      ...r.value.refused.map((x) => x.proposal.id),
+    ];
+    if (!tried.includes(proposal_id)) {
+      const ids = r.value.declined.map((p) => p.id);
+      return fail({
+        kind: "not-found",
+        code: "not-found",
+        argument: "proposal_id",
+        message: `no proposal ${JSON.stringify(proposal_id)} for ${error_code} now; the proposals are ${ids.length === 0 ? "none" : ids.join(", ")} (kumiki_fix lists them)`,
+      });
+    }
+  }
+  return fromCore(r, ctx, (report) => ({
+    applied: report.applied.map((a) => ({
+      id: a.proposal.id,
+      summary: a.proposal.summary,
+      opIds: [...a.opIds],
+    })),
+    refused: report.refused.map((x) => ({
+      id: x.proposal.id,
+      summary: x.proposal.summary,
+      error: { code: x.error.code, message: x.error.message },
+    })),
+    remaining: report.after,
+    ...(report.cancelled === true ? { cancelled: true } : {}),
+  }));
+}
+
+/**
+ * kumiki_fix of §9.7: `{error_code, apply?}`. Without `apply` it proposes and writes nothing;
+ * `apply: true` applies, as kumiki_fix_apply does (so the tool is not declared read-only).
+ */
 export const fix = defineTool({
   name: "kumiki_fix",
-  title: "Propose fixes",
+  title: "Fix",
   description:
-    "The auto-patches for the errors with a code (E0103, …): each a bundle of writes and the diagnostic it removes. Writes nothing; kumiki_fix_apply applies them.",
-  input: z.strictObject({ error_code: ErrorCodeArg }),
-  output: z.object({ proposals: z.array(ProposalOutput) }),
-  annotations: READ_ONLY,
-  run({ error_code }, ctx) {
+    "The auto-patches for the errors with a code (E0103, …), each a bundle of writes with the diagnostic it removes; apply: true writes them.",
+  input: z.strictObject({
+    error_code: ErrorCodeArg,
+    apply: z.boolean().optional(),
+    idempotency_key: IdempotencyKey,
+  }),
+  output: FixApplyOutput.partial().extend({
+    proposals: z.array(ProposalOutput).optional().describe("without apply: the fixes there are now"),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  idempotency: "answer",
+  async run({ error_code, apply }, ctx) {
+    // The task of the fixes' ops is kumiki_fix_apply's argument (tools/list stays small).
+    if (apply === true) return applyFixesFor({ error_code }, ctx);
     return (
       unknownCode(error_code) ??
       answer({ proposals: proposeFixes(ctx.store, { code: error_code, ...checkOf(ctx) }).map(proposalOf) })
@@ -127,66 +224,20 @@ export const fixApply = defineTool({
     error_code: ErrorCodeArg,
     proposal_id: z.string().max(1024).optional().describe("only this one of kumiki_fix's proposals"),
     task: Task,
+    idempotency_key: IdempotencyKey,
   }),
-  output: z.object({
-    applied: z
-      .array(z.object({ id: z.string(), summary: z.string(), opIds: z.array(z.string()) }))
-      .describe("the fixes written, with their op-ids"),
-    refused: z
-      .array(
-        z.object({
-          id: z.string(),
-          summary: z.string(),
-          error: z.object({ code: z.string(), message: z.string() }),
-        }),
-      )
-      .describe("the fixes refused (nothing of theirs written)"),
-    remaining: z
-      .object({ errors: z.number(), warnings: z.number() })
-      .describe("what the graph still has (kumiki_check lists it)"),
-  }),
+  output: FixApplyOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  async run({ error_code, proposal_id, task }, ctx) {
-    const bad = unknownCode(error_code);
-    if (bad !== undefined) return bad;
-    const r = await applyFixes(ctx.store, {
-      code: error_code,
-      ...checkOf(ctx),
-      ...(task === undefined ? {} : { task }),
-      // One proposal by its id: every other one is declined, and nothing of it written.
-      ...(proposal_id === undefined ? {} : { confirm: async (p) => p.id === proposal_id }),
-    });
-    // One proposal by its id: when no fix took it up, every proposal there is was declined, and
-    // nothing was written.
-    if (r.ok && proposal_id !== undefined) {
-      const tried = [
-        ...r.value.applied.map((a) => a.proposal.id),
-        ...r.value.refused.map((x) => x.proposal.id),
-      ];
-      if (!tried.includes(proposal_id)) {
-        const ids = r.value.declined.map((p) => p.id);
-        return fail({
-          kind: "not-found",
-          code: "not-found",
-          argument: "proposal_id",
-          message: `no proposal ${JSON.stringify(proposal_id)} for ${error_code} now; the proposals are ${ids.length === 0 ? "none" : ids.join(", ")} (kumiki_fix lists them)`,
-        });
-      }
-    }
-    return fromCore(r, ctx, (report) => ({
-      applied: report.applied.map((a) => ({
-        id: a.proposal.id,
-        summary: a.proposal.summary,
-        opIds: [...a.opIds],
-      })),
-      refused: report.refused.map((x) => ({
-        id: x.proposal.id,
-        summary: x.proposal.summary,
-        error: { code: x.error.code, message: x.error.message },
-      })),
-      remaining: report.after,
-    }));
-  },
+  idempotency: "answer",
+  run: ({ error_code, proposal_id, task }, ctx) =>
+    applyFixesFor(
+      {
+        error_code,
+        ...(proposal_id === undefined ? {} : { proposal_id }),
+        ...(task === undefined ? {} : { task }),
+      },
+      ctx,
+    ),
 });
 
 /** The check options of fix: the workspace's manifest, when it has one. */

@@ -32,7 +32,6 @@ export const view = defineTool({
     definitions: z.array(DefinitionRef),
   }),
   annotations: READ_ONLY,
-  summary: (v) => v.text,
   run({ selector, with_deps }, ctx) {
     const sel = parseSelector(selector);
     if (!("error" in sel) && sel.kind === "name" && (sel.wildcard || sel.layer === undefined)) {
@@ -67,7 +66,6 @@ export const list = defineTool({
   }),
   output: z.object({ definitions: z.array(DefinitionRef) }),
   annotations: READ_ONLY,
-  summary: (v) => v.definitions.map((d) => `${d.qname} ${d.def}`).join("\n"),
   run({ layer }, ctx) {
     return fromCore(ctx.store.list(layer), ctx, (entries) => ({
       definitions: entries.map((e) => ({ qname: e.qname, def: e.def })),
@@ -78,17 +76,23 @@ export const list = defineTool({
 export const refs = defineTool({
   name: "kumiki_refs",
   title: "Referrers",
-  description: "The live definitions referencing one, with their referencing lines and counts per layer.",
-  input: z.strictObject({ qname: z.string().describe("layer.name or def_…") }),
+  description:
+    "The live definitions referencing one (or any a pattern matches), with their referencing lines and counts per layer.",
+  input: z.strictObject({ qname: z.string().describe("layer.name, def_… or a pattern (slot.*)") }),
   output: z.object({
     target: z.string(),
     referrers: z.array(
       DefinitionRef.extend({
         layer: z.string(),
         lines: z.array(z.number()).describe("lines of its text (from 1) that reference the target"),
+        refersTo: z
+          .array(z.string())
+          .optional()
+          .describe("with a pattern: which matched definitions it references"),
       }),
     ),
     byLayer: z.record(z.string(), z.number()),
+    matched: z.array(z.string()).optional().describe("with a pattern: the definitions it matched"),
   }),
   annotations: READ_ONLY,
   run({ qname }, ctx) {
@@ -99,8 +103,10 @@ export const refs = defineTool({
         def: x.def,
         layer: x.layer,
         lines: [...x.lines],
+        ...(x.refersTo === undefined ? {} : { refersTo: [...x.refersTo] }),
       })),
       byLayer: { ...r.byLayer },
+      ...(r.matched === undefined ? {} : { matched: [...r.matched] }),
     }));
   },
 });

@@ -50,6 +50,10 @@ const WriteOutput = z.object({
   def: z.string().optional().describe("kumiki_add: the new definition's identity"),
   removed: z.array(z.string()).optional().describe("kumiki_remove: every definition it took away"),
   warnings: z.array(z.string()).optional(),
+  replayed: z
+    .boolean()
+    .optional()
+    .describe("true: the receipt of the first call with this idempotency_key, nothing written again"),
 });
 
 type WriteAnswer = z.output<typeof WriteOutput>;
@@ -60,6 +64,7 @@ function answerOf(receipt: WriteReceipt): WriteAnswer {
     ...(receipt.warnings === undefined || receipt.warnings.length === 0
       ? {}
       : { warnings: [...receipt.warnings] }),
+    ...(receipt.replayed === true ? { replayed: true } : {}),
   };
 }
 

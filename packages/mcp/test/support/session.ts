@@ -13,7 +13,6 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js";
 import { expect } from "vitest";
 import { repoRoot } from "../../../core/test/support/corpus.js";
-import { MIRROR_BYTES } from "../../src/server.js";
 
 /** The built CLI launcher (tests of the bin use dist: run `npx tsc -b` first). */
 export const kumikiBin = path.join(repoRoot, "packages/cli/bin/kumiki.js");
@@ -62,8 +61,7 @@ export async function workspaceFrom(
 
 /**
  * A call's outcome, after checking its structuredContent against the tool's result schema (or the
- * error envelope) from kumiki://schemas, and its text item: the same JSON when that is at most
- * MIRROR_BYTES, else a shorter readable summary.
+ * error envelope) from kumiki://schemas, and its text item: the same JSON, whole.
  */
 export interface Called {
   readonly isError: boolean;
@@ -155,13 +153,15 @@ export async function connect(
         isError?: boolean;
         structuredContent?: Record<string, unknown>;
         content: { type: string; text?: string }[];
+        _meta?: Record<string, unknown>;
       };
       expect(r.structuredContent, `${name}: structuredContent`).toBeDefined();
-      expect(r.content).toHaveLength(1);
+      // A second text item only to tell losses learned since the last answer (loss-notices.ts).
+      expect(r.content).toHaveLength(r._meta?.["kumiki-graph/losses"] === undefined ? 1 : 2);
       expect(r.content[0]!.type).toBe("text");
       const json = JSON.stringify(r.structuredContent);
-      if (Buffer.byteLength(json, "utf8") <= MIRROR_BYTES) expect(r.content[0]!.text).toBe(json);
-      else expect(r.content[0]!.text!.length).toBeLessThan(json.length);
+      // The whole JSON, whatever its size: a client that reads only text loses nothing.
+      expect(r.content[0]!.text).toBe(json);
       expect(typeof r.isError).toBe("boolean");
       validate(name, r.isError === true, r.structuredContent);
       if (options.hostPath !== undefined) expect(r.content[0]!.text).not.toContain(options.hostPath);

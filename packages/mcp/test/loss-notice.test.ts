@@ -1,0 +1,116 @@
+/**
+ * A write that loses a later merge is told to the session that made it, pushed, not left for it
+ * to poll: two MCP servers (the real bin, the SDK's client) on one workspace, and ops of a peer
+ * that wrote concurrently taken into the workspace by another process (as a sync does). The
+ * session whose replace lost receives a `notifications/message` (warning) with the structured loss
+ * within 1 s, and `notifications/resources/updated` for the `kumiki://conflicts` it subscribed to;
+ * its next tool answer lists the loss once; the other session is told nothing.
+ */
+import { cpSync } from "node:fs";
+import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
+import {
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { dispose, ok, type Session, serve, tempDir, workspaceFrom } from "./support/session.js";
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await dispose(d);
+});
+
+interface Heard {
+  readonly at: number;
+  readonly data: { kind: string; lost: { opId: string; retry: string }[]; conflicts: unknown[] };
+}
+
+function listen(s: Session): { messages: Heard[]; updated: string[] } {
+  const messages: Heard[] = [];
+  const updated: string[] = [];
+  s.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    messages.push({ at: performance.now(), data: n.params.data as Heard["data"] });
+  });
+  s.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updated.push(n.params.uri);
+  });
+  return { messages, updated };
+}
+
+async function until(done: () => boolean, ms: number): Promise<void> {
+  const end = performance.now() + ms;
+  while (!done() && performance.now() < end) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe("loss notices", () => {
+  it("the session whose write lost a later merge is told within 1 s; the other session is not", async () => {
+    const dir = await tempDir("loss");
+    const peerDir = await tempDir("loss-peer");
+    dirs.push(dir, peerDir);
+    const ROUNDS = 5;
+    await workspaceFrom(dir, Array.from({ length: ROUNDS }, (_, i) => `slot x${i} : Int = 0\n`).join("\n"));
+    // The peer: a replica of the graph as it is now, which will not see what the servers write.
+    cpSync(dir, peerDir, { recursive: true });
+    const a = await serve(dir);
+    const b = await serve(dir);
+    const heardA = listen(a);
+    const heardB = listen(b);
+    const peer = await openWorkspaceStore(peerDir, { author: "agent:peer" });
+    const sync = await openWorkspaceStore(dir, { author: "agent:sync" });
+    if (!peer.ok || !sync.ok) throw new Error("cannot open the peer or the sync store");
+    const delays: number[] = [];
+    try {
+      await a.client.subscribeResource({ uri: "kumiki://conflicts" });
+      for (let i = 0; i < ROUNDS; i++) {
+        const mine = ok(await a.call("kumiki_replace", { qname: `slot.x${i}`, body: ": Int = 1" }));
+        const [opId] = mine.opIds as string[];
+        // B writes elsewhere in the meantime: its writes must not be told to anyone.
+        ok(await b.call("kumiki_add", { layer: "slot", name: `b${i}`, body: ": Int = 5" }));
+        // The peer replaces the same slot later, not having seen A's write: the newer replace wins.
+        const theirs = await peer.value.store.replace({ qname: `slot.x${i}`, body: ": Int = 2" });
+        if (!theirs.ok) throw new Error(theirs.error.message);
+        const before = heardA.messages.length;
+        const took = await sync.value.store.ingest(theirs.value.ops);
+        if (!took.ok) throw new Error(took.error.message);
+        const arrived = performance.now();
+        await until(() => heardA.messages.length > before, 3_000);
+        const heard = heardA.messages[before];
+        expect(heard, `round ${i}: no notice within 3 s`).toBeDefined();
+        delays.push(heard!.at - arrived);
+        expect(heard!.data.kind).toBe("write-lost");
+        expect(heard!.data.lost.map((l) => l.opId)).toEqual([opId]);
+        expect(heard!.data.lost[0]!.retry.length).toBeGreaterThan(0);
+        expect(heard!.data.conflicts.length).toBeGreaterThan(0);
+        // The next answer lists it, once.
+        const next = (await a.client.callTool({ name: "kumiki_list", arguments: { layer: "slot" } })) as {
+          content: { text: string }[];
+          _meta?: Record<string, unknown>;
+        };
+        const listed = next._meta?.["kumiki-graph/losses"] as { lost: { opId: string }[] }[] | undefined;
+        expect(listed?.flatMap((m) => m.lost.map((l) => l.opId))).toEqual([opId]);
+        expect(next.content[1]?.text).toMatch(/^NOTICE: op .* was lost in a later merge/);
+        const again = (await a.client.callTool({ name: "kumiki_list", arguments: { layer: "slot" } })) as {
+          _meta?: Record<string, unknown>;
+        };
+        expect(again._meta?.["kumiki-graph/losses"]).toBeUndefined();
+      }
+      expect(heardA.updated.filter((u) => u === "kumiki://conflicts").length).toBeGreaterThanOrEqual(ROUNDS);
+      expect(heardA.messages).toHaveLength(ROUNDS);
+      expect(heardB.messages).toEqual([]);
+      const sorted = [...delays].sort((x, y) => x - y);
+      const median = sorted[Math.floor(sorted.length / 2)]!;
+      const max = sorted[sorted.length - 1]!;
+      console.info(
+        `loss notice delay over ${ROUNDS} rounds: median ${median.toFixed(0)} ms, max ${max.toFixed(0)} ms`,
+      );
+      // The 1 s of the issue, held by the median (the 3 s wait above bounds every round): one
+      // round on a loaded machine may take longer without the design being wrong.
+      expect(median).toBeLessThan(1_000);
+    } finally {
+      await a.close();
+      await b.close();
+      await peer.value.close();
+      await sync.value.close();
+    }
+  }, 120_000);
+});
