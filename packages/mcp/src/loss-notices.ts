@@ -26,16 +26,21 @@ export interface LostOpNotice {
   readonly retry: string;
 }
 
-/** What a notice sends: the lost ops with how to retry, and the records that explain them. */
+/**
+ * What a notice sends: `write-lost`, the lost ops with how to retry and the records that explain
+ * them; `write-met`, writes of this session that won but met a concurrent same-name add (the
+ * graph now has two definitions of that name, E0007), with the records.
+ */
 export interface LossMessage {
-  readonly kind: "write-lost";
+  readonly kind: "write-lost" | "write-met";
   readonly lost: readonly LostOpNotice[];
   readonly conflicts: readonly unknown[];
   readonly message: string;
 }
 
-/** The JSON of a core loss notice, as this server sends it. */
-export function lossMessage(n: LossNotice): LossMessage {
+/** The JSON of a core loss notice, as this server sends it: one message per kind it holds. */
+export function lossMessages(n: LossNotice): LossMessage[] {
+  const out: LossMessage[] = [];
   const lost = n.lost.map((f) => ({
     opId: f.opId,
     status: f.status,
@@ -44,15 +49,22 @@ export function lossMessage(n: LossNotice): LossMessage {
     retry: f.retry,
   }));
   const [first] = lost;
-  return {
-    kind: "write-lost",
-    lost,
-    conflicts: n.conflicts.map((c) => ({ ...c })),
-    message:
-      first === undefined
-        ? "a write of this session lost the merge"
-        : `${lost.length === 1 ? `op ${first.opId} of a write this session made was` : `${lost.length} ops of writes this session made were`} ${first.status} in a later merge: ${first.reason}; to retry: ${first.retry} (kumiki_conflicts lists the records)`,
-  };
+  if (first !== undefined)
+    out.push({
+      kind: "write-lost",
+      lost,
+      conflicts: n.conflicts.map((c) => ({ ...c })),
+      message: `${lost.length === 1 ? `op ${first.opId} of a write this session made was` : `${lost.length} ops of writes this session made were`} ${first.status} in a later merge: ${first.reason}; to retry: ${first.retry} (kumiki_conflicts lists the records)`,
+    });
+  const [met] = n.met;
+  if (met !== undefined)
+    out.push({
+      kind: "write-met",
+      lost: [],
+      conflicts: n.met.map((c) => ({ ...c })),
+      message: `a write of this session met a concurrent one in a later merge and kept its name: ${met.reason}; ${met.decision}; the graph now has two definitions of that name (E0007): ${met.retry}`,
+    });
+  return out;
 }
 
 /** The watch of one server: started at connect, stopped at close. */
@@ -76,12 +88,13 @@ export function lossNotices(store: Store, server: Server, log: (line: string) =>
     take: () => pending.splice(0),
     start() {
       unsubscribe = store.onLoss((n) => {
-        const m = lossMessage(n);
-        pending.push(m);
-        // Best effort: a client gone is the transport's business, not a reason to stop serving.
-        void server
-          .sendLoggingMessage({ level: "warning", logger: "kumiki", data: m })
-          .catch((e: unknown) => log(`sending a loss notice: ${String(e)}`));
+        for (const m of lossMessages(n)) {
+          pending.push(m);
+          // Best effort: a client gone is the transport's business, not a reason to stop serving.
+          void server
+            .sendLoggingMessage({ level: "warning", logger: "kumiki", data: m })
+            .catch((e: unknown) => log(`sending a loss notice: ${String(e)}`));
+        }
         if (subscribed.has(CONFLICTS_URI))
           void server.sendResourceUpdated({ uri: CONFLICTS_URI }).catch(() => undefined);
       });

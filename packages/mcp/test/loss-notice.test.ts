@@ -97,6 +97,23 @@ describe("loss notices", () => {
       expect(heardA.updated.filter((u) => u === "kumiki://conflicts").length).toBeGreaterThanOrEqual(ROUNDS);
       expect(heardA.messages).toHaveLength(ROUNDS);
       expect(heardB.messages).toEqual([]);
+      // Writes that met: the peer added slot.n first, A adds it after (A keeps the name): when the
+      // peer's add arrives, A is told its write met another (two definitions of one name, E0007).
+      const first = await peer.value.store.add({ layer: "slot", name: "n", body: ": Int = 1" });
+      if (!first.ok) throw new Error(first.error.message);
+      const added = ok(await a.call("kumiki_add", { layer: "slot", name: "n", body: ": Int = 2" }));
+      const before = heardA.messages.length;
+      const took = await sync.value.store.ingest(first.value.ops);
+      if (!took.ok) throw new Error(took.error.message);
+      await until(() => heardA.messages.length > before, 3_000);
+      const met = heardA.messages[before]?.data as {
+        kind: string;
+        conflicts: { kind: string; ops: string[] }[];
+      };
+      expect(met?.kind).toBe("write-met");
+      expect(met.conflicts.map((c) => c.kind)).toEqual(["name-taken"]);
+      expect(met.conflicts[0]!.ops).toContain((added.opIds as string[])[0]);
+      expect(heardB.messages).toEqual([]);
       const sorted = [...delays].sort((x, y) => x - y);
       const median = sorted[Math.floor(sorted.length / 2)]!;
       const max = sorted[sorted.length - 1]!;

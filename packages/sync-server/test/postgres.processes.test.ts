@@ -146,17 +146,25 @@ describe.skipIf(skip)("the sync server on PostgreSQL, real processes", () => {
         }),
       ),
     );
-    // One more round each: every workspace then holds what every server confirmed.
-    for (const [i, dir] of dirs.entries())
-      must(
-        await syncWorkspace(dir, {
-          url: servers[i]!.url,
-          token: TOKENS.alice,
-          author: `agent:w${i}`,
-          timeoutMs: 30_000,
-        }),
-      );
-    const views = await Promise.all(dirs.map((dir) => viewOf(dir)));
+    // More rounds, one workspace after another, until the three views agree: what one server
+    // confirmed reaches another through the database, which on a loaded machine can take longer
+    // than the next workspace's sync (seen once in a full run: w0's second round missed own1). At
+    // most 5 rounds: convergence, not its first round, is the property.
+    let views: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      for (const [i, dir] of dirs.entries())
+        must(
+          await syncWorkspace(dir, {
+            url: servers[i]!.url,
+            token: TOKENS.alice,
+            author: `agent:w${i}`,
+            timeoutMs: 30_000,
+          }),
+        );
+      views = await Promise.all(dirs.map((dir) => viewOf(dir)));
+      if (views.every((v) => v === views[0]) && ["own0", "own1", "own2"].every((n) => views[0]!.includes(n)))
+        break;
+    }
     expect(views[1]).toBe(views[0]);
     expect(views[2]).toBe(views[0]);
     for (const name of ["liveProbe", "own0", "own1", "own2", "shared"]) expect(views[0]).toContain(name);

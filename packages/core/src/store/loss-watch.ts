@@ -18,6 +18,12 @@ export interface LossNotice {
   readonly lost: readonly OpFate[];
   /** The conflict records that explain them. */
   readonly conflicts: readonly Conflict[];
+  /**
+   * Records of writes of ours that won but met a concurrent write the merge kept beside them: a
+   * same-name add elsewhere (`name-taken`), which leaves the graph with two definitions of one name
+   * (E0007) that neither write made. Each told once.
+   */
+  readonly met: readonly Conflict[];
 }
 
 /** The ops one store wrote, and the listeners to tell when the merge decides against them. */
@@ -25,6 +31,8 @@ export class LossWatch {
   /** The ops this store wrote that took effect and have not been told lost. */
   private readonly standing = new Set<OpId>();
   private readonly listeners = new Set<(n: LossNotice) => void>();
+  /** The `met` records already told. */
+  private readonly metTold = new Set<string>();
 
   constructor(private readonly graph: () => Graph) {}
 
@@ -50,11 +58,22 @@ export class LossWatch {
   changed(): void {
     if (this.listeners.size === 0 || this.standing.size === 0) return;
     const { lost, conflicts } = fatesOf(this.graph(), [...this.standing]);
-    if (lost.length === 0) return;
+    const lostIds = new Set<string>(lost.map((f) => f.opId));
+    const met = conflicts.filter(
+      (c) =>
+        c.kind === "name-taken" &&
+        !this.metTold.has(c.id) &&
+        c.ops[0] !== undefined &&
+        !lostIds.has(c.ops[0]) &&
+        !this.standing.has(c.ops[0]),
+    );
+    if (lost.length === 0 && met.length === 0) return;
     for (const f of lost) this.standing.delete(f.opId);
+    for (const c of met) this.metTold.add(c.id);
     const notice: LossNotice = {
       lost,
       conflicts: conflicts.filter((c) => lost.some((f) => c.ops.includes(f.opId))),
+      met,
     };
     for (const l of this.listeners) l(notice);
   }

@@ -53,6 +53,7 @@ describe("Store.onLoss", () => {
     mine.refresh();
     expect(notices).toHaveLength(1);
     const [n] = notices;
+    expect(n!.met).toEqual([]);
     expect(n!.lost.map((f) => [f.opId, f.status])).toEqual([[x.value.opIds[0], "lost"]]);
     expect(n!.lost[0]!.retry.length).toBeGreaterThan(0);
     expect(n!.conflicts.map((c) => c.id)).toContain(n!.lost[0]!.conflict);
@@ -66,6 +67,25 @@ describe("Store.onLoss", () => {
     expect(mine.view("slot.x").ok && mine.view("slot.x")).toMatchObject({
       value: { text: "slot x : Int = 2\n" },
     });
+  });
+
+  it("tells the winner of a same-name add that its write met another (two definitions of one name)", async () => {
+    const initial: StoredOp[] = [];
+    const mineLog = new MemoryOpLog<StoredOp>(initial);
+    const peer = storeOn(new MemoryOpLog<StoredOp>(initial), "agent:peer", 1_000);
+    const mine = storeOn(mineLog, "agent:mine", 5_000);
+    const notices: LossNotice[] = [];
+    mine.onLoss((n) => notices.push(n));
+    // The peer's add is older (smaller op-id): ours keeps the name, theirs is kept hidden.
+    const theirs = await peer.add({ layer: "slot", name: "n", body: ": Int = 1" });
+    const ours = await mine.add({ layer: "slot", name: "n", body: ": Int = 2" });
+    if (!theirs.ok || !ours.ok) throw new Error("the adds were refused");
+    mineLog.receive(theirs.value.ops);
+    mine.refresh();
+    expect(notices.map((n) => [n.lost.length, n.met.map((c) => c.kind)])).toEqual([[0, ["name-taken"]]]);
+    expect(notices[0]!.met[0]!.ops).toContain(ours.value.opIds[0]);
+    mine.refresh();
+    expect(notices).toHaveLength(1);
   });
 
   it("a write whose signal is aborted before it is stored stores nothing (cancelled)", async () => {
