@@ -12,52 +12,27 @@ import { afterAll, describe, expect, it } from "vitest";
 import { codeInfo } from "../../src/check/codes.js";
 import { applyFixes } from "../../src/fix/apply.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
-import { openStore } from "../../src/integrity/checked-store.js";
-import { createCheckGate } from "../../src/integrity/gate.js";
 import { checkStore } from "../../src/integrity/store-check.js";
 import type { CapabilityManifest } from "../../src/lang/stdlib.js";
-import { exportProgram, importProgram } from "../../src/project/program.js";
-import { MemoryOpLog } from "../../src/store/memory-op-log.js";
+import { exportProgram } from "../../src/project/program.js";
 import type { Store } from "../../src/store/store.js";
+import { brokenStoreOf, capsOf } from "../support/broken-store.js";
 import {
   type BrokenCase,
   brokenCases,
   conformanceRoot,
   corpusMissingMessage,
   hasConformance,
-  kumikiShared,
 } from "../support/corpus.js";
 
 const root = conformanceRoot;
-const examples = path.join(kumikiShared, "examples");
 const present = hasConformance;
 type Case = BrokenCase;
 const cases = brokenCases();
 
-function capsOf(c: Case): CapabilityManifest | undefined {
-  return c.caps === undefined
-    ? undefined
-    : (JSON.parse(fs.readFileSync(path.join(examples, c.caps), "utf8")) as CapabilityManifest);
-}
-
 async function brokenStore(c: Case): Promise<{ store: Store; caps: CapabilityManifest | undefined }> {
   const caps = capsOf(c);
   return { store: await brokenStoreOf(fs.readFileSync(path.join(root, c.file), "utf8"), caps), caps };
-}
-
-/** A memory store holding `source` as a faithful import, gated by the checker with `caps`. */
-async function brokenStoreOf(source: string, caps: CapabilityManifest | undefined): Promise<Store> {
-  let t = 1_780_000_000_000;
-  const opened = openStore({
-    log: new MemoryOpLog(),
-    author: "agent:loop",
-    now: () => t++,
-    validators: [createCheckGate(caps === undefined ? {} : { capabilities: caps })],
-  });
-  if (!opened.ok) throw new Error(opened.error.message);
-  const r = await importProgram(opened.value, source);
-  if (!r.ok) throw new Error(r.error.message);
-  return opened.value;
 }
 
 const rows: string[] = [];

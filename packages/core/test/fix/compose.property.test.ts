@@ -13,44 +13,12 @@ import { describe, expect, it } from "vitest";
 import type { CheckOptions } from "../../src/check/check.js";
 import { applyFixes } from "../../src/fix/apply.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
-import { openStore } from "../../src/integrity/checked-store.js";
-import { createCheckGate } from "../../src/integrity/gate.js";
 import { checkStore } from "../../src/integrity/store-check.js";
-import type { CapabilityManifest } from "../../src/lang/stdlib.js";
-import { exportProgram, importProgram } from "../../src/project/program.js";
+import { exportProgram } from "../../src/project/program.js";
 import type { BundleItem } from "../../src/store/inputs.js";
-import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { Store } from "../../src/store/store.js";
-import {
-  type BrokenCase,
-  brokenCases,
-  conformanceRoot,
-  corpusMissingMessage,
-  hasConformance,
-  kumikiShared,
-} from "../support/corpus.js";
-
-function capsOf(c: BrokenCase): CapabilityManifest | undefined {
-  return c.caps === undefined
-    ? undefined
-    : (JSON.parse(
-        fs.readFileSync(path.join(kumikiShared, "examples", c.caps), "utf8"),
-      ) as CapabilityManifest);
-}
-
-async function storeOf(source: string, caps: CapabilityManifest | undefined): Promise<Store> {
-  let t = 1_780_000_000_000;
-  const opened = openStore({
-    log: new MemoryOpLog(),
-    author: "agent:compose",
-    now: () => t++,
-    validators: [createCheckGate(caps === undefined ? {} : { capabilities: caps })],
-  });
-  if (!opened.ok) throw new Error(opened.error.message);
-  const r = await importProgram(opened.value, source);
-  if (!r.ok) throw new Error(r.error.message);
-  return opened.value;
-}
+import { brokenStoreOf, capsOf } from "../support/broken-store.js";
+import { brokenCases, conformanceRoot, corpusMissingMessage, hasConformance } from "../support/corpus.js";
 
 /** The bundles each offered auto-patch normalizes to, in diagnostic order. */
 function offered(store: Store, check: CheckOptions): (readonly BundleItem[])[] {
@@ -93,11 +61,11 @@ describe.skipIf(!hasConformance)("the auto-patches of one check compose", { time
       const caps = capsOf(c);
       const check = caps === undefined ? {} : { capabilities: caps };
       const source = fs.readFileSync(path.join(conformanceRoot, c.file), "utf8");
-      const first = await storeOf(source, caps);
+      const first = await brokenStoreOf(source, caps);
       const patches = offered(first, check);
       if (patches.length === 0) continue;
       programs++;
-      const fixed = await storeOf(source, caps);
+      const fixed = await brokenStoreOf(source, caps);
       const report = await applyFixes(fixed, { check });
       if (!report.ok) throw new Error(report.error.message);
       const want = exportProgram(fixed);
@@ -114,7 +82,7 @@ describe.skipIf(!hasConformance)("the auto-patches of one check compose", { time
           ),
           fc.array(fc.boolean(), { minLength: n, maxLength: n }),
           async (order, cuts) => {
-            const got = await applyAs(await storeOf(source, caps), patches, order, cuts);
+            const got = await applyAs(await brokenStoreOf(source, caps), patches, order, cuts);
             expect(got, `${c.file}: order ${order.join(",")} cuts ${cuts.map(Number).join("")}`).toBe(want);
           },
         ),
@@ -135,7 +103,7 @@ describe.skipIf(!hasConformance)("the auto-patches of one check compose", { time
       if (c === undefined) throw new Error(`${file} is not in the conformance corpus`);
       const caps = capsOf(c);
       const check = caps === undefined ? {} : { capabilities: caps };
-      const store = await storeOf(fs.readFileSync(path.join(conformanceRoot, file), "utf8"), caps);
+      const store = await brokenStoreOf(fs.readFileSync(path.join(conformanceRoot, file), "utf8"), caps);
       const e0301 = checkStore(store, check).diagnostics.filter((d) => d.code === "E0301");
       expect(e0301.length, file).toBeGreaterThan(1);
       const [carrier, ...rest] = e0301;
@@ -160,7 +128,7 @@ describe.skipIf(!hasConformance)("the auto-patches of one check compose", { time
 
   it("check reports a capability declared twice (W0230), which it called clean", async () => {
     const c = cases.find((x) => x.file === "apps-02-todomvc--undeclared-cap.kumiki")!;
-    const store = await storeOf(fs.readFileSync(path.join(conformanceRoot, c.file), "utf8"), undefined);
+    const store = await brokenStoreOf(fs.readFileSync(path.join(conformanceRoot, c.file), "utf8"), undefined);
     // What applying the old per-diagnostic patches twice wrote.
     const r = await store.apply([
       {
