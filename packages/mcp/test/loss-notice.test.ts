@@ -114,6 +114,25 @@ describe("loss notices", () => {
       expect(met.conflicts.map((c) => c.kind)).toEqual(["name-taken"]);
       expect(met.conflicts[0]!.ops).toContain((added.opIds as string[])[0]);
       expect(heardB.messages).toEqual([]);
+      // logging/setLevel above warning silences the messages; the next answer still lists the loss.
+      await a.client.setLoggingLevel("error");
+      const quiet = heardA.messages.length;
+      ok(await a.call("kumiki_replace", { qname: "slot.x0", body: ": Int = 7" }));
+      const later = await peer.value.store.replace({ qname: "slot.x0", body: ": Int = 8" });
+      if (!later.ok) throw new Error(later.error.message);
+      const tookLater = await sync.value.store.ingest(later.value.ops);
+      if (!tookLater.ok) throw new Error(tookLater.error.message);
+      let listedLoss: unknown;
+      for (let i = 0; i < 100 && listedLoss === undefined; i++) {
+        const r = (await a.client.callTool({ name: "kumiki_list", arguments: { layer: "type" } })) as {
+          _meta?: Record<string, unknown>;
+        };
+        listedLoss = r._meta?.["kumiki-graph/losses"];
+        if (listedLoss === undefined) await new Promise((r) => setTimeout(r, 30));
+      }
+      expect(listedLoss).toBeDefined();
+      // The message would have gone out before that answer (one stream, in order): none did.
+      expect(heardA.messages.length).toBe(quiet);
       const sorted = [...delays].sort((x, y) => x - y);
       const median = sorted[Math.floor(sorted.length / 2)]!;
       const max = sorted[sorted.length - 1]!;
