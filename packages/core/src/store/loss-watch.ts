@@ -36,8 +36,12 @@ export class LossWatch {
 
   constructor(private readonly graph: () => Graph) {}
 
-  /** Records the ops of a write this store made; `lost` are those its own answer reported lost. */
+  /**
+   * Records the ops of a write this store made; `lost` are those its own answer reported lost.
+   * Only while someone listens: a store nobody asks about losses (the CLI's) keeps nothing.
+   */
   wrote(ops: readonly LogOp[], lost: readonly OpId[] = []): void {
+    if (this.listeners.size === 0) return;
     const told = new Set(lost);
     // Config ops (policy, locks) are about no definition and never lose a merge.
     for (const op of ops) if ("def" in op && !told.has(op["op-id"])) this.standing.add(op["op-id"]);

@@ -279,10 +279,11 @@ export class Store {
 
   /**
    * Calls `listener` whenever ops that arrived from elsewhere (another process on the workspace, a
-   * sync) make the merge decide against ops this store wrote after their write was answered: each
-   * lost op once, with its conflict record and how to retry (loss-watch.ts). A write lost at once
-   * is told in its own answer (`write-lost`), not here. The store learns of other writers' ops when
-   * it reads, writes or is {@link refresh}ed: call `refresh` on a timer to be told promptly.
+   * sync) make the merge decide against ops this store wrote (while a listener was registered)
+   * after their write was answered: each lost op once, with its conflict record and how to retry
+   * (loss-watch.ts). A write lost at once is told in its own answer (`write-lost`), not here. The
+   * store learns of other writers' ops when it reads, writes or is {@link refresh}ed: call
+   * `refresh` on a timer to be told promptly.
    */
   onLoss(listener: (notice: LossNotice) => void): () => void {
     if (!this.watchingLosses) {
