@@ -117,11 +117,33 @@ function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): Record<string,
 }
 
 /**
- * The tools/list entry of a tool: its strict input schema and its hints, each said once. The result
- * schemas are not repeated here (they were 65 % of a 33 KB listing, the error envelope 15 times):
- * {@link SCHEMAS_URI} publishes every tool's result schema and the envelope, once. Hints at their
- * MCP default (readOnlyHint false, idempotentHint false, destructiveHint true) are left out, and
- * the title is the tool's own.
+ * A tool's `outputSchema` as tools/list declares it: the result's top level — each field with its
+ * JSON type, the fields a success always has — or the error envelope (`{error: {…}}`), which a
+ * failed call returns as its structured content too. The whole result schemas, every level with
+ * its descriptions, are published once at {@link SCHEMAS_URI}: inline they made a 33 KB listing
+ * (18.8 KB with the descriptions left out); this keeps tools/list under 15 KB while every client
+ * can rely on, and the SDK's client checks, the structured content of every answer.
+ */
+function outputSchemaOf(tool: Tool): NonNullable<ToolListing["outputSchema"]> {
+  const full = jsonSchemaOf(tool.output, "output") as {
+    properties?: Record<string, { type?: unknown }>;
+    required?: string[];
+  };
+  const properties: Record<string, object> = { error: { type: "object" } };
+  for (const [name, p] of Object.entries(full.properties ?? {}))
+    properties[name] = p.type === undefined ? {} : { type: p.type };
+  const required = full.required ?? [];
+  return {
+    type: "object",
+    properties,
+    ...(required.length === 0 ? {} : { anyOf: [{ required }, { required: ["error"] }] }),
+  };
+}
+
+/**
+ * The tools/list entry of a tool: its strict input schema, its top-level output schema
+ * ({@link outputSchemaOf}) and its hints, each said once. Hints at their MCP default (readOnlyHint
+ * false, idempotentHint false, destructiveHint true) are left out, and the title is the tool's own.
  */
 function listing(tool: Tool): ToolListing {
   const a = tool.annotations;
@@ -136,6 +158,7 @@ function listing(tool: Tool): ToolListing {
     title: tool.title,
     description: tool.description,
     inputSchema: jsonSchemaOf(tool.input, "input") as ToolListing["inputSchema"],
+    outputSchema: outputSchemaOf(tool),
     annotations,
   };
 }
