@@ -216,4 +216,34 @@ describe("cancelled MCP writes", () => {
       await s.close();
     }
   }, 120_000);
+
+  it("kumiki_apply of a large bundle sends progress as its items are read, ending at the total", async () => {
+    const dir = await tempDir("apply-progress");
+    dirs.push(dir);
+    await workspaceFrom(dir, "slot base : Int = 0\n");
+    const s = await serve(dir);
+    try {
+      const N = 400;
+      const ops = Array.from({ length: N }, (_, i) => ({
+        op: "add",
+        layer: "slot",
+        name: `p${i}`,
+        body: `: Int = ${i}`,
+      }));
+      const progress: { progress: number; total?: number }[] = [];
+      const r = (await s.client.callTool({ name: "kumiki_apply", arguments: { ops } }, undefined, {
+        onprogress: (p) => progress.push(p),
+      })) as unknown as { isError?: boolean; structuredContent: { opIds: string[] } };
+      expect(r.isError).toBe(false);
+      expect(r.structuredContent.opIds).toHaveLength(N);
+      expect(progress.length).toBeGreaterThanOrEqual(10);
+      expect(progress.length).toBeLessThanOrEqual(21);
+      expect(progress.every((p) => p.total === N)).toBe(true);
+      expect(progress.at(-1)?.progress).toBe(N);
+      for (let i = 1; i < progress.length; i++)
+        expect(progress[i]!.progress).toBeGreaterThan(progress[i - 1]!.progress);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
 });

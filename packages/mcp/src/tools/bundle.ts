@@ -44,7 +44,20 @@ export const apply = defineTool({
         ...(p.warnings === undefined || p.warnings.length === 0 ? {} : { warnings: [...p.warnings] }),
       }));
     }
-    const r = await ctx.store.apply(bundle, expect === undefined ? {} : { expect });
+    // Progress as the items are read (core's onProgress), at most about 20 notifications; the
+    // check and the durable write follow the last. A cancellation is looked at before the append.
+    const report = ctx.progress;
+    const step = Math.max(1, Math.ceil(bundle.length / 20));
+    const r = await ctx.store.apply(bundle, {
+      ...(expect === undefined ? {} : { expect }),
+      ...(report === undefined
+        ? {}
+        : {
+            onProgress: (done: number, total: number) => {
+              if (done % step === 0 || done === total) report(done, total, `${done} of ${total} items read`);
+            },
+          }),
+    });
     return fromCore(r, ctx, (receipt) => ({
       opIds: [...receipt.opIds],
       dryRun: false,
