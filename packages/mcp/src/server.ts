@@ -461,12 +461,15 @@ export async function createMcpServer(
     [SCHEMAS_URI]: () => schemasDocument(tools),
     [CONFLICTS_URI]: () => ({ conflicts: store.conflicts() }),
   };
-  const known = (uri: string): void => {
-    if (!Object.hasOwn(documents, uri))
+  /** The document at `uri`; a URI this server has none at is -32602, naming the resources. */
+  const known = (uri: string): (() => unknown) => {
+    const document = Object.hasOwn(documents, uri) ? documents[uri] : undefined;
+    if (document === undefined)
       throw protocolError(
         ErrorCode.InvalidParams,
         `no resource ${clip(uri)}; the resources are ${Object.keys(documents).join(", ")}`,
       );
+    return document;
   };
   server.setRequestHandler(SubscribeRequestSchema, (request) => {
     known(request.params.uri);
@@ -480,13 +483,7 @@ export async function createMcpServer(
   });
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     const uri = request.params.uri;
-    const document = Object.hasOwn(documents, uri) ? documents[uri] : undefined;
-    if (document === undefined)
-      throw protocolError(
-        ErrorCode.InvalidParams,
-        `no resource ${clip(uri)}; the resources are ${Object.keys(documents).join(", ")}`,
-      );
-    return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(document()) }] };
+    return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(known(uri)()) }] };
   });
 
   let closing: Promise<void> | undefined;

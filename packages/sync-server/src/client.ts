@@ -134,25 +134,6 @@ function timeoutError(adapter: KumikiClientAdapter, what: string, ms: number): S
   };
 }
 
-/** `p`'s value, or "dropped" when it rejects, or "late" when `deadline` comes first. */
-async function untilDeadline<T>(p: Promise<T>, deadline: number): Promise<{ value: T } | "dropped" | "late"> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()));
-  });
-  try {
-    return await Promise.race([
-      p.then(
-        (value) => ({ value }),
-        () => "dropped" as const,
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Waits for the server's handshake, or the session's failure, or the deadline. */
 async function awaitPeer(
   adapter: KumikiClientAdapter,
@@ -190,12 +171,14 @@ async function converge(
         await adapter.nextActivity(seen, deadline);
         continue;
       }
-      // A server that took the request and never answers (busy, its storage stalled) must not
-      // hold the sync past its deadline: the request races the deadline.
-      const answered = await untilDeadline(adapter.requestFlush(log.handle.documentId), deadline);
-      if (answered === "late") return { ok: false, error: timeoutError(adapter, "the sync", ms) };
-      if (answered === "dropped") continue; // the loop waits for the reconnection
-      const reply = answered.value;
+      // A request the server never answers is ended by syncWorkspace's deadline, which disconnects
+      // the adapter: that rejects it, and the loop meets the deadline.
+      let reply: FlushReply;
+      try {
+        reply = await adapter.requestFlush(log.handle.documentId);
+      } catch {
+        continue; // dropped: the loop waits for the reconnection
+      }
       onTaken?.(adapter.stats.connections, reply.taken);
       if (reply.access === "none") {
         return fail(

@@ -19,8 +19,3 @@ export const cancellationContext = new AsyncLocalStorage<AbortSignal>();
 export function withCancellation<T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
   return cancellationContext.run(signal, fn);
 }
-
-/** True when the request running in this async context was cancelled. */
-export function cancelled(): boolean {
-  return cancellationContext.getStore()?.aborted === true;
-}

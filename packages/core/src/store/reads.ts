@@ -14,7 +14,7 @@ import { decomposeSource } from "../ops/source.js";
 import { historyOf } from "./history.js";
 import { clip, ok, quoted, reject, type StoreResult } from "./result.js";
 import { matchesPattern, parseSelector } from "./selector.js";
-import type { DefinitionHistory, ListEntry, RefsResult, ViewResult } from "./store-types.js";
+import type { DefinitionHistory, ListEntry, Referrer, RefsResult, ViewResult } from "./store-types.js";
 import { resolveTarget } from "./target.js";
 
 /**
@@ -79,15 +79,25 @@ export function refsOf(graph: Graph, reader: GraphReader, qname: string): StoreR
     return patternRefsOf(graph, reader, qname);
   const t = resolveTarget(graph, qname, { live: false });
   if (!t.ok) return t;
-  const referrers = reader.referrers(t.value.def).map((r) => ({
+  const referrers = reader.referrers(t.value.def).map(referrerOf);
+  return ok({ target: graph.label(t.value.def), referrers, byLayer: byLayerOf(referrers) });
+}
+
+/** A referrer as `refs` answers it: labelled by name, or by name and identity when hidden. */
+function referrerOf(r: ReturnType<GraphReader["referrers"]>[number]): Referrer {
+  return {
     qname: r.view.visible ? r.view.qname : `${r.view.qname} (${r.view.def})`,
     def: r.view.def,
     layer: r.view.layer,
     lines: r.lines,
-  }));
+  };
+}
+
+/** How many referrers per layer. */
+function byLayerOf(referrers: readonly Referrer[]): Partial<Record<Layer, number>> {
   const byLayer: Partial<Record<Layer, number>> = {};
   for (const r of referrers) byLayer[r.layer] = (byLayer[r.layer] ?? 0) + 1;
-  return ok({ target: graph.label(t.value.def), referrers, byLayer });
+  return byLayer;
 }
 
 /**
@@ -99,21 +109,12 @@ function patternRefsOf(graph: Graph, reader: GraphReader, pattern: string): Stor
   const matched = selectIds(graph, pattern);
   if (!matched.ok) return matched;
   if (matched.value.length === 0) return reject("not-found", `no definition matches ${quoted(pattern)}`);
-  const byDef = new Map<
-    DefId,
-    { qname: string; def: DefId; layer: Layer; lines: Set<number>; refersTo: string[] }
-  >();
+  const byDef = new Map<DefId, { referrer: Referrer; lines: Set<number>; refersTo: string[] }>();
   for (const id of matched.value) {
     for (const r of reader.referrers(id)) {
       let x = byDef.get(r.view.def);
       if (x === undefined) {
-        x = {
-          qname: r.view.visible ? r.view.qname : `${r.view.qname} (${r.view.def})`,
-          def: r.view.def,
-          layer: r.view.layer,
-          lines: new Set(),
-          refersTo: [],
-        };
+        x = { referrer: referrerOf(r), lines: new Set(), refersTo: [] };
         byDef.set(r.view.def, x);
       }
       for (const l of r.lines) x.lines.add(l);
@@ -121,11 +122,14 @@ function patternRefsOf(graph: Graph, reader: GraphReader, pattern: string): Stor
     }
   }
   const referrers = [...byDef.values()]
-    .sort((a, b) => (a.qname < b.qname ? -1 : a.qname > b.qname ? 1 : 0))
-    .map((x) => ({ ...x, lines: [...x.lines].sort((a, b) => a - b) }));
-  const byLayer: Partial<Record<Layer, number>> = {};
-  for (const r of referrers) byLayer[r.layer] = (byLayer[r.layer] ?? 0) + 1;
-  return ok({ target: pattern, referrers, byLayer, matched: matched.value.map((id) => graph.label(id)) });
+    .map((x) => ({ ...x.referrer, lines: [...x.lines].sort((a, b) => a - b), refersTo: x.refersTo }))
+    .sort((a, b) => (a.qname < b.qname ? -1 : a.qname > b.qname ? 1 : 0));
+  return ok({
+    target: pattern,
+    referrers,
+    byLayer: byLayerOf(referrers),
+    matched: matched.value.map((id) => graph.label(id)),
+  });
 }
 
 /** A live definition's content hash (`kumiki view --hash`). */
