@@ -37,10 +37,12 @@ function structured(r: unknown, what: string): Record<string, unknown> {
   const res = r as { isError?: boolean; structuredContent?: Record<string, unknown>; content?: unknown[] };
   if (res.isError === true || res.structuredContent === undefined)
     throw new StepFailed(`${what} failed: ${JSON.stringify(res.structuredContent ?? res.content)}`);
-  const text = (res.content?.[0] as { text?: string } | undefined)?.text;
+  // kumiki_view leads with the Kumiki text; the JSON follows it.
+  const lead = what === "kumiki_view" ? (res.content?.[0] as { text?: string } | undefined)?.text : undefined;
+  const text = (res.content?.[lead === undefined ? 0 : 1] as { text?: string } | undefined)?.text;
   if (text !== JSON.stringify(res.structuredContent))
     throw new StepFailed(`${what}: the text item is not the JSON of structuredContent`);
-  return res.structuredContent;
+  return lead === undefined ? res.structuredContent : { ...res.structuredContent, text: lead };
 }
 
 /**

@@ -101,7 +101,7 @@ const INSTRUCTIONS = [
   "Read with kumiki_list and kumiki_view (edit anchors match kumiki_view's text); write with kumiki_add, kumiki_replace, kumiki_edit, kumiki_rename, kumiki_remove: each answers the op-ids it wrote.",
   "A refused write changes nothing. kumiki_check lists diagnostics; kumiki_fix proposes their patches, kumiki_fix_apply applies them.",
   "Writes take an optional idempotency_key: retried with the same key and arguments, a write is answered with its first receipt, not made twice.",
-  'Every result is JSON in structuredContent, and the same JSON, whole, in the text item. A failed call has isError true and {"error": {"kind", "message", "code"?, "argument"?, "limit"?, "retryable"?, "details"?}}; branch on kind.',
+  'Every result is JSON in structuredContent, and the same JSON, whole, in the text item (kumiki_view leads with the Kumiki text, then that JSON). A failed call has isError true and {"error": {"kind", "message", "code"?, "argument"?, "limit"?, "retryable"?, "details"?}}; branch on kind.',
   `Result and error schemas: ${"kumiki://schemas"}. Limits: kumiki://limits.`,
 ].join("\n");
 
@@ -177,9 +177,10 @@ export function schemasDocument(tools: readonly Tool[]): Record<string, unknown>
  * reads only `content` gets the whole answer too. (Until 0.x a result over 2 KB put an outline
  * there — `proposals: 113 items (…)` — and such a client lost the answer.)
  */
-function result(value: object, isError: boolean): CallToolResult {
+function result(value: object, isError: boolean, lead?: string): CallToolResult {
+  const json: CallToolResult["content"][number] = { type: "text", text: JSON.stringify(value) };
   return {
-    content: [{ type: "text", text: JSON.stringify(value) }],
+    content: lead === undefined ? [json] : [{ type: "text", text: lead }, json],
     structuredContent: value as Record<string, unknown>,
     isError,
   };
@@ -380,7 +381,8 @@ export async function createMcpServer(
       });
     }
     const value = outcome.value as object;
-    const bytes = Buffer.byteLength(JSON.stringify(value), "utf8");
+    const lead = outcome.text;
+    const bytes = Buffer.byteLength(JSON.stringify(value), "utf8") + Buffer.byteLength(lead ?? "", "utf8");
     if (bytes > limits.value.responseBytes) {
       const hint =
         tool.annotations.readOnlyHint === true
@@ -396,7 +398,7 @@ export async function createMcpServer(
         ),
       );
     }
-    return result(value, false);
+    return result(value, false, lead);
   };
 
   /** An answer with the losses told since the previous one (loss-notices.ts). */

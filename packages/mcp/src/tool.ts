@@ -34,8 +34,13 @@ export interface ToolContext {
   readonly progress?: (progress: number, total?: number, message?: string) => void;
 }
 
-/** A handler's outcome: the structured result, or the failure that produced no answer. */
-export type Outcome<T> = Result<T, WireError>;
+/**
+ * A handler's outcome: the structured result, or the failure that produced no answer. A success
+ * may lead with a `text` of its own (kumiki_view's Kumiki text): sent once, as the first text
+ * item, as it is; the structured result (and its JSON, the second text item) refers to it instead
+ * of repeating it.
+ */
+export type Outcome<T> = Result<T, WireError> & { readonly text?: string };
 
 /** A tool as declared, with its argument and result types. */
 export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
@@ -86,6 +91,11 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(spec: T
 /** A successful outcome. */
 export function answer<T>(value: T): Outcome<T> {
   return { ok: true, value };
+}
+
+/** A successful outcome that leads with a text of its own (see {@link Outcome}). */
+export function answerWithText<T>(value: T, text: string): Outcome<T> {
+  return { ok: true, value, text };
 }
 
 /** A failed outcome. */

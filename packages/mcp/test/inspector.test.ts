@@ -50,7 +50,11 @@ describe("the MCP Inspector CLI against kumiki mcp serve", () => {
       "--tool-arg",
       "selector=slot.count",
     ]);
-    expect((viewed.structuredContent as { text: string }).text).toBe("slot count : Int = 0\n");
+    // The Kumiki text leads, once; the structured result says where each definition starts in it.
+    expect((viewed.content as { text: string }[])[0]!.text).toBe("slot count : Int = 0\n");
+    expect(viewed.structuredContent).toEqual({
+      definitions: [{ qname: "slot.count", def: expect.stringMatching(/^def_/), line: 1 }],
+    });
     const again = inspect(dir, [...add, "--tool-arg", "layer=slot", "name=count", "body=: Int = 1"]);
     expect(again.isError).toBe(true);
     expect((again.structuredContent as { error: { code: string } }).error.code).toBe("duplicate-name");

@@ -48,13 +48,17 @@ export function viewOf(
     ids.push(...deps.sort(compareDefinitions).map((s) => s.def));
   }
   const definitions = ids.map((id) => reader.get(id)!);
-  const text = definitions
-    .map((d) => {
-      const shown = withoutLeadingTrivia(d.text);
-      return shown.endsWith("\n") ? shown : `${shown}\n`;
-    })
-    .join("");
-  return ok({ definitions, text });
+  const shown = definitions.map((d) => {
+    const t = withoutLeadingTrivia(d.text);
+    return t.endsWith("\n") ? t : `${t}\n`;
+  });
+  const lines: number[] = [];
+  let line = 1;
+  for (const t of shown) {
+    lines.push(line);
+    for (let i = t.indexOf("\n"); i !== -1; i = t.indexOf("\n", i + 1)) line++;
+  }
+  return ok({ definitions, text: shown.join(""), lines });
 }
 
 /** The definitions that show under their names (`kumiki list`), in one layer or all. */

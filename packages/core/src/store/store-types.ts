@@ -102,6 +102,8 @@ export interface ViewResult {
   readonly definitions: readonly DefinitionView[];
   /** The definitions' texts, one after another, each ending with a newline. */
   readonly text: string;
+  /** The line of `text` (from 1) at which each of `definitions` starts, in the same order. */
+  readonly lines: readonly number[];
 }
 
 /** One entry of `list`. */

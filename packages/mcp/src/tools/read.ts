@@ -2,7 +2,7 @@
 import { LAYERS, parseSelector } from "@kumiki-graph/core";
 import { z } from "zod";
 import { withToolCalls } from "../remedy.js";
-import { answer, defineTool, fail, fromCore } from "../tool.js";
+import { answer, answerWithText, defineTool, fail, fromCore } from "../tool.js";
 import { limitExceeded } from "../wire-error.js";
 
 /** Annotations of a tool that only reads. */
@@ -22,14 +22,17 @@ export const view = defineTool({
   name: "kumiki_view",
   title: "View",
   description:
-    "A definition's text (slot.todos; def_… if hidden or removed) or a pattern's matches (slot.*, tile.Todo*); with_deps adds what they reference. kumiki_edit anchors match this text.",
+    "A definition's text (slot.todos; def_… if hidden or removed) or a pattern's matches (slot.*, tile.Todo*); with_deps adds what they reference. The first text item is the Kumiki text; kumiki_edit anchors match it.",
   input: z.strictObject({
     selector: z.string().describe("layer.name, a pattern with *, or a definition id def_…"),
     with_deps: z.boolean().optional().describe("also what they reference, transitively"),
   }),
   output: z.object({
-    text: z.string().describe("the definitions' texts, one after another, each ending with a newline"),
-    definitions: z.array(DefinitionRef),
+    definitions: z.array(
+      DefinitionRef.extend({
+        line: z.number().describe("the line (from 1) of the first text item at which it starts"),
+      }),
+    ),
   }),
   annotations: READ_ONLY,
   run({ selector, with_deps }, ctx) {
@@ -50,10 +53,15 @@ export const view = defineTool({
           ),
         );
     }
-    return fromCore(ctx.store.view(selector, { withDeps: with_deps === true }), ctx, (v) => ({
-      text: v.text,
-      definitions: v.definitions.map((d) => ({ qname: d.qname, def: d.def })),
-    }));
+    const viewed = ctx.store.view(selector, { withDeps: with_deps === true });
+    if (!viewed.ok) return fromCore(viewed, ctx, () => ({ definitions: [] }));
+    const v = viewed.value;
+    // The text is sent once, as it is (no JSON escaping), as the first text item: as JSON in the
+    // structured result too it made an answer 2.0-2.8x its text, and 4x with its escapes.
+    return answerWithText(
+      { definitions: v.definitions.map((d, i) => ({ qname: d.qname, def: d.def, line: v.lines[i]! })) },
+      v.text,
+    );
   },
 });
 

@@ -156,16 +156,32 @@ export async function connect(
         _meta?: Record<string, unknown>;
       };
       expect(r.structuredContent, `${name}: structuredContent`).toBeDefined();
-      // A second text item only to tell losses learned since the last answer (loss-notices.ts).
-      expect(r.content).toHaveLength(r._meta?.["kumiki-graph/losses"] === undefined ? 1 : 2);
-      expect(r.content[0]!.type).toBe("text");
+      // kumiki_view leads with the Kumiki text itself, sent once; then, as every answer, the JSON.
+      const lead = name === "kumiki_view" && r.isError !== true ? r.content[0]!.text : undefined;
+      const items = r.content.slice(lead === undefined ? 0 : 1);
+      // A second JSON item only to tell losses learned since the last answer (loss-notices.ts).
+      expect(items).toHaveLength(r._meta?.["kumiki-graph/losses"] === undefined ? 1 : 2);
+      expect(r.content.every((c) => c.type === "text")).toBe(true);
       const json = JSON.stringify(r.structuredContent);
       // The whole JSON, whatever its size: a client that reads only text loses nothing.
-      expect(r.content[0]!.text).toBe(json);
+      expect(items[0]!.text).toBe(json);
       expect(typeof r.isError).toBe("boolean");
       validate(name, r.isError === true, r.structuredContent);
-      if (options.hostPath !== undefined) expect(r.content[0]!.text).not.toContain(options.hostPath);
-      return { isError: r.isError === true, value: r.structuredContent! };
+      for (const c of r.content)
+        if (options.hostPath !== undefined) expect(c.text).not.toContain(options.hostPath);
+      if (lead === undefined) return { isError: r.isError === true, value: r.structuredContent! };
+      // Sent once: the structured result (and so its JSON) does not carry the text again.
+      expect(json).not.toContain(JSON.stringify(lead.trimEnd()).slice(1, -1));
+      // Each definition's line points at its text in the lead: line 1 first, in order, in range.
+      const defs = r.structuredContent!.definitions as { line: number }[];
+      const total = lead.split("\n").length - 1;
+      expect(lead.endsWith("\n")).toBe(true);
+      expect(defs[0]?.line).toBe(1);
+      defs.forEach((d, i) => {
+        expect(d.line).toBeLessThanOrEqual(total);
+        if (i > 0) expect(d.line).toBeGreaterThan(defs[i - 1]!.line);
+      });
+      return { isError: false, value: { ...r.structuredContent!, text: lead } };
     },
     close: () => client.close(),
   };
