@@ -55,6 +55,11 @@ export { type RemedyStep, remedyStepsOf } from "./graph/remedy.js";
 export { addsStandAlone } from "./graph/stand-alone.js";
 export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-store.js";
 export { type CheckGateOptions, checkGate, createCheckGate } from "./integrity/gate.js";
+export {
+  MERGE_ERRORS_TOLD,
+  type MergeErrorNotice,
+  onMergeErrors,
+} from "./integrity/merge-errors.js";
 export { type CheckReport, checkStore } from "./integrity/store-check.js";
 export type {
   AnyIdWildcard,

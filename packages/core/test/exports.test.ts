@@ -53,6 +53,8 @@ const EXPECTED = [
   "checkGate",
   "checkProgram",
   "checkStore",
+  "MERGE_ERRORS_TOLD",
+  "onMergeErrors",
   "createCheckGate",
   "applyFixes",
   "normalizePatch",

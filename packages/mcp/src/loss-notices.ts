@@ -8,8 +8,15 @@
  * the losses told since the previous answer (`_meta["kumiki-graph/losses"]`, and a second text item
  * for clients that read only text).
  */
-import type { LossNotice, Store } from "@kumiki-graph/core";
+import {
+  type CapabilityManifest,
+  type LossNotice,
+  type MergeErrorNotice,
+  onMergeErrors,
+  type Store,
+} from "@kumiki-graph/core";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { diagnosticOf } from "./tools/check.js";
 
 /** How often the server takes in other writers' ops to look for losses (the notice's delay bound). */
 export const LOSS_POLL_MS = 250;
@@ -29,12 +36,15 @@ export interface LostOpNotice {
 /**
  * What a notice sends: `write-lost`, the lost ops with how to retry and the records that explain
  * them; `write-met`, writes of this session that won but met a concurrent same-name add (the
- * graph now has two definitions of that name, E0007), with the records.
+ * graph now has two definitions of that name, E0007), with the records; `merge-errors`, error
+ * diagnostics a merge left in a definition this session wrote or in one referencing it, which no
+ * single write made (as kumiki_check reports them, in `diagnostics`).
  */
 export interface LossMessage {
-  readonly kind: "write-lost" | "write-met";
+  readonly kind: "write-lost" | "write-met" | "merge-errors";
   readonly lost: readonly LostOpNotice[];
   readonly conflicts: readonly unknown[];
+  readonly diagnostics?: readonly unknown[];
   readonly message: string;
 }
 
@@ -67,6 +77,19 @@ export function lossMessages(n: LossNotice): LossMessage[] {
   return out;
 }
 
+/** The JSON of a core merge-error notice, as this server sends it. */
+export function mergeErrorMessage(n: MergeErrorNotice): LossMessage {
+  const [first] = n.diagnostics;
+  const where = first === undefined ? "" : `: ${first.code} at ${first.location}: ${first.message}`;
+  return {
+    kind: "merge-errors",
+    lost: [],
+    conflicts: [],
+    diagnostics: n.diagnostics.map(diagnosticOf),
+    message: `a later merge with writes made elsewhere left ${n.total === 1 ? "an error" : `${n.total} errors`} in or beside definitions this session wrote, which no single write made${where}${n.total > 1 ? " (kumiki_check lists them all)" : ""}; repair with kumiki_fix or an edit`,
+  };
+}
+
 /** The watch of one server: started at connect, stopped at close. */
 export interface LossNotices {
   /** The losses told since the last call, emptied (for the next tool answer). */
@@ -78,26 +101,38 @@ export interface LossNotices {
 }
 
 /** Watches `store` for losses of its writes and pushes each to `server`'s client. */
-export function lossNotices(store: Store, server: Server, log: (line: string) => void): LossNotices {
+export function lossNotices(
+  store: Store,
+  server: Server,
+  log: (line: string) => void,
+  capabilities?: CapabilityManifest,
+): LossNotices {
   const pending: LossMessage[] = [];
   const subscribed = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
+  let stopErrors: (() => void) | undefined;
+  const tell = (m: LossMessage) => {
+    pending.push(m);
+    // Best effort: a client gone is the transport's business, not a reason to stop serving.
+    void server
+      .sendLoggingMessage({ level: "warning", logger: "kumiki", data: m })
+      .catch((e: unknown) => log(`sending a loss notice: ${String(e)}`));
+  };
   return {
     subscribed,
     take: () => pending.splice(0),
     start() {
       unsubscribe = store.onLoss((n) => {
-        for (const m of lossMessages(n)) {
-          pending.push(m);
-          // Best effort: a client gone is the transport's business, not a reason to stop serving.
-          void server
-            .sendLoggingMessage({ level: "warning", logger: "kumiki", data: m })
-            .catch((e: unknown) => log(`sending a loss notice: ${String(e)}`));
-        }
+        for (const m of lossMessages(n)) tell(m);
         if (subscribed.has(CONFLICTS_URI))
           void server.sendResourceUpdated({ uri: CONFLICTS_URI }).catch(() => undefined);
       });
+      stopErrors = onMergeErrors(
+        store,
+        (n) => tell(mergeErrorMessage(n)),
+        capabilities === undefined ? {} : { capabilities },
+      );
       timer = setInterval(() => {
         try {
           store.refresh();
@@ -112,6 +147,8 @@ export function lossNotices(store: Store, server: Server, log: (line: string) =>
       timer = undefined;
       unsubscribe?.();
       unsubscribe = undefined;
+      stopErrors?.();
+      stopErrors = undefined;
     },
   };
 }

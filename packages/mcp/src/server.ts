@@ -296,7 +296,7 @@ export async function createMcpServer(
       instructions: INSTRUCTIONS,
     },
   );
-  const losses = lossNotices(store, server, log);
+  const losses = lossNotices(store, server, log, capabilities);
 
   const call = async (
     name: string,

@@ -149,4 +149,66 @@ describe("loss notices", () => {
       await sync.value.close();
     }
   }, 120_000);
+
+  it("a merge that leaves errors no single write made is told to the session whose definition has them", async () => {
+    const dir = await tempDir("merge-errors");
+    const peerDir = await tempDir("merge-errors-peer");
+    dirs.push(dir, peerDir);
+    await workspaceFrom(dir, "type Point = { x: Int, y: Int }\n");
+    cpSync(dir, peerDir, { recursive: true });
+    const a = await serve(dir);
+    const b = await serve(dir);
+    const heardA = listen(a);
+    const heardB = listen(b);
+    const peer = await openWorkspaceStore(peerDir, { author: "agent:peer" });
+    const sync = await openWorkspaceStore(dir, { author: "agent:sync" });
+    if (!peer.ok || !sync.ok) throw new Error("cannot open the peer or the sync store");
+    try {
+      // A reads Point's field x; the peer, not having seen that, drops x from Point. Each write
+      // checks clean where it was made; merged, A's fn reads a field Point no longer has.
+      ok(await a.call("kumiki_add", { layer: "fn", name: "px", body: "(p: Point) -> Int = p.x" }));
+      ok(await b.call("kumiki_add", { layer: "slot", name: "other", body: ": Int = 1" }));
+      const theirs = await peer.value.store.replace({ qname: "type.Point", body: "= { y: Int, z: Int }" });
+      if (!theirs.ok) throw new Error(theirs.error.message);
+      const clean = ok(await a.call("kumiki_check", {})) as { diagnostics: { location: string }[] };
+      expect(clean.diagnostics.filter((d) => d.location.startsWith("fn.px"))).toEqual([]);
+      const before = heardA.messages.length;
+      const took = await sync.value.store.ingest(theirs.value.ops);
+      if (!took.ok) throw new Error(took.error.message);
+      const arrived = performance.now();
+      await until(() => heardA.messages.length > before, 3_000);
+      const told = heardA.messages[before];
+      expect(told, "no notice within 3 s").toBeDefined();
+      console.info(`merge-error notice delay: ${(told!.at - arrived).toFixed(0)} ms`);
+      const data = told!.data as unknown as {
+        kind: string;
+        diagnostics: { code: string; location: string; severity: string }[];
+      };
+      expect(data.kind).toBe("merge-errors");
+      expect(data.diagnostics.length).toBeGreaterThan(0);
+      expect(data.diagnostics.every((d) => d.severity === "error" && d.location.startsWith("fn.px"))).toBe(
+        true,
+      );
+      // What kumiki_check now says of fn.px is what was told; B, whose writes are untouched, hears nothing.
+      const checked = ok(await a.call("kumiki_check", {})) as {
+        diagnostics: { code: string; location: string }[];
+      };
+      const inPx = checked.diagnostics.filter((d) => d.location.startsWith("fn.px")).map((d) => d.code);
+      expect(data.diagnostics.map((d) => d.code).sort()).toEqual(inPx.sort());
+      expect(heardB.messages).toEqual([]);
+      // Told once: another arrival that changes nothing about it tells nothing more.
+      const unrelated = await peer.value.store.add({ layer: "slot", name: "calm", body: ": Int = 0" });
+      if (!unrelated.ok) throw new Error(unrelated.error.message);
+      const quiet = heardA.messages.length;
+      const tookMore = await sync.value.store.ingest(unrelated.value.ops);
+      if (!tookMore.ok) throw new Error(tookMore.error.message);
+      await new Promise((r) => setTimeout(r, 600));
+      expect(heardA.messages.length).toBe(quiet);
+    } finally {
+      await a.close();
+      await b.close();
+      await peer.value.close();
+      await sync.value.close();
+    }
+  }, 120_000);
 });

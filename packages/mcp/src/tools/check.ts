@@ -29,7 +29,8 @@ const DiagnosticOutput = z.object({
   definition: z.string().optional().describe("the definition's identity (def_…)"),
 });
 
-function diagnosticOf(d: Diagnostic): z.output<typeof DiagnosticOutput> {
+/** A diagnostic as the tools send it. */
+export function diagnosticOf(d: Diagnostic): z.output<typeof DiagnosticOutput> {
   return {
     code: d.code,
     kind: d.kind,
