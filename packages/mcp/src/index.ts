@@ -14,16 +14,17 @@ export {
   parseLimitAssignments,
   resolveLimits,
 } from "./limits.js";
+export { ErrorEnvelopeSchema, SCHEMAS_URI, schemasDocument } from "./listing.js";
 export {
   createMcpServer,
   DEFAULT_AUTHOR,
-  ErrorEnvelopeSchema,
   type KumikiMcpServer,
   type McpServerOptions,
-  SCHEMAS_URI,
+  type OpenedGraph,
+  openMcpGraph,
   type StartupError,
-  schemasDocument,
 } from "./server.js";
+export { createMcpSession, type McpGraph, type McpSession, type McpSessionOptions } from "./session.js";
 export { type StdioOptions, serveStdio } from "./stdio.js";
 export type { Outcome, Tool, ToolAnnotations, ToolContext } from "./tool.js";
 export { CHECK_SCOPES } from "./tools/check.js";

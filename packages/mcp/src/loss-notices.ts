@@ -90,6 +90,14 @@ export function mergeErrorMessage(n: MergeErrorNotice): LossMessage {
   };
 }
 
+/** The part of a store's loss notice about ops `mine` says this session wrote, or undefined when none. */
+function ofSession(n: LossNotice, mine: (opId: string) => boolean): LossNotice | undefined {
+  const lost = n.lost.filter((f) => mine(f.opId));
+  const met = n.met.filter((c) => c.ops.some(mine));
+  if (lost.length === 0 && met.length === 0) return undefined;
+  return { lost, met, conflicts: n.conflicts.filter((c) => lost.some((f) => c.ops.includes(f.opId))) };
+}
+
 /** The watch of one server: started at connect, stopped at close. */
 export interface LossNotices {
   /** The losses told since the last call, emptied (for the next tool answer). */
@@ -105,8 +113,13 @@ export function lossNotices(
   store: Store,
   server: Server,
   log: (line: string) => void,
-  capabilities?: CapabilityManifest,
+  options: {
+    readonly capabilities?: CapabilityManifest | undefined;
+    /** Whether an op is one this session wrote: only those are told (sessions share a store). */
+    readonly mine: (opId: string) => boolean;
+  },
 ): LossNotices {
+  const { capabilities, mine } = options;
   const pending: LossMessage[] = [];
   const subscribed = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
@@ -123,14 +136,26 @@ export function lossNotices(
     subscribed,
     take: () => pending.splice(0),
     start() {
-      unsubscribe = store.onLoss((n) => {
+      unsubscribe = store.onLoss((all) => {
+        const n = ofSession(all, mine);
+        if (n === undefined) return;
         for (const m of lossMessages(n)) tell(m);
         if (subscribed.has(CONFLICTS_URI))
           void server.sendResourceUpdated({ uri: CONFLICTS_URI }).catch(() => undefined);
       });
       stopErrors = onMergeErrors(
         store,
-        (n) => tell(mergeErrorMessage(n)),
+        (all) => {
+          const keep = all.diagnostics.flatMap((d, i) => (all.ops[i]!.some(mine) ? [d] : []));
+          if (keep.length > 0)
+            tell(
+              mergeErrorMessage({
+                diagnostics: keep,
+                ops: [],
+                total: keep.length + all.total - all.diagnostics.length,
+              }),
+            );
+        },
         capabilities === undefined ? {} : { capabilities },
       );
       timer = setInterval(() => {

@@ -27,6 +27,8 @@ export const WIRE_ERROR_KINDS = [
    * says which op, to what, and how to retry; `details.conflicts` the records (not a success).
    */
   "lost",
+  /** The session's token does not allow the tool (a write with a read token); nothing was done. */
+  "forbidden",
   /** A declared limit was hit; `limit` names the entry of kumiki://limits. */
   "limit-exceeded",
   /** The store could not be read or written right now; nothing changed; retrying may help. */

@@ -17,6 +17,9 @@ const EXPECTED = [
   "TOOLS",
   "WIRE_ERROR_KINDS",
   "createMcpServer",
+  // Sessions over a graph opened once (one per HTTP client).
+  "createMcpSession",
+  "openMcpGraph",
   "fromRejection",
   "limitsDocument",
   "parseLimitAssignments",

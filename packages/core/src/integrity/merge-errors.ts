@@ -20,6 +20,11 @@ export interface MergeErrorNotice {
    * store wrote or in one that references such a definition (at most {@link MERGE_ERRORS_TOLD}).
    */
   readonly diagnostics: readonly Diagnostic[];
+  /**
+   * For each of `diagnostics`, the ops of this store's writes it concerns (the latest of each
+   * definition it is in or references): a server of several sessions tells each its own.
+   */
+  readonly ops: readonly (readonly string[])[];
   /** How many such diagnostics appeared in all (more than `diagnostics` holds when over the bound). */
   readonly total: number;
 }
@@ -54,7 +59,8 @@ export function onMergeErrors(
   listener: (notice: MergeErrorNotice) => void,
   options: CheckOptions = {},
 ): () => void {
-  const wrote = new Set<string>();
+  /** The definitions this store wrote since the watch began, with the op that last wrote each. */
+  const wrote = new Map<string, string>();
   let known = errorKeys(store, options);
   // A check reads the store, which may take in ops and tell this listener again: one at a time.
   let busy = false;
@@ -62,7 +68,7 @@ export function onMergeErrors(
     if (e.source === "local")
       for (const op of e.ops) {
         const def = (op as { def?: unknown }).def;
-        if (typeof def === "string") wrote.add(def);
+        if (typeof def === "string") wrote.set(def, op["op-id"]);
       }
     if (busy) return;
     busy = true;
@@ -70,20 +76,24 @@ export function onMergeErrors(
       const report = checkStore(store, options);
       const now = new Set<string>();
       const fresh: Diagnostic[] = [];
+      const ops: string[][] = [];
       for (const d of report.diagnostics) {
         if (d.severity !== "error") continue;
         const key = keyOf(d);
         now.add(key);
-        if (
-          e.source === "remote" &&
-          !known.has(key) &&
-          !TOLD_ELSEWHERE.has(d.code) &&
-          concerns(store, d, wrote)
-        )
-          fresh.push(d);
+        if (e.source !== "remote" || known.has(key) || TOLD_ELSEWHERE.has(d.code)) continue;
+        const ours = concerns(store, d, wrote);
+        if (ours.length === 0) continue;
+        fresh.push(d);
+        ops.push(ours);
       }
       known = now;
-      if (fresh.length > 0) listener({ diagnostics: fresh.slice(0, MERGE_ERRORS_TOLD), total: fresh.length });
+      if (fresh.length > 0)
+        listener({
+          diagnostics: fresh.slice(0, MERGE_ERRORS_TOLD),
+          ops: ops.slice(0, MERGE_ERRORS_TOLD),
+          total: fresh.length,
+        });
     } finally {
       busy = false;
     }
@@ -91,11 +101,18 @@ export function onMergeErrors(
   return stop;
 }
 
-/** Whether `d` is in a definition of `wrote`, or in one whose references bind one of them. */
-function concerns(store: Store, d: Diagnostic, wrote: ReadonlySet<string>): boolean {
-  if (d.definition === undefined) return false;
-  if (wrote.has(d.definition)) return true;
+/** The ops of `wrote` whose definition `d` is in, or is referenced by the definition `d` is in. */
+function concerns(store: Store, d: Diagnostic, wrote: ReadonlyMap<string, string>): string[] {
+  if (d.definition === undefined) return [];
+  const own = wrote.get(d.definition);
+  if (own !== undefined) return [own];
   const viewed = store.view(d.definition);
-  if (!viewed.ok) return false;
-  return viewed.value.definitions.some((v) => Object.values(v.refs).some((id) => wrote.has(id)));
+  if (!viewed.ok) return [];
+  const ops = new Set<string>();
+  for (const v of viewed.value.definitions)
+    for (const id of Object.values(v.refs)) {
+      const op = wrote.get(id);
+      if (op !== undefined) ops.add(op);
+    }
+  return [...ops];
 }
