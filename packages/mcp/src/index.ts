@@ -3,6 +3,17 @@
  * §9.7), `kumiki mcp serve --store DIR`. Named exports only; test/exports.test.ts pins the list.
  */
 export { type DoctorCheck, type DoctorReport, runDoctor } from "./doctor.js";
+export { EVENTS_KEPT, SessionEventStore } from "./event-store.js";
+export {
+  type HttpAccess,
+  type HttpMcpServer,
+  type HttpServeOptions,
+  LOOPBACK_HOSTS,
+  type McpHttpHandler,
+  type McpHttpOptions,
+  mcpHttpHandler,
+  serveHttp,
+} from "./http.js";
 export {
   DEFAULT_LIMITS,
   LIMIT_DESCRIPTIONS,

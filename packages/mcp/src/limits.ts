@@ -8,7 +8,13 @@
 export const LIMITS_URI = "kumiki://limits";
 
 /** The names of the limits. */
-export const LIMIT_NAMES = ["bodyBytes", "responseBytes", "wildcardResults"] as const;
+export const LIMIT_NAMES = [
+  "bodyBytes",
+  "responseBytes",
+  "wildcardResults",
+  "httpSessions",
+  "idleSeconds",
+] as const;
 
 /** One of {@link LIMIT_NAMES}. */
 export type LimitName = (typeof LIMIT_NAMES)[number];
@@ -21,6 +27,8 @@ export const DEFAULT_LIMITS: Limits = {
   bodyBytes: 64 * 1024,
   responseBytes: 256 * 1024,
   wildcardResults: 200,
+  httpSessions: 64,
+  idleSeconds: 1800,
 };
 
 /** What each limit bounds, for the resource and docs/mcp.md. */
@@ -36,6 +44,15 @@ export const LIMIT_DESCRIPTIONS: Readonly<Record<LimitName, { unit: string; appl
   wildcardResults: {
     unit: "definitions",
     applies: "the definitions a kumiki_view pattern (slot.*, tile.Todo*, *) may match",
+  },
+  httpSessions: {
+    unit: "sessions",
+    applies: "the MCP sessions one HTTP server holds at once (a new one past it is refused, HTTP 503)",
+  },
+  idleSeconds: {
+    unit: "seconds",
+    applies:
+      "how long an HTTP session may go without a request before the server ends it (the client then starts a new one)",
   },
 };
 

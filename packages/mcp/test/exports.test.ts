@@ -20,6 +20,12 @@ const EXPECTED = [
   // Sessions over a graph opened once (one per HTTP client).
   "createMcpSession",
   "openMcpGraph",
+  // Streamable HTTP: the endpoint's handler, the local server, its resumable event store.
+  "EVENTS_KEPT",
+  "LOOPBACK_HOSTS",
+  "SessionEventStore",
+  "mcpHttpHandler",
+  "serveHttp",
   "fromRejection",
   "limitsDocument",
   "parseLimitAssignments",

@@ -26,7 +26,8 @@ describe("limits", () => {
   it("refuse an unknown name, a value that is not a positive integer, or another shape, naming it", () => {
     expect(parseLimitAssignments(["bodyByte=10"])).toEqual({
       ok: false,
-      message: 'unknown limit "bodyByte": one of bodyBytes, responseBytes, wildcardResults',
+      message:
+        'unknown limit "bodyByte": one of bodyBytes, responseBytes, wildcardResults, httpSessions, idleSeconds',
     });
     expect(parseLimitAssignments(["bodyBytes=0"])).toMatchObject({ ok: false });
     expect(parseLimitAssignments(["bodyBytes"])).toMatchObject({

@@ -113,6 +113,8 @@ describe.skipIf(todo === undefined)("kumiki mcp serve over stdio (TodoMVC)", () 
       ["bodyBytes", 65536],
       ["responseBytes", 262144],
       ["wildcardResults", 200],
+      ["httpSessions", 64],
+      ["idleSeconds", 1800],
     ]);
   });
 
@@ -413,6 +415,8 @@ describe.skipIf(todo === undefined)("limits set with --limit", () => {
       bodyBytes: 65536,
       responseBytes: 3000,
       wildcardResults: 5,
+      httpSessions: 64,
+      idleSeconds: 1800,
     });
   });
 

@@ -53,7 +53,7 @@ export const COMMANDS: readonly (Command | LazyCommand)[] = [
   repair,
   lazy(
     "mcp serve",
-    "serve the store to AI agents over MCP on stdio (the tools of ai-edit.md §9.7)",
+    "serve the store to AI agents over MCP on stdio, or over HTTP (the tools of ai-edit.md §9.7)",
     async () => (await import("./mcp.js")).mcpServe,
     "@kumiki-graph/mcp",
   ),

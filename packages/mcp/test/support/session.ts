@@ -9,6 +9,8 @@ import { openStore, splitProgram } from "@kumiki-graph/core";
 import { initWorkspace } from "@kumiki-graph/storage-automerge";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js";
 import { expect } from "vitest";
@@ -120,6 +122,34 @@ export async function connect(
   transport.stderr?.on("data", (b: Buffer) => {
     err += b.toString("utf8");
   });
+  return over(
+    transport,
+    () => err,
+    () => transport.pid,
+    options,
+  );
+}
+
+/**
+ * Connects a real MCP client over Streamable HTTP to `url` (the SDK's StreamableHTTPClientTransport),
+ * with the same checks of every answer as over stdio. `headers` go with every request (a token).
+ */
+export function connectHttp(
+  url: string,
+  options: { hostPath?: string; headers?: Record<string, string>; serverLog?: () => string } = {},
+): Promise<Session> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    ...(options.headers === undefined ? {} : { requestInit: { headers: options.headers } }),
+  });
+  return over(transport, options.serverLog ?? (() => ""), () => null, options);
+}
+
+async function over(
+  transport: Transport,
+  stderr: () => string,
+  pid: () => number | null,
+  options: { hostPath?: string },
+): Promise<Session> {
   const client = new Client({ name: "kumiki-mcp-test", version: "0.0.0" });
   const ajv = new AjvJsonSchemaValidator();
   let validate: (name: string, isError: boolean, value: unknown) => void;
@@ -142,12 +172,14 @@ export async function connect(
     };
   } catch (e) {
     await client.close().catch(() => undefined);
-    throw new Error(`${(e as Error).message}\nserver stderr:\n${err}`);
+    throw new Error(`${(e as Error).message}\nserver stderr:\n${stderr()}`);
   }
   return {
     client,
-    pid: transport.pid,
-    stderr: () => err,
+    get pid() {
+      return pid();
+    },
+    stderr,
     async call(name, a) {
       const r = (await client.callTool({ name, arguments: a })) as {
         isError?: boolean;
