@@ -274,6 +274,7 @@ export {
   syncFiles,
 } from "./project/sync-files.js";
 export { SYNC_STATE_FILE } from "./project/sync-state.js";
+export { withAuthor } from "./store/authorship.js";
 export { withCancellation } from "./store/cancellation.js";
 export { type DiffSide, definitionDiff } from "./store/diff.js";
 export { WORKSPACE_DIR, writeFileAtomic } from "./store/files.js";

@@ -55,6 +55,7 @@ const EXPECTED = [
   "checkStore",
   "MERGE_ERRORS_TOLD",
   "onMergeErrors",
+  "withAuthor",
   "createCheckGate",
   "applyFixes",
   "normalizePatch",

@@ -23,7 +23,14 @@ import { createMcpSession, type McpGraph, type McpSession } from "./session.js";
 
 /** Who may use the endpoint: what a request's credentials grant, or why they grant nothing. */
 export type HttpAccess =
-  | { readonly ok: true; readonly name: string; readonly readOnly: boolean }
+  | {
+      readonly ok: true;
+      /** Who the request is (a token's name; "" without tokens). */
+      readonly name: string;
+      readonly readOnly: boolean;
+      /** The author of the session's writes, when not the store's own. */
+      readonly author?: string;
+    }
   | { readonly ok: false; readonly status: 401 | 403; readonly message: string };
 
 /** How {@link mcpHttpHandler} serves. */
@@ -99,7 +106,8 @@ function hostName(host: string): string {
 export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   const { graph } = options;
   const held = new Map<string, Held>();
-  const authorize = options.authorize ?? (() => ({ ok: true, name: "", readOnly: false }) as const);
+  const everyone: HttpAccess = { ok: true, name: "", readOnly: false };
+  const authorize = options.authorize ?? (() => everyone);
   const end = async (id: string): Promise<void> => {
     const h = held.get(id);
     if (h === undefined) return;
@@ -186,7 +194,10 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
         `the server holds ${graph.limits.httpSessions} sessions, its limit (httpSessions): end one (DELETE) or retry later`,
         { "retry-after": "5" },
       );
-    const session = createMcpSession(graph, { readOnly: access.readOnly });
+    const session = createMcpSession(graph, {
+      readOnly: access.readOnly,
+      ...(access.author === undefined ? {} : { author: access.author }),
+    });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       eventStore: new SessionEventStore(),

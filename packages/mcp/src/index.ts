@@ -5,6 +5,12 @@
 export { type DoctorCheck, type DoctorReport, runDoctor } from "./doctor.js";
 export { EVENTS_KEPT, SessionEventStore } from "./event-store.js";
 export {
+  type GraphHost,
+  type McpGraphRoutes,
+  type McpGraphRoutesOptions,
+  mcpGraphRoutes,
+} from "./graph-routes.js";
+export {
   type HttpAccess,
   type HttpMcpServer,
   type HttpServeOptions,

@@ -16,6 +16,7 @@ import {
   opContentHash,
   quoted,
   type Store,
+  withAuthor,
   withCancellation,
   withIdempotency,
 } from "@kumiki-graph/core";
@@ -62,6 +63,8 @@ export interface McpSessionOptions {
    * token that grants read access only).
    */
   readonly readOnly?: boolean;
+  /** The author of this session's writes (a token's name), when not the store's own. */
+  readonly author?: string;
 }
 
 /** One session: connect it to a transport; close it when done (the store stays open). */
@@ -181,7 +184,13 @@ export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {
                 .catch(() => undefined),
           }),
     };
-    const run = () => withCancellation(signal, () => tool.run(parsed.data, callCtx));
+    const author = options.author;
+    const run = () =>
+      withCancellation(signal, () =>
+        author === undefined
+          ? tool.run(parsed.data, callCtx)
+          : withAuthor(author, () => tool.run(parsed.data, callCtx)),
+      );
     // A client that cancels at once writes the cancellation right behind the request, but the
     // two can reach this process in separate reads, and a write can take its lock, draft and pass
     // its last look at the signal without awaiting anything in between: let the input under way

@@ -26,6 +26,8 @@ const EXPECTED = [
   "SessionEventStore",
   "mcpHttpHandler",
   "serveHttp",
+  // The MCP endpoints of a sync server's graphs (kumiki serve).
+  "mcpGraphRoutes",
   "fromRejection",
   "limitsDocument",
   "parseLimitAssignments",

@@ -114,6 +114,29 @@ export class OpLogOpenError extends Error {
   readonly damaged: boolean;
 }
 
+/**
+ * What the log needs of the storage under its Repo: the workspace's {@link DurableFSStorageAdapter},
+ * or, for a log attached to a Repo that is not a workspace's (a sync server's graphs, one process
+ * owning them), a storage with nothing to lock, no other process's chunks to take in, no damage to
+ * hold back and no readable op log to keep ({@link AutomergeOpLog.attach}).
+ */
+export type LogStorage = Pick<
+  DurableFSStorageAdapter,
+  "foreignChunks" | "damaged" | "freeze" | "readOnly" | "directory" | "chunkStamps" | "dispose"
+> & { readonly lock: Pick<FileLock, "run"> };
+
+/** The storage of an attached log: the Repo's owner does the storing, locking and merging. */
+const ATTACHED: LogStorage = {
+  lock: { run: async (fn) => fn() },
+  foreignChunks: () => [],
+  damaged: [],
+  freeze: () => undefined,
+  readOnly: false,
+  directory: "(the Repo's own storage)",
+  chunkStamps: () => [],
+  dispose: () => undefined,
+};
+
 /** An {@link OpLog} kept in one Automerge document of an automerge-repo Repo. */
 export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private readonly ops: T[] = [];
@@ -150,7 +173,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     /** The graph document's handle. */
     readonly handle: DocHandle<OpLogDocument>,
     /** The storage adapter under the Repo (its `lock` guards every write). */
-    readonly storage: DurableFSStorageAdapter,
+    readonly storage: LogStorage,
     options: AutomergeOpLogOptions,
   ) {
     this.chunkSize = Math.max(1, options.chunkSize ?? CHUNK_SIZE);
@@ -200,6 +223,42 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       return log;
     });
   }
+
+  /**
+   * A log over a graph document that a Repo of the caller's holds (a sync server's): appends change
+   * `handle` and flush it through the Repo's storage (resolving once it is stored: fsynced on a
+   * folder, committed on PostgreSQL), and changes that reach the handle otherwise (a sync peer,
+   * another server of the database) arrive through {@link onRemote}. The Repo stays the caller's:
+   * closing the log detaches it and leaves the Repo running. `onAppend` is told after each append
+   * (the server's check of peers' changes learns the document grew). Throws an
+   * {@link OpLogOpenError} when the document is not a Kumiki op log.
+   */
+  static attach<T extends StoredOp = StoredOp>(
+    repo: Repo,
+    handle: DocHandle<OpLogDocument>,
+    options: { readonly chunkSize?: number; readonly onAppend?: () => void } = {},
+  ): AutomergeOpLog<T> {
+    const doc = handle.doc();
+    if (bundleText(doc.kind) !== OP_LOG_KIND || typeof doc.format !== "number")
+      throw new OpLogOpenError("store-corrupt", `${handle.url} is not a Kumiki op log`);
+    if (doc.format > OP_LOG_FORMAT)
+      throw new OpLogOpenError(
+        "store-unsupported",
+        `${handle.url} has op log format ${doc.format}; this version reads up to ${OP_LOG_FORMAT}`,
+      );
+    const log = new AutomergeOpLog<T>(repo, handle, ATTACHED, {
+      directory: ATTACHED.directory,
+      ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize }),
+    });
+    log.attached = options.onAppend ?? (() => undefined);
+    handle.on("change", log.onChange);
+    log.readAll(doc);
+    log.decideContested(doc);
+    return log;
+  }
+
+  /** Set when attached to a caller's Repo ({@link attach}): told after each append; the Repo is not ours to shut down. */
+  private attached: (() => void) | undefined;
 
   /** Opens the graph document `url` stored in `options.directory`. */
   static async open<T extends StoredOp = StoredOp>(
@@ -356,6 +415,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
         this.failure = e;
         throw e;
       }
+      this.attached?.();
       this.updateMirror(fresh, before);
       return fresh;
     });
@@ -435,7 +495,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
         this.closed = true;
         this.handle.off("change", this.onChange);
         this.listeners.clear();
-        await this.repo.shutdown().catch(() => undefined);
+        if (this.attached === undefined) await this.repo.shutdown().catch(() => undefined);
         this.storage.dispose();
         this.mirror?.dispose();
       }

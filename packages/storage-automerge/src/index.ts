@@ -8,6 +8,7 @@
 export {
   AutomergeOpLog,
   type AutomergeOpLogOptions,
+  type LogStorage,
   OpLogOpenError,
   StoreDamagedError,
   WorkspaceReplacedError,

@@ -14,6 +14,7 @@ export {
   syncWorkspace,
 } from "./client.js";
 export { type ClientAdapterOptions, KumikiClientAdapter, type TrafficStats } from "./client-adapter.js";
+export { GraphStores, SERVER_AUTHOR } from "./graph-stores.js";
 export {
   type PostgresFault,
   PostgresStorageAdapter,
@@ -43,6 +44,7 @@ export {
 export { fail, ok, type SyncError, type SyncErrorCode, type SyncResult } from "./result.js";
 export {
   HEALTH_DAMAGE_LIMIT,
+  type RequestAccess,
   type ServerStorage,
   type SyncServer,
   type SyncServerHealth,

@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import * as A from "@automerge/automerge";
 import { type DocumentId, type PeerId, Repo, type StorageAdapterInterface } from "@automerge/automerge-repo";
+import type { Store } from "@kumiki-graph/core";
 import {
   checkChanges,
   type DocumentShape,
@@ -20,12 +21,13 @@ import {
   shapeOf,
 } from "@kumiki-graph/storage-automerge";
 import { type WebSocket, WebSocketServer } from "ws";
+import { GraphStores } from "./graph-stores.js";
 import type { PostgresStorageAdapter } from "./postgres-storage.js";
 import { CLOSE_FORBIDDEN } from "./protocol.js";
 import { fail, ok, type SyncResult } from "./result.js";
 import { AccessControlledServerAdapter, type RefusalEvent } from "./server-adapter.js";
 import { SyncStateKeeper } from "./sync-state.js";
-import { type Grant, OPEN_GRANT, type TokenTable } from "./tokens.js";
+import { type Access, type Grant, OPEN_GRANT, type TokenTable } from "./tokens.js";
 
 /**
  * What a sync server stores its graphs in: an automerge-repo storage adapter, and what `/health`
@@ -80,7 +82,23 @@ export interface SyncServerOptions {
   readonly openUntilTokens?: boolean;
   /** Receives one line per notable event (connections, refusals). */
   readonly log?: (line: string) => void;
+  /**
+   * Other HTTP routes on the same port (the MCP endpoint of each graph, `/g/<graph>/mcp`): called
+   * for every request that is not `/health`; return true when it took the request.
+   */
+  readonly routes?: (req: http.IncomingMessage, res: http.ServerResponse, server: SyncServer) => boolean;
 }
+
+/** What a request's credentials grant on one graph, or why they grant nothing. */
+export type RequestAccess =
+  | {
+      readonly ok: true;
+      readonly name: string;
+      readonly access: Access;
+      /** Granted because the server takes no tokens (yet): `name` is nobody's. */
+      readonly open?: true;
+    }
+  | { readonly ok: false; readonly status: 401 | 403; readonly message: string };
 
 /** The storages of the servers running in this process, for {@link watchStorageFaults}. */
 const faultSources = new Set<ServerStorage>();
@@ -142,6 +160,16 @@ export interface SyncServer {
   health(): SyncServerHealth;
   /** Refusals so far, oldest first. */
   refusals(): readonly RefusalEvent[];
+  /**
+   * The server's own store of a graph (`automerge:<id>`), opened on first use (graph-stores.ts):
+   * its writes are the server's copy's, durable before they are answered and sent on to peers.
+   */
+  openStore(graph: string): Promise<SyncResult<Store>>;
+  /**
+   * What `req`'s token (`Authorization: Bearer`, as for a WebSocket) grants on a graph, under the
+   * same tokens and grants as sync (asked again at each request: a withdrawn token is refused).
+   */
+  accessOf(req: http.IncomingMessage, graph: string): RequestAccess;
   /** Flushes every graph to disk, disconnects every peer and stops listening. */
   close(): Promise<void>;
 }
@@ -324,6 +352,8 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     shapes.delete(documentId);
   };
   const unwatch = storage.watch?.((key) => void takeStoredElsewhere(key));
+  // The server's own writes to a graph grow its document: the peers' change check reads its shape again.
+  const stores = new GraphStores(repo, handleOf, (documentId) => shapes.delete(documentId));
 
   /** Anyone may connect: no tokens, or none stored yet (openUntilTokens); once false, never again. */
   let open = options.tokens === undefined || (options.openUntilTokens === true && options.tokens.size === 0);
@@ -375,8 +405,28 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     };
   };
 
+  const accessOf = (req: http.IncomingMessage, graph: string): RequestAccess => {
+    const documentId = graph.startsWith("automerge:") ? graph.slice("automerge:".length) : graph;
+    if (open || options.tokens === undefined) {
+      const a = OPEN_GRANT.access(documentId)!;
+      return { ok: true, name: OPEN_GRANT.name, access: a, open: true };
+    }
+    const token = tokenOf(req);
+    if (token === undefined)
+      return { ok: false, status: 401, message: "a token is required: send `Authorization: Bearer <token>`" };
+    const grant = options.tokens.lookup(token);
+    if (grant === undefined)
+      return { ok: false, status: 403, message: "the token is not accepted by this server" };
+    const access = grant.access(documentId);
+    if (access === undefined)
+      return { ok: false, status: 403, message: `the token grants no access to automerge:${documentId}` };
+    return { ok: true, name: grant.name, access };
+  };
+  let self: SyncServer | undefined;
+
   const httpServer = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
+    if (url.pathname !== "/health" && self !== undefined && options.routes?.(req, res, self) === true) return;
     const json = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(`${JSON.stringify(body)}\n`);
@@ -466,18 +516,21 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   const port = listening.value.port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
-  return ok({
+  self = {
     url: `ws://${urlHost}:${port}`,
     host,
     port,
     repo,
     health,
     refusals: () => refusals,
+    openStore: (graph) => stores.open(graph),
+    accessOf,
     close() {
       closing ??= (async () => {
         unwatch?.();
         unwatchTokens?.();
         httpServer.close();
+        await stores.close();
         try {
           await repo.flush(readyGraphs());
           await syncStates.flush();
@@ -493,5 +546,6 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       })();
       return closing;
     },
-  });
+  };
+  return ok(self);
 }

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { LOOPBACK_HOSTS, mcpGraphRoutes } from "@kumiki-graph/mcp";
 import {
   PostgresStorageAdapter,
   PostgresTokenTable,
@@ -103,7 +104,17 @@ export const serve: Command = {
       tokens = dbTokens;
     }
     const where = storage === undefined ? dataDir : `${redactedUrl(storageUrl!)} (table ${storage.table})`;
+    // MCP over Streamable HTTP for each graph, at /g/<graph>/mcp, on the server's own copy.
+    const loopback = ["127.0.0.1", "::1", "localhost"].includes(host);
+    const routes = mcpGraphRoutes({
+      log: (line) => ctx.io.stderr(`kumiki serve: mcp: ${line}\n`),
+      ...(loopback ? { allowedHosts: LOOPBACK_HOSTS } : {}),
+    });
+    if (!routes.ok) throw failure(routes.error.code, routes.error.message);
+    const mcp = routes.value;
+    const unwatchTokens = tokens?.onChange?.(() => void mcp.review());
     const started = await startSyncServer({
+      routes: (req, res, s) => mcp.route(req, res, s),
       port,
       host,
       ...(storage === undefined ? { dataDir } : { storage }),
@@ -128,7 +139,7 @@ export const serve: Command = {
     ctx.io.stdout(
       ctx.json
         ? `${JSON.stringify({ listening: info })}\n`
-        : `listening on ${server.url} (${storage === undefined ? "data" : "storage"} ${where})\n`,
+        : `listening on ${server.url} (${storage === undefined ? "data" : "storage"} ${where}); MCP at ${server.url.replace(/^ws/, "http")}/g/<graph>/mcp\n`,
     );
     if (info.auth === "none")
       ctx.io.stderr(
@@ -170,6 +181,8 @@ export const serve: Command = {
     });
     process.off("SIGHUP", reread);
     const health = server.health();
+    unwatchTokens?.();
+    await mcp.close();
     await server.close();
     await dbTokens?.close();
     await storage?.close();

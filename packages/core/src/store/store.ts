@@ -17,6 +17,7 @@ import {
   type OpIdGenerator,
 } from "../ops/ids.js";
 import { CONFLICT_POLICIES, type ConflictPolicy, isConflictPolicy, type LogOp } from "../ops/op.js";
+import { authorContext } from "./authorship.js";
 import { canonicalItem } from "./bundle-form.js";
 import { cancellationContext } from "./cancellation.js";
 import { Draft } from "./draft.js";
@@ -543,17 +544,18 @@ export class Store {
     const parsed = lockInput(input, false);
     if (!parsed.ok) return Promise.resolve(parsed);
     const { agent, patterns } = parsed.value;
-    const others = agent !== this.author;
+    const me = this.writer();
+    const others = agent !== me;
     if (others && input.force !== true) {
       return Promise.resolve(
         reject(
           "locked",
-          `${agent}'s locks are ${agent}'s to lift; ${this.author} may not unlock them. Ask ${agent} to unlock, or force it if ${agent} is gone (the op log records that ${this.author} lifted them)`,
-          { agent, author: this.author, ...(patterns === undefined ? {} : { patterns }) },
+          `${agent}'s locks are ${agent}'s to lift; ${me} may not unlock them. Ask ${agent} to unlock, or force it if ${agent} is gone (the op log records that ${me} lifted them)`,
+          { agent, author: me, ...(patterns === undefined ? {} : { patterns }) },
         ),
       );
     }
-    return this.write((d) => draftUnlock(d, agent, patterns, this.author, input.task));
+    return this.write((d) => draftUnlock(d, agent, patterns, me, input.task));
   }
 
   /**
@@ -617,6 +619,11 @@ export class Store {
     return ok(id);
   }
 
+  /** Who writes now: the author of {@link withAuthor}'s context, else the store's. */
+  private writer(): AuthorId {
+    return authorContext.getStore() ?? this.author;
+  }
+
   /**
    * Authors a write against a fork of the graph and runs the gate on it, then hands the fork and
    * the finished ops to `then` (while the fork still exists). The fork is always dropped: nothing
@@ -626,12 +633,13 @@ export class Store {
     build: (d: Draft) => Rejection | undefined,
     then: (d: Draft, ops: LogOp[]) => StoreResult<T>,
   ): StoreResult<T> {
-    const draft = new Draft(this.graph, this.author, this.now, this.ids);
+    const author = this.writer();
+    const draft = new Draft(this.graph, author, this.now, this.ids);
     try {
       const refused = build(draft);
       if (refused !== undefined) return { ok: false, error: refused };
       if (draft.ops.length === 0) return reject("no-change", "the write changes nothing");
-      const locked = lockRefusal(this.graph, this.author, draft.ops);
+      const locked = lockRefusal(this.graph, author, draft.ops);
       if (locked !== undefined) return { ok: false, error: locked };
       const problems = gateProblems(draft, this.reader, this.validators);
       if (problems.length > 0) {
