@@ -1,0 +1,221 @@
+/**
+ * Two `kumiki serve` on one PostgreSQL, six MCP agents over HTTP (three on each server, the SDK's
+ * StreamableHTTPClientTransport) writing at once: replaces of the same slots, adds of the same
+ * names on both servers, adds of their own. Every acknowledged write is in the graph or was told
+ * lost to the session that made it (a notice, or its own answer), and both servers, read through
+ * MCP, show the same program.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
+import { syncWorkspace } from "@kumiki-graph/sync-server";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import pg from "pg";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { freshTable, POSTGRES_URL, skipWithoutPostgres } from "../../sync-server/test/support/postgres.js";
+import { BIN, cleanup, tempDir } from "./support.js";
+
+const skip = await skipWithoutPostgres();
+
+const TOKENS = { alice: "alice-token-0123456789abcdef", bob: "bob-token-0123456789abcdef" };
+
+async function sql(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+
+async function startServe(root: string, storage: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    [BIN, "serve", "--port", "0", "--storage", storage, "--token-file", path.join(root, "tokens.json")],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  children.push(child);
+  let out = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not listening after 20 s: ${out}`)), 20_000);
+    const take = (b: Buffer) => {
+      out += b.toString("utf8");
+      const m = /listening on (ws:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on("data", take);
+    child.stderr!.on("data", take);
+  });
+  return { child, url };
+}
+
+interface Agent {
+  readonly client: Client;
+  /** Op-ids of writes answered as done. */
+  readonly acked: string[];
+  /** Op-ids told lost: by a notice, in an answer's _meta, or by the answer itself. */
+  readonly told: Set<string>;
+  readonly uniques: string[];
+}
+
+async function agentOn(endpoint: string, token: string): Promise<Agent> {
+  const client = new Client({ name: "pg-agent", version: "0" });
+  const told = new Set<string>();
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    for (const id of JSON.stringify(n.params.data).match(/op_[0-9A-Z]{26}/g) ?? []) told.add(id);
+  });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(endpoint), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return { client, acked: [], told, uniques: [] };
+}
+
+async function write(agent: Agent, name: string, args: Record<string, unknown>): Promise<void> {
+  const r = (await agent.client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    structuredContent?: { opIds?: string[]; error?: { kind: string } };
+    _meta?: Record<string, unknown>;
+  };
+  for (const id of JSON.stringify(r._meta?.["kumiki-graph/losses"] ?? []).match(/op_[0-9A-Z]{26}/g) ?? [])
+    agent.told.add(id);
+  if (r.structuredContent?.error?.kind === "lost")
+    for (const id of JSON.stringify(r.structuredContent).match(/op_[0-9A-Z]{26}/g) ?? []) agent.told.add(id);
+  if (r.isError !== true) agent.acked.push(...(r.structuredContent?.opIds ?? []));
+}
+
+describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () => {
+  let schema = "";
+  let storage = "";
+  beforeEach(async () => {
+    schema = freshTable("kumiki_test_schema");
+    await sql(`CREATE SCHEMA "${schema}"`);
+    storage = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  });
+  afterEach(async () => {
+    for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+    cleanup(...dirs.splice(0));
+    await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  });
+
+  it("six HTTP agents on two servers: every acknowledged write stands or was told lost, and both servers agree", async () => {
+    const root = tempDir("serve-mcp-pg");
+    dirs.push(root);
+    const ws = path.join(root, "ws");
+    const opened = await openWorkspaceStore(ws, { author: "agent:seed", create: true });
+    if (!opened.ok) throw new Error(opened.error.message);
+    const graph = opened.value.workspace.config.graph;
+    const seeded = await opened.value.store.apply(
+      Array.from({ length: 5 }, (_, i) => ({ op: "add" as const, source: `slot s${i} : Int = 0` })),
+    );
+    if (!seeded.ok) throw new Error(seeded.error.message);
+    await opened.value.close();
+    fs.writeFileSync(
+      path.join(root, "tokens.json"),
+      JSON.stringify({
+        format: 1,
+        tokens: [
+          { name: "agent:alice", token: TOKENS.alice, graphs: { [graph]: "write" } },
+          { name: "agent:bob", token: TOKENS.bob, graphs: { [graph]: "write" } },
+        ],
+      }),
+    );
+    const one = await startServe(root, storage);
+    const two = await startServe(root, storage);
+    expect((await syncWorkspace(ws, { url: one.url, token: TOKENS.alice, timeoutMs: 30_000 })).ok).toBe(true);
+    const endpoint = (s: { url: string }) => `${s.url.replace(/^ws/, "http")}/g/${graph}/mcp`;
+    const ROUNDS = 6;
+    const agents: Agent[] = [];
+    for (let i = 0; i < 6; i++)
+      agents.push(await agentOn(endpoint(i < 3 ? one : two), i < 3 ? TOKENS.alice : TOKENS.bob));
+    try {
+      // In lockstep: each round every agent replaces the same slot and adds the same name at once
+      // (the three on one server queue on its store; the two servers race through the database),
+      // then adds a name of its own.
+      for (let r = 0; r < ROUNDS; r++) {
+        await Promise.all(
+          agents.map((a, i) =>
+            write(a, "kumiki_replace", { qname: `slot.s${r % 5}`, body: `: Int = ${i * 100 + r}` }),
+          ),
+        );
+        await Promise.all(
+          agents.map((a, i) =>
+            write(a, "kumiki_add", { layer: "slot", name: `same${r}`, body: `: Int = ${i}` }),
+          ),
+        );
+        await Promise.all(
+          agents.map(async (a, i) => {
+            const unique = `u${i}x${r}`;
+            await write(a, "kumiki_add", { layer: "slot", name: unique, body: `: Int = ${r}` });
+            a.uniques.push(unique);
+          }),
+        );
+      }
+      // Settle: both servers take in each other's writes (the database's notices), sessions are told.
+      const reader1 = await agentOn(endpoint(one), TOKENS.alice);
+      const reader2 = await agentOn(endpoint(two), TOKENS.bob);
+      const programOf = async (a: Agent) => {
+        const r = (await a.client.callTool({ name: "kumiki_view", arguments: { selector: "*" } })) as {
+          content: { text: string }[];
+        };
+        return r.content[0]!.text;
+      };
+      let views: [string, string] = ["", "?"];
+      for (let i = 0; i < 200 && views[0] !== views[1]; i++) {
+        views = [await programOf(reader1), await programOf(reader2)];
+        if (views[0] !== views[1]) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(views[0]).toBe(views[1]);
+      await new Promise((r) => setTimeout(r, 1_000));
+      // Every unique add stands on both servers.
+      for (const a of agents) for (const u of a.uniques) expect(views[0]).toContain(`slot ${u} :`);
+      // Every acknowledged op that did not take effect was told to its session.
+      const statusOf = new Map<string, string>();
+      for (const qname of [
+        ...Array.from({ length: 5 }, (_, i) => `slot.s${i}`),
+        "slot.same0",
+        "slot.same1",
+        "slot.same2",
+      ]) {
+        const h = (await reader1.client.callTool({ name: "kumiki_history", arguments: { qname } })) as {
+          structuredContent: { definitions?: { entries: { opId: string; status: string }[] }[] };
+        };
+        for (const hist of h.structuredContent.definitions ?? [])
+          for (const e of hist.entries) statusOf.set(e.opId, e.status);
+      }
+      let acked = 0;
+      let notApplied = 0;
+      for (const a of agents)
+        for (const id of a.acked) {
+          acked++;
+          const status = statusOf.get(id);
+          if (status !== undefined && status !== "applied") {
+            notApplied++;
+            expect(a.told.has(id), `${id} is ${status} but its session was not told`).toBe(true);
+          }
+        }
+      console.info(`${acked} acknowledged ops, ${notApplied} decided against and told to their sessions`);
+      expect(acked).toBeGreaterThan(6 * 6);
+      await reader1.client.close();
+      await reader2.client.close();
+    } finally {
+      for (const a of agents) await a.client.close().catch(() => undefined);
+      for (const s of [one, two]) {
+        const exited = new Promise<number | null>((resolve) => s.child.once("exit", resolve));
+        s.child.kill("SIGTERM");
+        expect(await exited).toBe(0);
+      }
+    }
+  }, 180_000);
+});
