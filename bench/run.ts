@@ -11,6 +11,7 @@ import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
 import { benchLive } from "./live.js";
 import { benchMcpContext } from "./mcp-context.js";
+import { benchMcpHttp } from "./mcp-http.js";
 import { benchRepair } from "./repair.js";
 import { benchScale } from "./scale.js";
 import { benchStore } from "./store.js";
@@ -25,6 +26,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["live workspace", benchLive],
   ["repair loop", benchRepair],
   ["MCP context (bytes per call)", benchMcpContext],
+  ["MCP over HTTP against stdio (calls/s, latency)", benchMcpHttp],
   ["damage and repair (10k ops)", benchDamage],
   ["sync", benchSync],
   ["sync service (servers on FS and PostgreSQL)", benchSyncService],
