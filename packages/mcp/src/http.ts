@@ -38,8 +38,9 @@ export interface McpHttpOptions {
   /** The graph every session shares. */
   readonly graph: McpGraph;
   /**
-   * Origins a browser page may call from (`https://app.example`). A request whose `Origin` header
-   * is not one of them is refused (403); clients that are not browsers send none. Default: none.
+   * Origins a browser page may call from (`https://app.example`), besides the server's own (the
+   * origin its Host header names). A request whose `Origin` header is another is refused (403);
+   * clients that are not browsers send none. Default: none.
    */
   readonly allowedOrigins?: readonly string[];
   /**
@@ -135,7 +136,10 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     if (options.allowedHosts !== undefined && !options.allowedHosts.includes(hostName(host)))
       return refuse(res, 403, -32000, `the Host ${JSON.stringify(host)} is not one this server answers to`);
     const origin = req.headers.origin;
-    if (origin !== undefined && !(options.allowedOrigins ?? []).includes(origin))
+    // A page of the server's own origin (what its Host says) is not a rebinding; any other is
+    // refused unless allowed.
+    const own = origin === `http://${host}` || origin === `https://${host}`;
+    if (origin !== undefined && !own && !(options.allowedOrigins ?? []).includes(origin))
       return refuse(
         res,
         403,

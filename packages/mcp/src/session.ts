@@ -12,7 +12,6 @@
  */
 import {
   type CapabilityManifest,
-  clip,
   opContentHash,
   quoted,
   type Store,
@@ -28,19 +27,16 @@ import {
   type CallToolResult,
   ErrorCode,
   type JSONRPCMessage,
-  ListResourcesRequestSchema,
   ListToolsRequestSchema,
-  ReadResourceRequestSchema,
   type ServerNotification,
   type ServerRequest,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { argumentError, failure, isWireError, protocolError, result } from "./answers.js";
 import { paramsError } from "./json-rpc-guard.js";
-import { LIMITS_URI, type Limits, limitsDocument } from "./limits.js";
-import { listing, SCHEMAS_URI, schemasDocument } from "./listing.js";
-import { CONFLICTS_URI, lossNotices } from "./loss-notices.js";
+import type { Limits } from "./limits.js";
+import { listing } from "./listing.js";
+import { lossNotices } from "./loss-notices.js";
+import { serveResources } from "./resources.js";
 import type { Outcome, Tool, ToolContext } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 import { MCP_VERSION } from "./version.js";
@@ -127,7 +123,12 @@ export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {
   const server = new Server(
     { name: "kumiki-graph", title: "Kumiki graph store", version: MCP_VERSION },
     {
-      capabilities: { tools: { listChanged: false }, resources: { subscribe: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { subscribe: true },
+        logging: {},
+        completions: {},
+      },
       instructions: INSTRUCTIONS,
     },
   );
@@ -280,62 +281,7 @@ export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {
       if (inflight === 0) idle?.();
     }
   });
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: [
-      {
-        uri: LIMITS_URI,
-        name: "limits",
-        title: "Limits of this server",
-        description: "Every limit a call can hit, by the name a limit-exceeded error gives",
-        mimeType: "application/json",
-      },
-      {
-        uri: CONFLICTS_URI,
-        name: "conflicts",
-        title: "Conflict records",
-        description:
-          "Every conflict record of the graph as it is now (kumiki_conflicts); subscribe to be told when a write of this session loses a merge",
-        mimeType: "application/json",
-      },
-      {
-        uri: SCHEMAS_URI,
-        name: "schemas",
-        title: "Result and error schemas",
-        description:
-          "JSON Schema of each tool's structured result (results.<tool>) and of the error envelope (error)",
-        mimeType: "application/json",
-      },
-    ],
-  }));
-  const documents: Record<string, () => unknown> = {
-    [LIMITS_URI]: () => limitsDocument(limits.value),
-    [SCHEMAS_URI]: () => schemasDocument(tools),
-    [CONFLICTS_URI]: () => ({ conflicts: store.conflicts() }),
-  };
-  /** The document at `uri`; a URI this server has none at is -32602, naming the resources. */
-  const known = (uri: string): (() => unknown) => {
-    const document = Object.hasOwn(documents, uri) ? documents[uri] : undefined;
-    if (document === undefined)
-      throw protocolError(
-        ErrorCode.InvalidParams,
-        `no resource ${clip(uri)}; the resources are ${Object.keys(documents).join(", ")}`,
-      );
-    return document;
-  };
-  server.setRequestHandler(SubscribeRequestSchema, (request) => {
-    known(request.params.uri);
-    losses.subscribed.add(request.params.uri);
-    return {};
-  });
-  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
-    known(request.params.uri);
-    losses.subscribed.delete(request.params.uri);
-    return {};
-  });
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    const uri = request.params.uri;
-    return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(known(uri)()) }] };
-  });
+  serveResources(server, { store, limits: graph.limits, tools, subscribed: losses.subscribed });
 
   let closing: Promise<void> | undefined;
   return {

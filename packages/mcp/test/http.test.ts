@@ -261,4 +261,35 @@ describe("kumiki mcp serve --http", () => {
       expect(await stop(server.child)).toBe(0);
     }
   }, 120_000);
+
+  it("offers each definition as a resource of the kumiki://definition/{qname} template, and completes its qname", async () => {
+    const dir = await tempDir("http-resources");
+    dirs.push(dir);
+    await workspaceFrom(dir, PROGRAM);
+    const server = await serveHttp(dir);
+    const s = await connectHttp(server.url, { serverLog: server.log });
+    try {
+      const templates = await s.client.listResourceTemplates();
+      expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(["kumiki://definition/{qname}"]);
+      const read = await s.client.readResource({ uri: "kumiki://definition/slot.count" });
+      expect(read.contents).toEqual([
+        { uri: "kumiki://definition/slot.count", mimeType: "text/plain", text: "slot count : Int = 0\n" },
+      ]);
+      await expect(s.client.readResource({ uri: "kumiki://definition/slot.nope" })).rejects.toThrow(
+        /-32002.*no definition slot\.nope/,
+      );
+      const ref = { type: "ref/resource" as const, uri: "kumiki://definition/{qname}" };
+      const all = await s.client.complete({ ref, argument: { name: "qname", value: "" } });
+      // In listing order (by layer), as kumiki_list gives them.
+      expect(all.completion.values).toEqual(["type.Point", "slot.count"]);
+      const slots = await s.client.complete({ ref, argument: { name: "qname", value: "ty" } });
+      expect(slots.completion).toMatchObject({ values: ["type.Point"], total: 1, hasMore: false });
+      await expect(
+        s.client.complete({ ref: { type: "ref/prompt", name: "any" }, argument: { name: "x", value: "" } }),
+      ).rejects.toThrow(/no prompts/);
+    } finally {
+      await s.close();
+      expect(await stop(server.child)).toBe(0);
+    }
+  }, 120_000);
 });
