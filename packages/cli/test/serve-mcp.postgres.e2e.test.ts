@@ -218,4 +218,73 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       }
     }
   }, 180_000);
+
+  it("a server killed after it answered a keyed write: the retry through the other server is answered with the same receipt, nothing written twice", async () => {
+    const root = tempDir("serve-mcp-pg-keys");
+    dirs.push(root);
+    const ws = path.join(root, "ws");
+    const opened = await openWorkspaceStore(ws, { author: "agent:seed", create: true });
+    if (!opened.ok) throw new Error(opened.error.message);
+    const graph = opened.value.workspace.config.graph;
+    const seeded = await opened.value.store.add({ layer: "slot", name: "count", body: ": Int = 0" });
+    if (!seeded.ok) throw new Error(seeded.error.message);
+    await opened.value.close();
+    fs.writeFileSync(
+      path.join(root, "tokens.json"),
+      JSON.stringify({
+        format: 1,
+        tokens: [{ name: "agent:alice", token: TOKENS.alice, graphs: { [graph]: "write" } }],
+      }),
+    );
+    const one = await startServe(root, storage);
+    const two = await startServe(root, storage);
+    expect((await syncWorkspace(ws, { url: one.url, token: TOKENS.alice, timeoutMs: 30_000 })).ok).toBe(true);
+    const endpoint = (s: { url: string }) => `${s.url.replace(/^ws/, "http")}/g/${graph}/mcp`;
+    const first = await agentOn(endpoint(one), TOKENS.alice);
+    const KEYS = 5;
+    const receipts: string[][] = [];
+    for (let i = 0; i < KEYS; i++) {
+      const r = (await first.client.callTool({
+        name: "kumiki_add",
+        arguments: { layer: "slot", name: `keyed${i}`, body: ": Int = 1", idempotency_key: `k-${i}` },
+      })) as { isError?: boolean; structuredContent: { opIds: string[] } };
+      expect(r.isError).toBe(false);
+      receipts.push(r.structuredContent.opIds);
+    }
+    // The server dies at once, its answers given; the agent goes on through the other.
+    one.child.kill("SIGKILL");
+    await new Promise((r) => one.child.once("exit", r));
+    await first.client.close().catch(() => undefined);
+    const second = await agentOn(endpoint(two), TOKENS.alice);
+    try {
+      for (let i = 0; i < KEYS; i++) {
+        const r = (await second.client.callTool({
+          name: "kumiki_add",
+          arguments: { layer: "slot", name: `keyed${i}`, body: ": Int = 1", idempotency_key: `k-${i}` },
+        })) as { isError?: boolean; structuredContent: { opIds: string[]; replayed?: boolean } };
+        expect(r.isError, JSON.stringify(r.structuredContent)).toBe(false);
+        expect(r.structuredContent.opIds).toEqual(receipts[i]);
+        expect(r.structuredContent.replayed).toBe(true);
+      }
+      // One of each, written once.
+      const history = (await second.client.callTool({
+        name: "kumiki_history",
+        arguments: { qname: "slot.keyed0" },
+      })) as {
+        structuredContent: { definitions: { entries: unknown[] }[] };
+      };
+      expect(history.structuredContent.definitions.flatMap((d) => d.entries)).toHaveLength(1);
+      // The same key with another request is refused, not written.
+      const other = (await second.client.callTool({
+        name: "kumiki_add",
+        arguments: { layer: "slot", name: "other", body: ": Int = 1", idempotency_key: "k-0" },
+      })) as { isError?: boolean; structuredContent: { error?: { code?: string } } };
+      expect(other.structuredContent.error?.code).toBe("idempotency-key-reused");
+    } finally {
+      await second.client.close().catch(() => undefined);
+      const exited = new Promise<number | null>((resolve) => two.child.once("exit", resolve));
+      two.child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    }
+  }, 180_000);
 });

@@ -236,7 +236,12 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   static attach<T extends StoredOp = StoredOp>(
     repo: Repo,
     handle: DocHandle<OpLogDocument>,
-    options: { readonly chunkSize?: number; readonly onAppend?: () => void } = {},
+    options: {
+      readonly chunkSize?: number;
+      readonly onAppend?: () => void;
+      /** Takes into `handle` every change the Repo's storage holds (see {@link catchUpAll}). */
+      readonly catchUp?: () => Promise<void>;
+    } = {},
   ): AutomergeOpLog<T> {
     const doc = handle.doc();
     if (bundleText(doc.kind) !== OP_LOG_KIND || typeof doc.format !== "number")
@@ -251,6 +256,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize }),
     });
     log.attached = options.onAppend ?? (() => undefined);
+    log.attachedCatchUp = options.catchUp;
     handle.on("change", log.onChange);
     log.readAll(doc);
     log.decideContested(doc);
@@ -259,6 +265,17 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
 
   /** Set when attached to a caller's Repo ({@link attach}): told after each append; the Repo is not ours to shut down. */
   private attached: (() => void) | undefined;
+  private attachedCatchUp: (() => Promise<void>) | undefined;
+
+  /**
+   * For an attached log (whose {@link poll} sees nothing of other servers): takes in every change
+   * the Repo's storage holds, through the caller's `catchUp` (their ops reach {@link onRemote}).
+   * A workspace's log sees every process's chunks by {@link poll}: nothing to do.
+   */
+  async catchUpAll(): Promise<void> {
+    if (this.closed) return;
+    await this.attachedCatchUp?.();
+  }
 
   /** Opens the graph document `url` stored in `options.directory`. */
   static async open<T extends StoredOp = StoredOp>(

@@ -10,7 +10,7 @@
  * server.
  */
 import type { DocHandle, Repo } from "@automerge/automerge-repo";
-import { createCheckGate, MemoryIdempotencyLedger, openStore, type Store } from "@kumiki-graph/core";
+import { createCheckGate, type IdempotencyLedger, openStore, type Store } from "@kumiki-graph/core";
 import { AutomergeOpLog, type OpLogDocument } from "@kumiki-graph/storage-automerge";
 import { fail, ok, type SyncResult } from "./result.js";
 
@@ -24,10 +24,16 @@ export class GraphStores {
 
   constructor(
     private readonly repo: Repo,
-    /** The graph's handle, loaded from storage (or answered unavailable). */
-    private readonly handleOf: (documentId: string) => Promise<DocHandle<unknown>>,
-    /** Told after the server's store appended to a graph (the peers' change check re-reads its shape). */
-    private readonly appended: (documentId: string) => void,
+    private readonly host: {
+      /** The graph's handle, loaded from storage (or answered unavailable). */
+      readonly handleOf: (documentId: string) => Promise<DocHandle<unknown>>;
+      /** Told after the server's store appended to a graph (the peers' change check re-reads its shape). */
+      readonly appended: (documentId: string) => void;
+      /** Takes into the graph's handle every change the storage holds (other servers' included). */
+      readonly catchUp: (documentId: string) => Promise<void>;
+      /** Where the graph's idempotency keys are kept (shared by the servers of a database). */
+      readonly ledgerOf: (documentId: string) => IdempotencyLedger;
+    },
   ) {}
 
   /** The store of `graph` (`automerge:<id>` or the id), or `graph-unavailable` when the server has none. */
@@ -47,7 +53,7 @@ export class GraphStores {
   }
 
   private async openNow(documentId: string): Promise<SyncResult<Store>> {
-    const handle = await this.handleOf(documentId).catch(() => undefined);
+    const handle = await this.host.handleOf(documentId).catch(() => undefined);
     if (handle === undefined || !handle.isReady())
       return fail(
         "graph-unavailable",
@@ -56,7 +62,8 @@ export class GraphStores {
     let log: AutomergeOpLog;
     try {
       log = AutomergeOpLog.attach(this.repo, handle as DocHandle<OpLogDocument>, {
-        onAppend: () => this.appended(documentId),
+        onAppend: () => this.host.appended(documentId),
+        catchUp: () => this.host.catchUp(documentId),
       });
     } catch (e) {
       return fail("graph-unavailable", (e as Error).message);
@@ -65,9 +72,9 @@ export class GraphStores {
       log,
       author: SERVER_AUTHOR,
       validators: [createCheckGate()],
-      // Keys live as long as the server process: a retry reaching another server (or this one
-      // restarted) is not recognised; docs/mcp.md "Hosting" says so.
-      idempotency: new MemoryIdempotencyLedger(),
+      // Kept where every server of the storage finds them: a retry through another server, or
+      // after a restart, is answered with the first write's receipt.
+      idempotency: this.host.ledgerOf(documentId),
     });
     if (!store.ok) return fail("graph-unavailable", store.error.message);
     return ok(store.value);

@@ -13,7 +13,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Chunk, StorageAdapterInterface, StorageKey } from "@automerge/automerge-repo";
+import type { IdempotencyLedger } from "@kumiki-graph/core";
 import pg from "pg";
+import { ensureIdempotencyTable, PostgresIdempotencyLedger } from "./postgres-idempotency.js";
 
 /** How {@link PostgresStorageAdapter.open} connects. */
 export interface PostgresStorageOptions {
@@ -112,6 +114,7 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
           `CREATE TABLE IF NOT EXISTS "${table}" (key text[] PRIMARY KEY, data bytea NOT NULL, seq bigserial NOT NULL)`,
         );
         await client.query(`CREATE INDEX IF NOT EXISTS "${table}_graph" ON "${table}" ((key[1]), seq)`);
+        await ensureIdempotencyTable(client);
         await client.query(
           `INSERT INTO "${table}" (key, data) VALUES (ARRAY['storage-adapter-id'], $1) ON CONFLICT (key) DO NOTHING`,
           [Buffer.from(randomUUID())],
@@ -249,6 +252,11 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
   /** Chunks held back as damaged: none here (PostgreSQL checksums its own pages). */
   get damaged(): readonly never[] {
     return [];
+  }
+
+  /** Where a graph's idempotency keys are kept: the database, shared by every server on it. */
+  idempotencyLedger(documentId: string): IdempotencyLedger {
+    return new PostgresIdempotencyLedger(this.pool, documentId);
   }
 
   /** Stops listening and closes the pool, after the statements in flight. */

@@ -9,10 +9,17 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import type { Duplex } from "node:stream";
 import * as A from "@automerge/automerge";
 import { type DocumentId, type PeerId, Repo, type StorageAdapterInterface } from "@automerge/automerge-repo";
-import type { Store } from "@kumiki-graph/core";
+import {
+  FileIdempotencyLedger,
+  type IdempotencyLedger,
+  MemoryIdempotencyLedger,
+  makeDirs,
+  type Store,
+} from "@kumiki-graph/core";
 import {
   checkChanges,
   type DocumentShape,
@@ -53,6 +60,12 @@ export interface ServerStorage extends StorageAdapterInterface {
    * Returns the unsubscribe.
    */
   watch?(listener: (key: readonly string[]) => void): () => void;
+  /**
+   * For a storage several servers share: where a graph's idempotency keys are kept, so that a
+   * retry through another server is recognised. Without it, the server keeps them in a file beside
+   * a folder storage (`dataDir/.kumiki-idempotency/`), or in memory.
+   */
+  idempotencyLedger?(documentId: string): IdempotencyLedger;
 }
 
 /** How {@link startSyncServer} runs. */
@@ -353,7 +366,29 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   };
   const unwatch = storage.watch?.((key) => void takeStoredElsewhere(key));
   // The server's own writes to a graph grow its document: the peers' change check reads its shape again.
-  const stores = new GraphStores(repo, handleOf, (documentId) => shapes.delete(documentId));
+  const stores = new GraphStores(repo, {
+    handleOf,
+    appended: (documentId) => shapes.delete(documentId),
+    // Every change the storage holds (other servers' included), taken into the loaded graph.
+    catchUp: async (documentId) => {
+      const handle = repo.handles[documentId as DocumentId];
+      if (handle === undefined || !handle.isReady()) return;
+      const chunks = await storage.loadRange([documentId]);
+      handle.update((doc) => {
+        let d = doc;
+        for (const c of chunks) if (c.data !== undefined) d = A.loadIncremental(d, c.data);
+        return d;
+      });
+    },
+    ledgerOf: (documentId) => {
+      const shared = storage.idempotencyLedger?.(documentId);
+      if (shared !== undefined) return shared;
+      if (options.dataDir === undefined) return new MemoryIdempotencyLedger();
+      const dir = path.join(options.dataDir, ".kumiki-idempotency");
+      makeDirs(dir);
+      return new FileIdempotencyLedger(path.join(dir, `${documentId}.jsonl`));
+    },
+  });
 
   /** Anyone may connect: no tokens, or none stored yet (openUntilTokens); once false, never again. */
   let open = options.tokens === undefined || (options.openUntilTokens === true && options.tokens.size === 0);

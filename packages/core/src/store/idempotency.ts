@@ -28,12 +28,15 @@ export interface IdempotencyRecord {
   readonly answer?: unknown;
 }
 
-/** Where keys are remembered. */
+/**
+ * Where keys are remembered. A ledger shared by several processes through a database answers with
+ * promises; a file or memory one synchronously.
+ */
 export interface IdempotencyLedger {
   /** The record of `key`, or undefined. */
-  lookup(key: string): IdempotencyRecord | undefined;
-  /** Records `record` durably (it must survive a crash right after this returns). */
-  record(record: IdempotencyRecord): void;
+  lookup(key: string): IdempotencyRecord | undefined | Promise<IdempotencyRecord | undefined>;
+  /** Records `record` durably (it must survive a crash right after this returns, or resolves). */
+  record(record: IdempotencyRecord): void | Promise<void>;
 }
 
 /** The key of a write in progress; `used` once a write took it (only the first write is covered). */

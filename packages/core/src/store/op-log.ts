@@ -54,6 +54,13 @@ export interface OpLog<T extends StoredOp = StoredOp> {
    * else's. The same process may append inside `fn`.
    */
   exclusive?<R>(fn: () => Promise<R>): Promise<R>;
+  /**
+   * Optional, for a log whose {@link poll} cannot see every other writer (a server's graph that
+   * other servers write through a shared database, told of their writes only by notices): takes in
+   * everything the shared storage holds, however much it costs. A store calls it before it decides
+   * that the ops recorded under an idempotency key never reached the log (and writes them again).
+   */
+  catchUpAll?(): Promise<void>;
   /** Optional: what is wrong with the stored form, when something is (then appends are refused). */
   readonly damage?: StoreDamage | undefined;
   /**

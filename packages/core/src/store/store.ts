@@ -670,7 +670,7 @@ export class Store {
     return this.exclusively(async () => {
       if (this.closed) return reject<WriteReceipt>("store-closed", "the store is closed");
       if (idem !== undefined) {
-        const replay = this.replay(idem.key, idem.request);
+        const replay = await this.replay(idem.key, idem.request);
         if (replay !== undefined) return replay;
       }
       const drafted = this.draftWrite(build, (d, ops) => {
@@ -695,7 +695,7 @@ export class Store {
         // Recorded before the append: a crash between the two leaves a key whose ops the graph
         // lacks, and a retry then writes them (see replay).
         if (idem !== undefined)
-          this.idempotency?.record({
+          await this.idempotency?.record({
             key: idem.key,
             request: idem.request,
             opIds: ops.map((o) => o["op-id"]),
@@ -743,8 +743,17 @@ export class Store {
     if (ledger === undefined) return run();
     // A retry that arrives while the first run is still going (its client cancelled it, and the
     // run stops at its next step) waits for it, then is answered with what it recorded.
-    for (let waited = 0; this.running.has(key) && waited < 1_000; waited++) await this.running.get(key);
-    const prior = ledger.lookup(key);
+    let prior: Awaited<ReturnType<IdempotencyLedger["lookup"]>>;
+    for (let waited = 0; ; waited++) {
+      while (this.running.has(key) && waited < 1_000) {
+        waited++;
+        await this.running.get(key);
+      }
+      prior = await ledger.lookup(key);
+      // A run under the key that began while the ledger was asked (it answers asynchronously):
+      // wait for it too, then ask again.
+      if (!this.running.has(key) || waited >= 1_000) break;
+    }
     if (prior !== undefined) {
       if (prior.request !== request || prior.answer === undefined)
         return reject(
@@ -764,7 +773,7 @@ export class Store {
       const r = await run();
       if (!r.ok) return r;
       try {
-        ledger.record({ key, request, opIds: [], answer: r.value });
+        await ledger.record({ key, request, opIds: [], answer: r.value });
       } catch (e) {
         return storeFailure(e, "the request was done, but its idempotency key could not be recorded");
       }
@@ -780,8 +789,8 @@ export class Store {
    * when the graph holds its ops, a refusal when the key was given with another request, and
    * undefined when the first write never reached the log (then it is written now).
    */
-  private replay(key: string, request: string): StoreResult<WriteReceipt> | undefined {
-    const prior = this.idempotency?.lookup(key);
+  private async replay(key: string, request: string): Promise<StoreResult<WriteReceipt> | undefined> {
+    const prior = await this.idempotency?.lookup(key);
     if (prior === undefined) return undefined;
     if (prior.request !== request) {
       return reject(
@@ -790,8 +799,14 @@ export class Store {
         { opIds: [...prior.opIds] },
       );
     }
-    const ops = prior.opIds.map((id) => this.graph.op(id as OpId));
-    if (ops.some((o) => o === undefined)) return undefined;
+    let ops = prior.opIds.map((id) => this.graph.op(id as OpId));
+    if (ops.some((o) => o === undefined)) {
+      // Maybe written by another server whose notice has not arrived: look at the shared storage
+      // before deciding the first write never reached the log (and writing it again).
+      await this.live.catchUpAll();
+      ops = prior.opIds.map((id) => this.graph.op(id as OpId));
+      if (ops.some((o) => o === undefined)) return undefined;
+    }
     const opIds = prior.opIds as readonly OpId[];
     const fates = receiptFates(this.graph, opIds);
     const receipt: WriteReceipt = {
