@@ -35,7 +35,12 @@ try {
   console.log(`kumiki_add, twice with one key: ${JSON.stringify(first.structuredContent.opIds)} both times`);
 
   const view = await client.callTool({ name: "kumiki_view", arguments: { selector: "slot.count" } });
-  assert.equal(view.structuredContent.text, "slot count : Int = 0\n");
+  // The Kumiki text comes once, as the first text item; the structured result indexes it.
+  assert.equal(view.content[0].text, "slot count : Int = 0\n");
+  assert.deepEqual(
+    view.structuredContent.definitions.map((d) => [d.qname, d.line]),
+    [["slot.count", 1]],
+  );
   const refused = await client.callTool({
     name: "kumiki_add",
     arguments: { layer: "slot", name: "count", body: ": Int = 1" },

@@ -161,8 +161,14 @@ describe("patterns and §9.7's fix form, through the CLI and through MCP", () =>
       expect(viaMcp.isError).toBe(false);
       const cliAll = JSON.parse(all.out) as { definitions: { qname: string; def: string; text: string }[] };
       expect(viaMcp.value.text).toBe(cliAll.definitions.map((d) => d.text).join(""));
+      // MCP sends the text once and indexes it: each definition with the line it starts at.
+      let line = 1;
       expect(viaMcp.value.definitions).toEqual(
-        cliAll.definitions.map((d) => ({ qname: d.qname, def: d.def })),
+        cliAll.definitions.map((d) => {
+          const at = line;
+          line += d.text.split("\n").length - 1;
+          return { qname: d.qname, def: d.def, line: at };
+        }),
       );
       expect(cliAll.definitions.map((d) => d.qname).sort()).toEqual([
         "reducer.add",

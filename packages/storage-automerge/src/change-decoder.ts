@@ -237,6 +237,9 @@ function decode(bytes: Uint8Array): A.DecodedChange | undefined {
   const actor = actorHex(r.take(r.uleb()));
   const seq = r.uleb();
   const startOp = r.uleb();
+  // Automerge reads the start op as a non-zero LEB128 ("leb128 was zero when it was expected to
+  // be nonzero"): a zero is not ours to read.
+  if (startOp === 0) return undefined;
   const time = r.sleb();
   if (r.uleb() !== 0) return undefined; // a message
   const actors = [actor];

@@ -320,8 +320,9 @@ async function syncUntil(
   adapter.onSyncSent((m) => sent.push(...m));
   options.onProgress?.(`connecting to ${options.url}…`);
   // Core's one way to open a workspace, as the CLI and the MCP server do (network added).
+  // The adapter joins once what the workspace holds is counted (below): given at open, a loaded
+  // machine could take in the server's ops before the count, and report them as held, not received.
   const opened = await openWorkspaceStore(found.value.root, {
-    network: [adapter],
     peerId: peerIdFor(),
     sharePolicy: async (_peer, id) => id === documentId,
     author: options.author ?? "user:anonymous",
@@ -353,6 +354,7 @@ async function syncUntil(
     const heldBefore = [...ws.log.all()];
     const before = new Set(heldBefore.map((o) => o["op-id"]));
     const generationBefore = ws.log.generation;
+    ws.log.repo.networkSubsystem.addNetworkAdapter(adapter);
     const peer = await awaitPeer(adapter, deadline, ms);
     if (!peer.ok) return peer;
     options.onProgress?.("syncing…");
