@@ -83,7 +83,7 @@ async function agentOn(endpoint: string, token: string): Promise<Agent> {
 }
 
 async function write(agent: Agent, name: string, args: Record<string, unknown>): Promise<void> {
-  const r = (await agent.client.callTool({ name, arguments: args })) as {
+  const r = (await agent.client.callTool({ name, arguments: args })) as unknown as {
     isError?: boolean;
     structuredContent?: { opIds?: string[]; error?: { kind: string } };
     _meta?: Record<string, unknown>;
@@ -166,7 +166,10 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       const reader1 = await agentOn(endpoint(one), TOKENS.alice);
       const reader2 = await agentOn(endpoint(two), TOKENS.bob);
       const programOf = async (a: Agent) => {
-        const r = (await a.client.callTool({ name: "kumiki_view", arguments: { selector: "*" } })) as {
+        const r = (await a.client.callTool({
+          name: "kumiki_view",
+          arguments: { selector: "*" },
+        })) as unknown as {
           content: { text: string }[];
         };
         return r.content[0]!.text;
@@ -188,7 +191,10 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
         "slot.same1",
         "slot.same2",
       ]) {
-        const h = (await reader1.client.callTool({ name: "kumiki_history", arguments: { qname } })) as {
+        const h = (await reader1.client.callTool({
+          name: "kumiki_history",
+          arguments: { qname },
+        })) as unknown as {
           structuredContent: { definitions?: { entries: { opId: string; status: string }[] }[] };
         };
         for (const hist of h.structuredContent.definitions ?? [])
@@ -247,7 +253,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       const r = (await first.client.callTool({
         name: "kumiki_add",
         arguments: { layer: "slot", name: `keyed${i}`, body: ": Int = 1", idempotency_key: `k-${i}` },
-      })) as { isError?: boolean; structuredContent: { opIds: string[] } };
+      })) as unknown as { isError?: boolean; structuredContent: { opIds: string[] } };
       expect(r.isError).toBe(false);
       receipts.push(r.structuredContent.opIds);
     }
@@ -261,7 +267,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
         const r = (await second.client.callTool({
           name: "kumiki_add",
           arguments: { layer: "slot", name: `keyed${i}`, body: ": Int = 1", idempotency_key: `k-${i}` },
-        })) as { isError?: boolean; structuredContent: { opIds: string[]; replayed?: boolean } };
+        })) as unknown as { isError?: boolean; structuredContent: { opIds: string[]; replayed?: boolean } };
         expect(r.isError, JSON.stringify(r.structuredContent)).toBe(false);
         expect(r.structuredContent.opIds).toEqual(receipts[i]);
         expect(r.structuredContent.replayed).toBe(true);
@@ -270,7 +276,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       const history = (await second.client.callTool({
         name: "kumiki_history",
         arguments: { qname: "slot.keyed0" },
-      })) as {
+      })) as unknown as {
         structuredContent: { definitions: { entries: unknown[] }[] };
       };
       expect(history.structuredContent.definitions.flatMap((d) => d.entries)).toHaveLength(1);
@@ -278,10 +284,99 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       const other = (await second.client.callTool({
         name: "kumiki_add",
         arguments: { layer: "slot", name: "other", body: ": Int = 1", idempotency_key: "k-0" },
-      })) as { isError?: boolean; structuredContent: { error?: { code?: string } } };
+      })) as unknown as { isError?: boolean; structuredContent: { error?: { code?: string } } };
       expect(other.structuredContent.error?.code).toBe("idempotency-key-reused");
     } finally {
       await second.client.close().catch(() => undefined);
+      const exited = new Promise<number | null>((resolve) => two.child.once("exit", resolve));
+      two.child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    }
+  }, 180_000);
+
+  it("a server SIGKILLed while three agents write through it: each goes on through the other with its keys, nothing acknowledged lost, nothing written twice", async () => {
+    const root = tempDir("serve-mcp-pg-kill");
+    dirs.push(root);
+    const ws = path.join(root, "ws");
+    const opened = await openWorkspaceStore(ws, { author: "agent:seed", create: true });
+    if (!opened.ok) throw new Error(opened.error.message);
+    const graph = opened.value.workspace.config.graph;
+    const seeded = await opened.value.store.add({ layer: "slot", name: "count", body: ": Int = 0" });
+    if (!seeded.ok) throw new Error(seeded.error.message);
+    await opened.value.close();
+    fs.writeFileSync(
+      path.join(root, "tokens.json"),
+      JSON.stringify({
+        format: 1,
+        tokens: [{ name: "agent:alice", token: TOKENS.alice, graphs: { [graph]: "write" } }],
+      }),
+    );
+    const one = await startServe(root, storage);
+    const two = await startServe(root, storage);
+    expect((await syncWorkspace(ws, { url: one.url, token: TOKENS.alice, timeoutMs: 30_000 })).ok).toBe(true);
+    const endpoint = (s: { url: string }) => `${s.url.replace(/^ws/, "http")}/g/${graph}/mcp`;
+    const WRITES = 12;
+    const acked = new Map<string, string[]>();
+    let killed = false;
+    const agents = await Promise.all([0, 1, 2].map(() => agentOn(endpoint(one), TOKENS.alice)));
+    const work = agents.map(async (first, a) => {
+      let agent = first;
+      let moved = false;
+      for (let i = 0; i < WRITES; i++) {
+        const args = {
+          layer: "slot",
+          name: `a${a}w${i}`,
+          body: `: Int = ${i}`,
+          idempotency_key: `a${a}-${i}`,
+        };
+        // Bounded: the first server dies once; a write that fails there is retried through the other.
+        for (let attempt = 0; attempt < 3; attempt++) {
+          try {
+            // A call to the dead server fails within 5 s (the SDK's default would wait 60 s).
+            const r = (await agent.client.callTool({ name: "kumiki_add", arguments: args }, undefined, {
+              timeout: 5_000,
+            })) as unknown as {
+              isError?: boolean;
+              structuredContent: { opIds?: string[]; error?: { kind: string } };
+            };
+            if (r.isError === true) throw new Error(JSON.stringify(r.structuredContent));
+            acked.set(args.name, r.structuredContent.opIds ?? []);
+            break;
+          } catch (e) {
+            if (!killed || moved) throw e;
+            moved = true;
+            await agent.client.close().catch(() => undefined);
+            agent = await agentOn(endpoint(two), TOKENS.alice);
+          }
+        }
+        if (a === 0 && i === 4) {
+          // Mid-run, while the other two are writing through it.
+          killed = true;
+          one.child.kill("SIGKILL");
+        }
+      }
+      return agent;
+    });
+    const finals = await Promise.all(work);
+    try {
+      expect(acked.size).toBe(3 * WRITES);
+      // Every acknowledged write is there, once, with the op-ids it was acknowledged with.
+      const reader = finals[0]!;
+      for (const [name, opIds] of acked) {
+        const h = (await reader.client.callTool({
+          name: "kumiki_history",
+          arguments: { qname: `slot.${name}` },
+        })) as unknown as {
+          structuredContent: { definitions: { entries: { opId: string }[] }[] };
+        };
+        const entries = h.structuredContent.definitions.flatMap((d) => d.entries);
+        expect(
+          entries.map((e) => e.opId),
+          name,
+        ).toEqual(opIds);
+      }
+    } finally {
+      for (const a of finals) await a.client.close().catch(() => undefined);
       const exited = new Promise<number | null>((resolve) => two.child.once("exit", resolve));
       two.child.kill("SIGTERM");
       expect(await exited).toBe(0);
