@@ -6,7 +6,7 @@
  * each write is authored by its token's name; a read token gets a read-only session; a token for
  * another graph, no token and a withdrawn token are refused.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
@@ -14,7 +14,7 @@ import { syncWorkspace } from "@kumiki-graph/sync-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, cleanup, tempDir } from "./support.js";
+import { cleanup, startBin, tempDir } from "./support.js";
 
 const TOKENS = {
   alice: "alice-token-0123456789abcdef",
@@ -45,36 +45,17 @@ afterEach(() => {
 });
 
 async function startServe(root: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      "serve",
-      "--port",
-      "0",
-      "--data",
-      path.join(root, "server"),
-      "--token-file",
-      path.join(root, "tokens.json"),
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  children.push(child);
-  let out = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not listening after 20 s: ${out}`)), 20_000);
-    const take = (b: Buffer) => {
-      out += b.toString("utf8");
-      const m = /listening on (ws:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on("data", take);
-    child.stderr!.on("data", take);
-  });
-  return { child, url };
+  const started = await startBin([
+    "serve",
+    "--port",
+    "0",
+    "--data",
+    path.join(root, "server"),
+    "--token-file",
+    path.join(root, "tokens.json"),
+  ]);
+  children.push(started.child);
+  return started;
 }
 
 async function mcpClient(endpoint: string, token?: string): Promise<Client> {

@@ -5,7 +5,7 @@
  * lost to the session that made it (a notice, or its own answer), and both servers, read through
  * MCP, show the same program.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
@@ -16,7 +16,7 @@ import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/type
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { freshTable, POSTGRES_URL, skipWithoutPostgres } from "../../sync-server/test/support/postgres.js";
-import { BIN, cleanup, tempDir } from "./support.js";
+import { cleanup, startBin, tempDir } from "./support.js";
 
 const skip = await skipWithoutPostgres();
 
@@ -36,27 +36,17 @@ const dirs: string[] = [];
 const children: ChildProcess[] = [];
 
 async function startServe(root: string, storage: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [BIN, "serve", "--port", "0", "--storage", storage, "--token-file", path.join(root, "tokens.json")],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  children.push(child);
-  let out = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not listening after 20 s: ${out}`)), 20_000);
-    const take = (b: Buffer) => {
-      out += b.toString("utf8");
-      const m = /listening on (ws:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on("data", take);
-    child.stderr!.on("data", take);
-  });
-  return { child, url };
+  const started = await startBin([
+    "serve",
+    "--port",
+    "0",
+    "--storage",
+    storage,
+    "--token-file",
+    path.join(root, "tokens.json"),
+  ]);
+  children.push(started.child);
+  return started;
 }
 
 interface Agent {

@@ -1,5 +1,5 @@
 /** Helpers of the CLI tests: in-process runs with captured streams, temporary workspaces, the real bin. */
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -89,3 +89,30 @@ app    Counter
     routes = {"/" -> App, "/404" -> App}
     init   = []
 `;
+
+/**
+ * The real bin running a long verb (`serve …`) as a child process, resolved once its output
+ * matches `listening` (its first capture group is the answer), within 20 s.
+ */
+export async function startBin(
+  args: readonly string[],
+  listening: RegExp = /listening on (ws:\/\/\S+)/,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${listening} within 20 s: ${out}`)), 20_000);
+    const take = (b: Buffer) => {
+      out += b.toString("utf8");
+      const m = listening.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on("data", take);
+    child.stderr!.on("data", take);
+    child.once("exit", (code) => reject(new Error(`exited ${code} before listening: ${out}`)));
+  });
+  return { child, url };
+}

@@ -2,6 +2,7 @@ import { parseLimitAssignments, runDoctor, serveHttp, serveStdio, versions } fro
 import { stringOption } from "../args.js";
 import type { Command } from "../command.js";
 import { failure, usageError } from "../errors.js";
+import { untilStopped } from "../stop-signal.js";
 
 /**
  * `kumiki mcp serve`: the MCP server of ai-edit.md §9.7 over stdio (docs/mcp.md). While it serves,
@@ -99,15 +100,7 @@ export const mcpServe: Command = {
           ? `${JSON.stringify({ listening: { url: server.url, port: server.port } })}\n`
           : `serving MCP on ${server.url}\n`,
       );
-      const signal = await new Promise<NodeJS.Signals>((resolve) => {
-        const on = (s: NodeJS.Signals) => {
-          process.off("SIGINT", on);
-          process.off("SIGTERM", on);
-          resolve(s);
-        };
-        process.on("SIGINT", on);
-        process.on("SIGTERM", on);
-      });
+      const signal = await untilStopped();
       await server.close();
       return { json: { stopped: signal, url: server.url }, text: `stopped on ${signal}` };
     }

@@ -11,6 +11,7 @@ import {
 import { stringOption } from "../args.js";
 import type { Command } from "../command.js";
 import { CliError, failure, fromRejection, usageError } from "../errors.js";
+import { untilStopped } from "../stop-signal.js";
 
 /**
  * `kumiki serve`: runs the sync server (docs/sync.md) until SIGINT or SIGTERM, then flushes every
@@ -170,15 +171,7 @@ export const serve: Command = {
       );
     };
     process.on("SIGHUP", reread);
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      const on = (s: NodeJS.Signals) => {
-        process.off("SIGINT", on);
-        process.off("SIGTERM", on);
-        resolve(s);
-      };
-      process.on("SIGINT", on);
-      process.on("SIGTERM", on);
-    });
+    const signal = await untilStopped();
     process.off("SIGHUP", reread);
     const health = server.health();
     unwatchTokens?.();
