@@ -379,6 +379,8 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
         for (const c of chunks) if (c.data !== undefined) d = A.loadIncremental(d, c.data);
         return d;
       });
+      // The graph's shape (its lists) may have grown there: worked out again at the next push.
+      shapes.delete(documentId);
     },
     ledgerOf: (documentId) => {
       const shared = storage.idempotencyLedger?.(documentId);
