@@ -13,24 +13,18 @@ import { syncWorkspace } from "@kumiki-graph/sync-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { freshTable, POSTGRES_URL, skipWithoutPostgres } from "../../sync-server/test/support/postgres.js";
+import {
+  freshTable,
+  POSTGRES_URL,
+  skipWithoutPostgres,
+  sql,
+} from "../../sync-server/test/support/postgres.js";
 import { cleanup, startBin, tempDir } from "./support.js";
 
 const skip = await skipWithoutPostgres();
 
 const TOKENS = { alice: "alice-token-0123456789abcdef", bob: "bob-token-0123456789abcdef" };
-
-async function sql(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -47,6 +41,35 @@ async function startServe(root: string, storage: string): Promise<{ child: Child
   ]);
   children.push(started.child);
   return started;
+}
+
+/**
+ * A graph seeded with `program` (one add per definition), two `kumiki serve` on the test's
+ * database (`storage`), a token file with a write token for each of `writers`, and the graph pushed through
+ * the first server; the MCP endpoint of the graph on a server.
+ */
+async function twoServers(
+  storage: string,
+  prefix: string,
+  program: readonly string[],
+  writers: readonly (keyof typeof TOKENS)[],
+) {
+  const root = tempDir(prefix);
+  dirs.push(root);
+  const ws = path.join(root, "ws");
+  const opened = await openWorkspaceStore(ws, { author: "agent:seed", create: true });
+  if (!opened.ok) throw new Error(opened.error.message);
+  const graph = opened.value.workspace.config.graph;
+  const seeded = await opened.value.store.apply(program.map((source) => ({ op: "add" as const, source })));
+  if (!seeded.ok) throw new Error(seeded.error.message);
+  await opened.value.close();
+  const tokens = writers.map((w) => ({ name: `agent:${w}`, token: TOKENS[w], graphs: { [graph]: "write" } }));
+  fs.writeFileSync(path.join(root, "tokens.json"), JSON.stringify({ format: 1, tokens }));
+  const one = await startServe(root, storage);
+  const two = await startServe(root, storage);
+  expect((await syncWorkspace(ws, { url: one.url, token: TOKENS.alice, timeoutMs: 30_000 })).ok).toBe(true);
+  const endpoint = (s: { url: string }) => `${s.url.replace(/^ws/, "http")}/g/${graph}/mcp`;
+  return { one, two, endpoint };
 }
 
 interface Agent {
@@ -100,31 +123,12 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
   });
 
   it("six HTTP agents on two servers: every acknowledged write stands or was told lost, and both servers agree", async () => {
-    const root = tempDir("serve-mcp-pg");
-    dirs.push(root);
-    const ws = path.join(root, "ws");
-    const opened = await openWorkspaceStore(ws, { author: "agent:seed", create: true });
-    if (!opened.ok) throw new Error(opened.error.message);
-    const graph = opened.value.workspace.config.graph;
-    const seeded = await opened.value.store.apply(
-      Array.from({ length: 5 }, (_, i) => ({ op: "add" as const, source: `slot s${i} : Int = 0` })),
+    const { one, two, endpoint } = await twoServers(
+      storage,
+      "serve-mcp-pg",
+      Array.from({ length: 5 }, (_, i) => `slot s${i} : Int = 0`),
+      ["alice", "bob"],
     );
-    if (!seeded.ok) throw new Error(seeded.error.message);
-    await opened.value.close();
-    fs.writeFileSync(
-      path.join(root, "tokens.json"),
-      JSON.stringify({
-        format: 1,
-        tokens: [
-          { name: "agent:alice", token: TOKENS.alice, graphs: { [graph]: "write" } },
-          { name: "agent:bob", token: TOKENS.bob, graphs: { [graph]: "write" } },
-        ],
-      }),
-    );
-    const one = await startServe(root, storage);
-    const two = await startServe(root, storage);
-    expect((await syncWorkspace(ws, { url: one.url, token: TOKENS.alice, timeoutMs: 30_000 })).ok).toBe(true);
-    const endpoint = (s: { url: string }) => `${s.url.replace(/^ws/, "http")}/g/${graph}/mcp`;
     const ROUNDS = 6;
     const agents: Agent[] = [];
     for (let i = 0; i < 6; i++)
@@ -216,26 +220,12 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
   }, 180_000);
 
   it("a server killed after it answered a keyed write: the retry through the other server is answered with the same receipt, nothing written twice", async () => {
-    const root = tempDir("serve-mcp-pg-keys");
-    dirs.push(root);
-    const ws = path.join(root, "ws");
-    const opened = await openWorkspaceStore(ws, { author: "agent:seed", create: true });
-    if (!opened.ok) throw new Error(opened.error.message);
-    const graph = opened.value.workspace.config.graph;
-    const seeded = await opened.value.store.add({ layer: "slot", name: "count", body: ": Int = 0" });
-    if (!seeded.ok) throw new Error(seeded.error.message);
-    await opened.value.close();
-    fs.writeFileSync(
-      path.join(root, "tokens.json"),
-      JSON.stringify({
-        format: 1,
-        tokens: [{ name: "agent:alice", token: TOKENS.alice, graphs: { [graph]: "write" } }],
-      }),
+    const { one, two, endpoint } = await twoServers(
+      storage,
+      "serve-mcp-pg-keys",
+      ["slot count : Int = 0"],
+      ["alice"],
     );
-    const one = await startServe(root, storage);
-    const two = await startServe(root, storage);
-    expect((await syncWorkspace(ws, { url: one.url, token: TOKENS.alice, timeoutMs: 30_000 })).ok).toBe(true);
-    const endpoint = (s: { url: string }) => `${s.url.replace(/^ws/, "http")}/g/${graph}/mcp`;
     const first = await agentOn(endpoint(one), TOKENS.alice);
     const KEYS = 5;
     const receipts: string[][] = [];
@@ -285,26 +275,12 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
   }, 180_000);
 
   it("a server SIGKILLed while three agents write through it: each goes on through the other with its keys, nothing acknowledged lost, nothing written twice", async () => {
-    const root = tempDir("serve-mcp-pg-kill");
-    dirs.push(root);
-    const ws = path.join(root, "ws");
-    const opened = await openWorkspaceStore(ws, { author: "agent:seed", create: true });
-    if (!opened.ok) throw new Error(opened.error.message);
-    const graph = opened.value.workspace.config.graph;
-    const seeded = await opened.value.store.add({ layer: "slot", name: "count", body: ": Int = 0" });
-    if (!seeded.ok) throw new Error(seeded.error.message);
-    await opened.value.close();
-    fs.writeFileSync(
-      path.join(root, "tokens.json"),
-      JSON.stringify({
-        format: 1,
-        tokens: [{ name: "agent:alice", token: TOKENS.alice, graphs: { [graph]: "write" } }],
-      }),
+    const { one, two, endpoint } = await twoServers(
+      storage,
+      "serve-mcp-pg-kill",
+      ["slot count : Int = 0"],
+      ["alice"],
     );
-    const one = await startServe(root, storage);
-    const two = await startServe(root, storage);
-    expect((await syncWorkspace(ws, { url: one.url, token: TOKENS.alice, timeoutMs: 30_000 })).ok).toBe(true);
-    const endpoint = (s: { url: string }) => `${s.url.replace(/^ws/, "http")}/g/${graph}/mcp`;
     const WRITES = 12;
     const acked = new Map<string, string[]>();
     let killed = false;

@@ -8,24 +8,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { type AutomergeUrl, type PeerId, Repo } from "@automerge/automerge-repo";
 import { WebSocketClientAdapter } from "@automerge/automerge-repo-network-websocket";
-import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cloneWorkspace, syncWorkspace } from "../src/index.js";
 import { must, TOKENS, viewOf, withStore } from "./helpers.js";
-import { freshTable, POSTGRES_URL, skipWithoutPostgres } from "./support/postgres.js";
+import { freshTable, POSTGRES_URL, skipWithoutPostgres, sql } from "./support/postgres.js";
 import { addMany, cleanUp, opsOfFreshClone, setup, startServer, stopServers } from "./support/processes.js";
 
 const skip = await skipWithoutPostgres();
-
-async function sql(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Polls `ok` every 25 ms for at most 15 s. */
 async function until(ok: () => boolean): Promise<void> {

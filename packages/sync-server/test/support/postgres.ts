@@ -52,3 +52,14 @@ export async function dropTable(table: string): Promise<void> {
     await client.end();
   }
 }
+
+/** Runs `text` on the test database (a schema made or dropped for a test). */
+export async function sql(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
