@@ -118,6 +118,12 @@ export function stringOption(options: OptionValues, name: string): string | unde
   return typeof v === "string" ? v : undefined;
 }
 
+/** A repeatable string option's values, in order (none when absent). */
+export function listOption(options: OptionValues, name: string): string[] {
+  const v = options[name];
+  return Array.isArray(v) ? v.map(String) : typeof v === "string" ? [v] : [];
+}
+
 /** A boolean option's value. */
 export function flag(options: OptionValues, name: string): boolean {
   return options[name] === true;

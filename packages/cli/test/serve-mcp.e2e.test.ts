@@ -14,7 +14,7 @@ import { syncWorkspace } from "@kumiki-graph/sync-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, startBin, tempDir } from "./support.js";
+import { cleanup, runBin, startBin, tempDir } from "./support.js";
 
 const TOKENS = {
   alice: "alice-token-0123456789abcdef",
@@ -44,7 +44,10 @@ afterEach(() => {
   cleanup(...dirs.splice(0));
 });
 
-async function startServe(root: string): Promise<{ child: ChildProcess; url: string }> {
+async function startServe(
+  root: string,
+  extra: readonly string[] = [],
+): Promise<{ child: ChildProcess; url: string }> {
   const started = await startBin([
     "serve",
     "--port",
@@ -53,6 +56,7 @@ async function startServe(root: string): Promise<{ child: ChildProcess; url: str
     path.join(root, "server"),
     "--token-file",
     path.join(root, "tokens.json"),
+    ...extra,
   ]);
   children.push(started.child);
   return started;
@@ -78,18 +82,47 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   return (await client.callTool({ name, arguments: args })) as Answer;
 }
 
+/** A workspace at root/ws holding `slot count`, and the token file for its graph. */
+async function seeded(root: string): Promise<{ ws: string; graph: string }> {
+  const ws = path.join(root, "ws");
+  const opened = await openWorkspaceStore(ws, { author: "agent:local", create: true });
+  if (!opened.ok) throw new Error(opened.error.message);
+  const graph = opened.value.workspace.config.graph;
+  const added = await opened.value.store.add({ layer: "slot", name: "count", body: ": Int = 0" });
+  if (!added.ok) throw new Error(added.error.message);
+  await opened.value.close();
+  fs.writeFileSync(path.join(root, "tokens.json"), tokenFile(graph));
+  return { ws, graph };
+}
+
+function initialize(endpoint: string, headers: Record<string, string>): Promise<Response> {
+  return fetch(endpoint, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "0" } },
+    }),
+  });
+}
+
+async function stopServe(child: ChildProcess): Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  return exited;
+}
+
 describe("kumiki serve: MCP for each graph", () => {
   it("reads and writes the server's copy under the sync tokens, live both ways", async () => {
     const root = tempDir("serve-mcp");
     dirs.push(root);
-    const ws = path.join(root, "ws");
-    const opened = await openWorkspaceStore(ws, { author: "agent:local", create: true });
-    if (!opened.ok) throw new Error(opened.error.message);
-    const graph = opened.value.workspace.config.graph;
-    const added = await opened.value.store.add({ layer: "slot", name: "count", body: ": Int = 0" });
-    if (!added.ok) throw new Error(added.error.message);
-    await opened.value.close();
-    fs.writeFileSync(path.join(root, "tokens.json"), tokenFile(graph));
+    const { ws, graph } = await seeded(root);
     const server = await startServe(root);
     const sync = () => syncWorkspace(ws, { url: server.url, token: TOKENS.alice, timeoutMs: 30_000 });
     expect((await sync()).ok).toBe(true);
@@ -139,24 +172,7 @@ describe("kumiki serve: MCP for each graph", () => {
         [TOKENS.stranger, 403],
         ["nobody-token-0123456789abcdef", 403],
       ] as const) {
-        const r = await fetch(endpoint, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-          },
-          body: JSON.stringify({
-            jsonrpc: "2.0",
-            id: 1,
-            method: "initialize",
-            params: {
-              protocolVersion: "2025-06-18",
-              capabilities: {},
-              clientInfo: { name: "x", version: "0" },
-            },
-          }),
-        });
+        const r = await initialize(endpoint, token === undefined ? {} : { authorization: `Bearer ${token}` });
         expect(r.status, String(token)).toBe(status);
       }
       // Alice's token withdrawn (SIGHUP reads the file again): her session is ended, her next call refused.
@@ -175,9 +191,47 @@ describe("kumiki serve: MCP for each graph", () => {
     } finally {
       await alice.close().catch(() => undefined);
       await reader.close().catch(() => undefined);
-      const exited = new Promise<number | null>((resolve) => server.child.once("exit", resolve));
-      server.child.kill("SIGTERM");
-      expect(await exited).toBe(0);
+      expect(await stopServe(server.child)).toBe(0);
+    }
+  }, 120_000);
+
+  it("takes the MCP endpoints' limits and browser origins: --mcp-limit, --mcp-origin", async () => {
+    const root = tempDir("serve-mcp-limits");
+    dirs.push(root);
+    const { ws, graph } = await seeded(root);
+    // A bad limit stops the server before it listens, with the rule, exit 2.
+    const bad = runBin(
+      ["serve", "--port", "0", "--data", path.join(root, "server"), "--mcp-limit", "sessions=3"],
+      {
+        cwd: root,
+        env: {},
+      },
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/unknown limit "sessions".*httpSessions/);
+    const server = await startServe(root, [
+      "--mcp-limit",
+      "httpSessions=1",
+      "--mcp-origin",
+      "http://app.example",
+    ]);
+    try {
+      expect((await syncWorkspace(ws, { url: server.url, token: TOKENS.alice, timeoutMs: 30_000 })).ok).toBe(
+        true,
+      );
+      const endpoint = `${server.url.replace(/^ws/, "http")}/g/${graph}/mcp`;
+      const auth = { authorization: `Bearer ${TOKENS.alice}` };
+      const foreign = await initialize(endpoint, { ...auth, origin: "http://evil.example" });
+      expect(foreign.status).toBe(403);
+      const allowed = await initialize(endpoint, { ...auth, origin: "http://app.example" });
+      expect(allowed.status).toBe(200);
+      await allowed.body?.cancel();
+      // One session is the limit: the next is refused until it ends.
+      const second = await initialize(endpoint, auth);
+      expect(second.status).toBe(503);
+      expect(((await second.json()) as { error: { message: string } }).error.message).toMatch(/httpSessions/);
+    } finally {
+      expect(await stopServe(server.child)).toBe(0);
     }
   }, 120_000);
 });

@@ -77,7 +77,10 @@ interface Held {
   readonly access: Extract<HttpAccess, { ok: true }>;
   /** The request that opened it, for review() to ask `authorize` again. */
   readonly headers: IncomingMessage["headers"];
+  /** When its last request ended (or began, while none is open). */
   seen: number;
+  /** Its requests open now: calls in flight and the GET stream of notifications. */
+  open: number;
 }
 
 /** A JSON-RPC error answer over HTTP (no request id: the request may not have been read). */
@@ -121,8 +124,10 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   const sweep = setInterval(
     () => {
       const now = Date.now();
+      // A session with a call in flight or its notification stream open is in use, however
+      // long since its last request; the idle clock runs from when its last one closed.
       for (const [id, h] of held)
-        if (now - h.seen > idleMs) {
+        if (h.open === 0 && now - h.seen > idleMs) {
           graph.log(`session ${id} ended: idle for ${graph.limits.idleSeconds} s`);
           void end(id);
         }
@@ -185,6 +190,11 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
           "the session belongs to another token: initialize a new one with yours",
         );
       h.seen = Date.now();
+      h.open++;
+      res.once("close", () => {
+        h.open--;
+        h.seen = Date.now();
+      });
       await h.transport.handleRequest(req, res, body);
       return;
     }
@@ -206,7 +216,7 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       sessionIdGenerator: () => randomUUID(),
       eventStore: new SessionEventStore(),
       onsessioninitialized: (sid) => {
-        held.set(sid, { transport, session, access, headers: req.headers, seen: Date.now() });
+        held.set(sid, { transport, session, access, headers: req.headers, seen: Date.now(), open: 0 });
         graph.log(
           `session ${sid} began (${access.name || "no token"}${access.readOnly ? ", read-only" : ""})`,
         );

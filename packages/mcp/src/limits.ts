@@ -52,7 +52,7 @@ export const LIMIT_DESCRIPTIONS: Readonly<Record<LimitName, { unit: string; appl
   idleSeconds: {
     unit: "seconds",
     applies:
-      "how long an HTTP session may go without a request before the server ends it (the client then starts a new one)",
+      "how long an HTTP session may go without a request, and with no request or notification stream open, before the server ends it (the client then starts a new one)",
   },
 };
 
@@ -93,10 +93,12 @@ export function resolveLimits(
 
 /**
  * Parses `NAME=N` assignments (`kumiki mcp serve --limit wildcardResults=50`) into overrides for
- * {@link resolveLimits}; a message naming the first one that is not of that form.
+ * {@link resolveLimits}; a message naming the first one that is not of that form. `flag` is the
+ * option they came from, as the message names it.
  */
 export function parseLimitAssignments(
   assignments: readonly string[],
+  flag = "--limit",
 ): { ok: true; value: Record<string, number> } | { ok: false; message: string } {
   const out: Record<string, number> = {};
   for (const a of assignments) {
@@ -104,7 +106,7 @@ export function parseLimitAssignments(
     if (m === null)
       return {
         ok: false,
-        message: `--limit ${JSON.stringify(a)} is not NAME=N (e.g. --limit wildcardResults=50)`,
+        message: `${flag} ${JSON.stringify(a)} is not NAME=N (e.g. ${flag} wildcardResults=50)`,
       };
     out[m[1]!] = Number(m[2]);
   }

@@ -262,6 +262,60 @@ describe("kumiki mcp serve --http", () => {
     }
   }, 120_000);
 
+  it("ends a session idle past idleSeconds, but not one whose notification stream is open", async () => {
+    const dir = await tempDir("http-idle");
+    dirs.push(dir);
+    await workspaceFrom(dir, PROGRAM);
+    const server = await serveHttp(dir, ["--limit", "idleSeconds=1"]);
+    // The SDK's client opens the GET stream of notifications once initialized, and holds it.
+    const listening = await connectHttp(server.url, { serverLog: server.log });
+    try {
+      const raw = await fetch(server.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "raw", version: "0" },
+          },
+        }),
+      });
+      expect(raw.status).toBe(200);
+      const silent = raw.headers.get("mcp-session-id")!;
+      await raw.body?.cancel();
+      // Bounded: the sweep runs every 250 ms at idleSeconds=1; give it 3 s past the second.
+      await new Promise((r) => setTimeout(r, 1_000));
+      let status = 200;
+      for (let i = 0; i < 30 && status !== 404; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        const again = await fetch(server.url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-session-id": silent,
+          },
+          body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+        });
+        status = again.status;
+        await again.body?.cancel();
+        // Each probe is a request, which resets the clock: probe only after it could have run out.
+        if (status !== 404) await new Promise((r) => setTimeout(r, 1_300));
+      }
+      expect(status).toBe(404);
+      expect(server.log()).toMatch(new RegExp(`session ${silent} ended: idle for 1 s`));
+      // The listening session made no request for as long, yet its stream kept it.
+      ok(await listening.call("kumiki_view", { selector: "slot.count" }));
+    } finally {
+      await listening.close();
+      expect(await stop(server.child)).toBe(0);
+    }
+  }, 120_000);
+
   it("offers each definition as a resource of the kumiki://definition/{qname} template, and completes its qname", async () => {
     const dir = await tempDir("http-resources");
     dirs.push(dir);

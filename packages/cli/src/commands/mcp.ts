@@ -1,5 +1,5 @@
 import { parseLimitAssignments, runDoctor, serveHttp, serveStdio, versions } from "@kumiki-graph/mcp";
-import { stringOption } from "../args.js";
+import { listOption, stringOption } from "../args.js";
 import type { Command } from "../command.js";
 import { failure, usageError } from "../errors.js";
 import { untilStopped } from "../stop-signal.js";
@@ -69,10 +69,7 @@ export const mcpServe: Command = {
       lines.push(report.ok ? "doctor: all checks passed" : "doctor: a check failed");
       return { json: report, text: lines.join("\n"), exit: report.ok ? 0 : 1 };
     }
-    const limit = ctx.options.limit;
-    const limits = parseLimitAssignments(
-      Array.isArray(limit) ? limit : typeof limit === "string" ? [limit] : [],
-    );
+    const limits = parseLimitAssignments(listOption(ctx.options, "limit"));
     if (!limits.ok) throw usageError(`kumiki mcp serve: ${limits.message}`);
     // The ops are an agent's unless an author was given: user:$USER would misname them.
     const given = stringOption(ctx.options, "author") ?? (ctx.io.env.KUMIKI_AUTHOR || undefined);
@@ -83,14 +80,12 @@ export const mcpServe: Command = {
         throw usageError(
           `kumiki mcp serve: --http takes [HOST:]PORT (7421, 127.0.0.1:7421), got ${JSON.stringify(http)}`,
         );
-      const origin = ctx.options.origin;
-      const origins = Array.isArray(origin) ? origin : typeof origin === "string" ? [origin] : [];
       const started = await serveHttp({
         storeDir: ctx.storeDir ?? ctx.io.cwd,
         limits: limits.value,
         host: (m[1] ?? "127.0.0.1").replace(/^\[(.*)\]$/, "$1"),
         port: Number(m[2]),
-        allowedOrigins: origins.map(String),
+        allowedOrigins: listOption(ctx.options, "origin"),
         ...(given === undefined ? {} : { author: ctx.author }),
       });
       if (!started.ok) throw failure(started.error.code, started.error.message);

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { LOOPBACK_HOSTS, mcpGraphRoutes } from "@kumiki-graph/mcp";
+import { LOOPBACK_HOSTS, mcpGraphRoutes, parseLimitAssignments } from "@kumiki-graph/mcp";
 import {
   PostgresStorageAdapter,
   PostgresTokenTable,
@@ -8,7 +8,7 @@ import {
   startSyncServer,
   TokenFileTable,
 } from "@kumiki-graph/sync-server";
-import { stringOption } from "../args.js";
+import { listOption, stringOption } from "../args.js";
 import type { Command } from "../command.js";
 import { CliError, failure, fromRejection, usageError } from "../errors.js";
 import { untilStopped } from "../stop-signal.js";
@@ -23,7 +23,9 @@ import { untilStopped } from "../stop-signal.js";
 export const serve: Command = {
   name: "serve",
   summary: "run the sync server agents push to and pull from (127.0.0.1 by default)",
-  usage: ["serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F]"],
+  usage: [
+    "serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F] [--mcp-origin URL]... [--mcp-limit NAME=N]...",
+  ],
   examples: [
     "kumiki serve --port 7420 --data ./graphs --token-file tokens.json",
     "kumiki serve --port 0   # any free port; the first line says which",
@@ -53,6 +55,20 @@ export const serve: Command = {
       description:
         "tokens and their access per graph (JSON, docs/sync.md; SIGHUP reads it again); with --storage, stored in the database for every server; without it anyone may write, or on PostgreSQL the tokens stored there",
     },
+    "mcp-origin": {
+      type: "string",
+      multiple: true,
+      value: "URL",
+      description:
+        "a browser origin allowed to call the MCP endpoints /g/<graph>/mcp (others are refused, 403)",
+    },
+    "mcp-limit": {
+      type: "string",
+      multiple: true,
+      value: "NAME=N",
+      description:
+        "set a limit of the MCP endpoints, as in kumiki://limits (bodyBytes, responseBytes, wildcardResults, httpSessions, idleSeconds)",
+    },
   },
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
@@ -69,6 +85,8 @@ export const serve: Command = {
       throw usageError(
         `kumiki serve: --storage takes a PostgreSQL URL (postgres://user@host:5432/db), got ${JSON.stringify(redactedUrl(storageUrl))}`,
       );
+    const mcpLimits = parseLimitAssignments(listOption(ctx.options, "mcp-limit"), "--mcp-limit");
+    if (!mcpLimits.ok) throw usageError(`kumiki serve: ${mcpLimits.message}`);
     const dataDir = path.resolve(ctx.io.cwd, stringOption(ctx.options, "data") ?? "kumiki-server");
     const tokenFile = stringOption(ctx.options, "token-file");
     const tokenPath = tokenFile === undefined ? undefined : path.resolve(ctx.io.cwd, tokenFile);
@@ -109,6 +127,8 @@ export const serve: Command = {
     const loopback = ["127.0.0.1", "::1", "localhost"].includes(host);
     const routes = mcpGraphRoutes({
       log: (line) => ctx.io.stderr(`kumiki serve: mcp: ${line}\n`),
+      limits: mcpLimits.value,
+      allowedOrigins: listOption(ctx.options, "mcp-origin"),
       ...(loopback ? { allowedHosts: LOOPBACK_HOSTS } : {}),
     });
     if (!routes.ok) throw failure(routes.error.code, routes.error.message);
