@@ -15,6 +15,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  dropListenersOf,
   freshTable,
   POSTGRES_URL,
   skipWithoutPostgres,
@@ -218,6 +219,42 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       }
     }
   }, 180_000);
+
+  it("reads your writes across servers: a write acknowledged on one is seen by the next read on the other, every time", async () => {
+    const { one, two, endpoint } = await twoServers(
+      storage,
+      "serve-mcp-pg-ryw",
+      ["slot seed : Int = 0"],
+      ["alice", "bob"],
+    );
+    const on = [await agentOn(endpoint(one), TOKENS.alice), await agentOn(endpoint(two), TOKENS.bob)];
+    try {
+      // No wait, no retry: the read begins once the write's answer is in, on the other server.
+      const missed: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const [writer, reader] = i % 2 === 0 ? [on[0]!, on[1]!] : [on[1]!, on[0]!];
+        await write(writer, "kumiki_add", { layer: "slot", name: `rw${i}`, body: `: Int = ${i}` });
+        expect(writer.acked.length, `write ${i} answered`).toBe(Math.floor(i / 2) + 1);
+        const read = (await reader.client.callTool({
+          name: "kumiki_view",
+          arguments: { selector: `slot.rw${i}` },
+        })) as unknown as { isError?: boolean; content: { text: string }[] };
+        if (read.isError === true || read.content[0]!.text !== `slot rw${i} : Int = ${i}\n`)
+          missed.push(`rw${i}`);
+        // Halfway, server 2's connection that hears the database's notices is dropped: the notices
+        // of what server 1 writes meanwhile never reach it, yet its reads must see those writes.
+        if (i === 14) expect(await dropListenersOf(two.child.pid!)).toBe(1);
+      }
+      expect(missed).toEqual([]);
+    } finally {
+      for (const a of on) await a.client.close().catch(() => undefined);
+      for (const s of [one, two]) {
+        const exited = new Promise<number | null>((resolve) => s.child.once("exit", resolve));
+        s.child.kill("SIGTERM");
+        expect(await exited).toBe(0);
+      }
+    }
+  }, 120_000);
 
   it("a server killed after it answered a keyed write: the retry through the other server is answered with the same receipt, nothing written twice", async () => {
     const { one, two, endpoint } = await twoServers(

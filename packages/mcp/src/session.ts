@@ -108,7 +108,6 @@ function opIdsIn(value: unknown): string[] {
 /** Builds a session over `graph`. */
 export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {}): McpSession {
   const { store, capabilities, log } = graph;
-  const limits = { value: graph.limits };
   const ctx: ToolContext = {
     store,
     limits: graph.limits,
@@ -199,6 +198,18 @@ export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {
     // one more poll phase (and a millisecond for the client's next write) before the write, at
     // about 1 ms a write (a stored write takes 10-40 ms).
     if (tool.annotations.readOnlyHint !== true) await new Promise<void>((resolve) => setTimeout(resolve, 1));
+    // Every write acknowledged before this call began, by any server of a shared storage, is in
+    // the graph it reads and judges against (a workspace's store looks at its folder anyway).
+    try {
+      await store.fence();
+    } catch (e) {
+      log(`${name}: the storage could not be read: ${e instanceof Error ? e.message : String(e)}`);
+      return failure({
+        kind: "unavailable",
+        retryable: true,
+        message: `${name}: the graph's storage could not be read just now; nothing was done — call it again`,
+      });
+    }
     try {
       // A retry with the same key and arguments is answered with the first call's receipt (core
       // records the key with the op-ids, durably, before it appends them).
@@ -232,7 +243,7 @@ export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {
     const value = outcome.value as object;
     const lead = outcome.text;
     const bytes = Buffer.byteLength(JSON.stringify(value), "utf8") + Buffer.byteLength(lead ?? "", "utf8");
-    if (bytes > limits.value.responseBytes) {
+    if (bytes > graph.limits.responseBytes) {
       const hint =
         tool.annotations.readOnlyHint === true
           ? "ask for less (one definition instead of a pattern, with_deps off, a check scope)"
@@ -240,7 +251,7 @@ export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {
       return failure(
         limitExceeded(
           "responseBytes",
-          limits.value.responseBytes,
+          graph.limits.responseBytes,
           bytes,
           `the size in bytes of the ${name} result`,
           hint,

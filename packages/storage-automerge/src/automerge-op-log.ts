@@ -241,6 +241,8 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       readonly onAppend?: () => void;
       /** Takes into `handle` every change the Repo's storage holds (see {@link catchUpAll}). */
       readonly catchUp?: () => Promise<void>;
+      /** Resolves once every change the storage held when called is in `handle` (see {@link fence}). */
+      readonly fence?: () => Promise<void>;
     } = {},
   ): AutomergeOpLog<T> {
     const doc = handle.doc();
@@ -257,6 +259,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     });
     log.attached = options.onAppend ?? (() => undefined);
     log.attachedCatchUp = options.catchUp;
+    log.attachedFence = options.fence;
     handle.on("change", log.onChange);
     log.readAll(doc);
     log.decideContested(doc);
@@ -266,6 +269,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   /** Set when attached to a caller's Repo ({@link attach}): told after each append; the Repo is not ours to shut down. */
   private attached: (() => void) | undefined;
   private attachedCatchUp: (() => Promise<void>) | undefined;
+  private attachedFence: (() => Promise<void>) | undefined;
 
   /**
    * For an attached log (whose {@link poll} sees nothing of other servers): takes in every change
@@ -275,6 +279,16 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   async catchUpAll(): Promise<void> {
     if (this.closed) return;
     await this.attachedCatchUp?.();
+  }
+
+  /**
+   * For an attached log: resolves once every change the Repo's storage held when called (other
+   * servers' included) is in the log, through the caller's `fence`. A workspace's log: nothing to
+   * do ({@link poll} sees every process's chunks).
+   */
+  async fence(): Promise<void> {
+    if (this.closed) return;
+    await this.attachedFence?.();
   }
 
   /** Opens the graph document `url` stored in `options.directory`. */

@@ -31,6 +31,8 @@ export class GraphStores {
       readonly appended: (documentId: string) => void;
       /** Takes into the graph's handle every change the storage holds (other servers' included). */
       readonly catchUp: (documentId: string) => Promise<void>;
+      /** Takes into the graph's handle every change the storage held when called, cheaply. */
+      readonly fence: (documentId: string) => Promise<void>;
       /** Where the graph's idempotency keys are kept (shared by the servers of a database). */
       readonly ledgerOf: (documentId: string) => IdempotencyLedger;
     },
@@ -64,6 +66,7 @@ export class GraphStores {
       log = AutomergeOpLog.attach(this.repo, handle as DocHandle<OpLogDocument>, {
         onAppend: () => this.host.appended(documentId),
         catchUp: () => this.host.catchUp(documentId),
+        fence: () => this.host.fence(documentId),
       });
     } catch (e) {
       return fail("graph-unavailable", (e as Error).message);

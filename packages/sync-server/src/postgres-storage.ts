@@ -62,6 +62,12 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
   private readonly listeners = new Set<(key: StorageKey) => void>();
   private listening: Promise<void> | undefined;
   private listener: pg.Client | undefined;
+  /** How many listening connections were opened: one more means notices may have been missed. */
+  private listenings = 0;
+  /** Fences sent and not yet heard back, by id. */
+  private readonly fences = new Map<string, () => void>();
+  /** The fence not yet sent, which callers arriving meanwhile share. */
+  private nextFence: Promise<number | undefined> | undefined;
   private closed = false;
   private readonly sql: {
     readonly [k in "load" | "save" | "remove" | "range" | "removeRange" | "all"]: string;
@@ -193,6 +199,10 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
         } catch {
           return;
         }
+        if (Array.isArray(parsed) && parsed[0] === "fence") {
+          this.fences.get(String(parsed[1]))?.();
+          return;
+        }
         if (!Array.isArray(parsed) || parsed[0] === this.origin || !Array.isArray(parsed[1])) return;
         const key = (parsed[1] as unknown[]).map(String);
         for (const l of this.listeners) l(key);
@@ -207,11 +217,48 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
         await client.connect();
         await client.query(`LISTEN "${this.table}"`);
         this.listener = client;
+        this.listenings++;
       } catch {
         await client.end().catch(() => undefined);
       }
     })();
     return this.listening;
+  }
+
+  /**
+   * Resolves once every notice of a chunk committed before the call has been given to the
+   * watchers: a notice of its own sent now comes back after them, as PostgreSQL delivers the
+   * notices of transactions in the order they committed. Resolves with the number of the
+   * listening connection (a new number: notices may have been missed while it was reopened, so
+   * the caller reads the chunks themselves once), or `undefined` when nothing listens or the
+   * fence did not come back within `timeoutMs` (the caller reads the chunks). Callers within one
+   * turn of the event loop share one fence.
+   */
+  fence(timeoutMs = 5_000): Promise<number | undefined> {
+    this.nextFence ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      this.nextFence = undefined;
+      if (this.listener === undefined) await this.listen();
+      if (this.listener === undefined || this.closed) return undefined;
+      const listening = this.listenings;
+      const id = randomUUID();
+      const heard = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        timer.unref();
+        this.fences.set(id, () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+      try {
+        await this.query("SELECT pg_notify($1, $2)", [this.table, JSON.stringify(["fence", id])]);
+        return (await heard) && this.listenings === listening ? listening : undefined;
+      } catch {
+        return undefined;
+      } finally {
+        this.fences.delete(id);
+      }
+    });
+    return this.nextFence;
   }
 
   async remove(key: StorageKey): Promise<void> {

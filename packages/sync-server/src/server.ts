@@ -61,6 +61,14 @@ export interface ServerStorage extends StorageAdapterInterface {
    */
   watch?(listener: (key: readonly string[]) => void): () => void;
   /**
+   * With `watch`: resolves once every change chunk committed before the call has been given to the
+   * watchers, with a number that changes when notices may have been missed since the last call
+   * (the listening connection was reopened), or `undefined` when that is not known (then the
+   * server reads the graph's chunks). What makes a read on one server see a write another
+   * acknowledged before it.
+   */
+  fence?(): Promise<number | undefined>;
+  /**
    * For a storage several servers share: where a graph's idempotency keys are kept, so that a
    * retry through another server is recognised. Without it, the server keeps them in a file beside
    * a folder storage (`dataDir/.kumiki-idempotency/`), or in memory.
@@ -364,23 +372,43 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     // The graph's shape (its lists) may have grown there: worked out again at the next push.
     shapes.delete(documentId);
   };
-  const unwatch = storage.watch?.((key) => void takeStoredElsewhere(key));
+  // The takes under way: a fence waits for those whose notices came before it.
+  const taking = new Set<Promise<void>>();
+  const unwatch = storage.watch?.((key) => {
+    const took: Promise<void> = takeStoredElsewhere(key)
+      .catch((e: unknown) => log(`taking in a change stored by another server failed: ${String(e)}`))
+      .finally(() => taking.delete(took));
+    taking.add(took);
+  });
+  const catchUp = async (documentId: string): Promise<void> => {
+    const handle = repo.handles[documentId as DocumentId];
+    if (handle === undefined || !handle.isReady()) return;
+    const chunks = await storage.loadRange([documentId]);
+    handle.update((doc) => {
+      let d = doc;
+      for (const c of chunks) if (c.data !== undefined) d = A.loadIncremental(d, c.data);
+      return d;
+    });
+    // The graph's shape (its lists) may have grown there: worked out again at the next push.
+    shapes.delete(documentId);
+  };
+  // The listening connection whose notices each graph has followed since its last full catch-up.
+  const followedSince = new Map<string, number>();
   // The server's own writes to a graph grow its document: the peers' change check reads its shape again.
   const stores = new GraphStores(repo, {
     handleOf,
     appended: (documentId) => shapes.delete(documentId),
     // Every change the storage holds (other servers' included), taken into the loaded graph.
-    catchUp: async (documentId) => {
-      const handle = repo.handles[documentId as DocumentId];
-      if (handle === undefined || !handle.isReady()) return;
-      const chunks = await storage.loadRange([documentId]);
-      handle.update((doc) => {
-        let d = doc;
-        for (const c of chunks) if (c.data !== undefined) d = A.loadIncremental(d, c.data);
-        return d;
-      });
-      // The graph's shape (its lists) may have grown there: worked out again at the next push.
-      shapes.delete(documentId);
+    catchUp,
+    // Every change committed before now, taken in: behind the storage's notices when it has them
+    // (a round trip), by reading the graph's chunks when notices may have been missed.
+    fence: async (documentId) => {
+      if (storage.fence === undefined) return;
+      const listening = await storage.fence();
+      await Promise.all([...taking]);
+      if (listening !== undefined && followedSince.get(documentId) === listening) return;
+      await catchUp(documentId);
+      if (listening !== undefined) followedSince.set(documentId, listening);
     },
     ledgerOf: (documentId) => {
       const shared = storage.idempotencyLedger?.(documentId);

@@ -68,6 +68,12 @@ export class LiveGraph {
    * changed. Not while a write of ours is being stored: no other process can append then (the
    * write holds the log exclusively), and the write takes in what arrived once it is done.
    */
+  /** Takes in what the log's shared storage held when called (see {@link OpLog.fence}), then catches up. */
+  async fence(): Promise<void> {
+    await this.log.fence?.();
+    this.catchUp();
+  }
+
   /** Takes in everything the log's shared storage holds (see {@link OpLog.catchUpAll}), then catches up. */
   async catchUpAll(): Promise<void> {
     await this.log.catchUpAll?.();

@@ -61,6 +61,13 @@ export interface OpLog<T extends StoredOp = StoredOp> {
    * that the ops recorded under an idempotency key never reached the log (and writes them again).
    */
   catchUpAll?(): Promise<void>;
+  /**
+   * Optional, for a log other servers write through a shared storage ({@link catchUpAll}'s case):
+   * resolves once every change stored there before the call began has reached the log, cheaply (a
+   * round trip behind the storage's own notices, not a reload). A store awaits it before a read
+   * that must see others' acknowledged writes ({@link Store.fence}).
+   */
+  fence?(): Promise<void>;
   /** Optional: what is wrong with the stored form, when something is (then appends are refused). */
   readonly damage?: StoreDamage | undefined;
   /**

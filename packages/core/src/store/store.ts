@@ -304,6 +304,17 @@ export class Store {
     this.catchUp();
   }
 
+  /**
+   * For a store over a log that other servers write through a shared storage (a sync server's
+   * graph on PostgreSQL): resolves once every write stored anywhere before the call began is in
+   * this store's graph, so that a read after it sees every write acknowledged before it (read your
+   * writes, and others' acknowledged writes, across servers). For any other store (a workspace,
+   * whose reads look at the folder themselves) it is {@link refresh}.
+   */
+  async fence(): Promise<void> {
+    await this.live.fence();
+  }
+
   // -------------------------------------------------------------------------------------------
   // Writes
   // -------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
  * without PostgreSQL) they are skipped with the same message.
  */
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
 import pg from "pg";
 
 export const POSTGRES_URL = process.env.KUMIKI_TEST_POSTGRES ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -54,12 +55,43 @@ export async function dropTable(table: string): Promise<void> {
 }
 
 /** Runs `text` on the test database (a schema made or dropped for a test). */
-export async function sql(text: string): Promise<void> {
+export async function sql(text: string, params: readonly unknown[] = []): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   try {
-    await client.query(text);
+    return (await client.query(text, params as unknown[])).rows as Record<string, unknown>[];
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Ends the database connections of process `pid` that wait on LISTEN (a server's notice
+ * listener), as a dropped connection would: found by the local TCP ports of the process's
+ * sockets (/proc), so that other tests' servers on the same database are left alone. How many.
+ */
+export async function dropListenersOf(pid: number): Promise<number> {
+  const inodes = new Set<string>();
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    const target = (() => {
+      try {
+        return fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        return "";
+      }
+    })();
+    const m = /^socket:\[(\d+)\]$/.exec(target);
+    if (m) inodes.add(m[1]!);
+  }
+  const ports: number[] = [];
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"])
+    for (const line of fs.readFileSync(table, "utf8").split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length > 9 && inodes.has(cols[9]!)) ports.push(Number.parseInt(cols[1]!.split(":")[1]!, 16));
+    }
+  const rows = await sql(
+    "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE client_port = ANY($1::int[]) AND query LIKE 'LISTEN%'",
+    [ports],
+  );
+  return rows.length;
 }
