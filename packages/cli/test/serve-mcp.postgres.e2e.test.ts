@@ -1,9 +1,10 @@
 /**
  * Two `kumiki serve` on one PostgreSQL, six MCP agents over HTTP (three on each server, the SDK's
- * StreamableHTTPClientTransport) writing at once: replaces of the same slots, adds of the same
- * names on both servers, adds of their own. Every acknowledged write is in the graph or was told
- * lost to the session that made it (a notice, or its own answer), and both servers, read through
- * MCP, show the same program.
+ * StreamableHTTPClientTransport) and two over stdio on a synced workspace, writing at once:
+ * replaces of the same slots, adds of the same names, adds of their own. Every acknowledged write
+ * is in the graph or was told lost to the session that made it (a notice, or its own answer), and
+ * both servers and the workspace, read through MCP, show the same program. Also: reads see writes
+ * acknowledged on the other server, a token withdrawn through one server, a server killed.
  */
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -11,6 +12,7 @@ import path from "node:path";
 import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { syncWorkspace } from "@kumiki-graph/sync-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -21,7 +23,7 @@ import {
   skipWithoutPostgres,
   sql,
 } from "../../sync-server/test/support/postgres.js";
-import { cleanup, startBin, tempDir } from "./support.js";
+import { BIN, cleanup, startBin, tempDir } from "./support.js";
 
 const skip = await skipWithoutPostgres();
 
@@ -70,7 +72,7 @@ async function twoServers(
   const two = await startServe(root, storage);
   expect((await syncWorkspace(ws, { url: one.url, token: TOKENS.alice, timeoutMs: 30_000 })).ok).toBe(true);
   const endpoint = (s: { url: string }) => `${s.url.replace(/^ws/, "http")}/g/${graph}/mcp`;
-  return { one, two, endpoint };
+  return { one, two, endpoint, ws, root, graph };
 }
 
 interface Agent {
@@ -91,6 +93,24 @@ async function agentOn(endpoint: string, token: string): Promise<Agent> {
   await client.connect(
     new StreamableHTTPClientTransport(new URL(endpoint), {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return { client, acked: [], told, uniques: [] };
+}
+
+/** An agent over stdio: `kumiki mcp serve --store ws`, its own process, writing as `author`. */
+async function stdioAgentOn(ws: string, author: string): Promise<Agent> {
+  const client = new Client({ name: "stdio-agent", version: "0" });
+  const told = new Set<string>();
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    for (const id of JSON.stringify(n.params.data).match(/op_[0-9A-Z]{26}/g) ?? []) told.add(id);
+  });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "mcp", "serve", "--store", ws],
+      env: { PATH: process.env.PATH ?? "", KUMIKI_AUTHOR: author },
+      stderr: "ignore",
     }),
   );
   return { client, acked: [], told, uniques: [] };
@@ -123,8 +143,8 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
     await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   });
 
-  it("six HTTP agents on two servers: every acknowledged write stands or was told lost, and both servers agree", async () => {
-    const { one, two, endpoint } = await twoServers(
+  it("six HTTP agents on two servers and two stdio agents on a synced workspace: every acknowledged write stands or was told lost, and all views agree", async () => {
+    const { one, two, endpoint, ws } = await twoServers(
       storage,
       "serve-mcp-pg",
       Array.from({ length: 5 }, (_, i) => `slot s${i} : Int = 0`),
@@ -134,6 +154,13 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
     const agents: Agent[] = [];
     for (let i = 0; i < 6; i++)
       agents.push(await agentOn(endpoint(i < 3 ? one : two), i < 3 ? TOKENS.alice : TOKENS.bob));
+    // Two more on a workspace of the graph, each its own stdio process, kept in step with server
+    // two by a sync after each round (as a `kumiki sync` loop would).
+    for (const author of ["agent:carol", "agent:dave"]) agents.push(await stdioAgentOn(ws, author));
+    const sync = async () => {
+      const r = await syncWorkspace(ws, { url: two.url, token: TOKENS.bob, timeoutMs: 30_000 });
+      expect(r.ok, JSON.stringify(r)).toBe(true);
+    };
     try {
       // In lockstep: each round every agent replaces the same slot and adds the same name at once
       // (the three on one server queue on its store; the two servers race through the database),
@@ -156,6 +183,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
             a.uniques.push(unique);
           }),
         );
+        await sync();
       }
       // Settle: both servers take in each other's writes (the database's notices), sessions are told.
       const reader1 = await agentOn(endpoint(one), TOKENS.alice);
@@ -175,6 +203,13 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
         if (views[0] !== views[1]) await new Promise((r) => setTimeout(r, 50));
       }
       expect(views[0]).toBe(views[1]);
+      // The workspace, synced once more, shows the same program to its stdio agents.
+      await sync();
+      const local = (await agents[6]!.client.callTool({
+        name: "kumiki_view",
+        arguments: { selector: "*" },
+      })) as unknown as { content: { text: string }[] };
+      expect(local.content[0]!.text).toBe(views[0]);
       await new Promise((r) => setTimeout(r, 1_000));
       // Every unique add stands on both servers.
       for (const a of agents) for (const u of a.uniques) expect(views[0]).toContain(`slot ${u} :`);
@@ -207,7 +242,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
           }
         }
       console.info(`${acked} acknowledged ops, ${notApplied} decided against and told to their sessions`);
-      expect(acked).toBeGreaterThan(6 * 6);
+      expect(acked).toBeGreaterThan(8 * 6);
       await reader1.client.close();
       await reader2.client.close();
     } finally {
@@ -248,6 +283,64 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       expect(missed).toEqual([]);
     } finally {
       for (const a of on) await a.client.close().catch(() => undefined);
+      for (const s of [one, two]) {
+        const exited = new Promise<number | null>((resolve) => s.child.once("exit", resolve));
+        s.child.kill("SIGTERM");
+        expect(await exited).toBe(0);
+      }
+    }
+  }, 120_000);
+
+  it("a token withdrawn through one server ends its sessions on the other, and its next call is refused", async () => {
+    const { one, two, endpoint, root, graph } = await twoServers(
+      storage,
+      "serve-mcp-pg-withdraw",
+      ["slot n : Int = 0"],
+      ["alice", "bob"],
+    );
+    const alice = await agentOn(endpoint(two), TOKENS.alice);
+    const bob = await agentOn(endpoint(two), TOKENS.bob);
+    try {
+      await write(alice, "kumiki_add", { layer: "slot", name: "before", body: ": Int = 1" });
+      expect(alice.acked).toHaveLength(1);
+      // Alice's token taken out of the file, stored by server one (SIGHUP): the database tells server two.
+      const tokens = [{ name: "agent:bob", token: TOKENS.bob, graphs: { [graph]: "write" } }];
+      fs.writeFileSync(path.join(root, "tokens.json"), JSON.stringify({ format: 1, tokens }));
+      one.child.kill("SIGHUP");
+      let refused: unknown;
+      for (let i = 0; i < 100 && refused === undefined; i++) {
+        try {
+          await alice.client.callTool({ name: "kumiki_list", arguments: {} }, undefined, { timeout: 5_000 });
+          await new Promise((r) => setTimeout(r, 50));
+        } catch (e) {
+          refused = e;
+        }
+      }
+      expect(String(refused)).toMatch(/not accepted|no such session/);
+      // Her session is gone and a new one is refused; Bob's goes on.
+      const again = await fetch(endpoint(two), {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${TOKENS.alice}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "x", version: "0" },
+          },
+        }),
+      });
+      expect(again.status).toBe(403);
+      await write(bob, "kumiki_add", { layer: "slot", name: "after", body: ": Int = 2" });
+      expect(bob.acked).toHaveLength(1);
+    } finally {
+      for (const a of [alice, bob]) await a.client.close().catch(() => undefined);
       for (const s of [one, two]) {
         const exited = new Promise<number | null>((resolve) => s.child.once("exit", resolve));
         s.child.kill("SIGTERM");
