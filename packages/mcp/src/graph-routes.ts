@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isAuthorId, type Store } from "@kumiki-graph/core";
-import { type HttpAccess, type McpHttpHandler, mcpHttpHandler } from "./http.js";
+import { type HttpAccess, type McpHttpHandler, mcpHttpHandler, refuse } from "./http.js";
 import { type Limits, resolveLimits } from "./limits.js";
 import { DEFAULT_AUTHOR } from "./server.js";
 
@@ -107,18 +107,20 @@ export function mcpGraphRoutes(
       route(req, res, host) {
         const graph = ROUTE.exec(new URL(req.url ?? "/", "http://x").pathname)?.[1];
         if (graph === undefined) return false;
-        const refuse = (status: number, message: string) => {
-          res.writeHead(status, { "content-type": "application/json" });
-          res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
-        };
         // The token first: a graph it may not see is not even loaded.
         const access = host.accessOf(req, graph);
         if (!access.ok) {
-          refuse(access.status, access.message);
+          refuse(
+            res,
+            access.status,
+            -32000,
+            access.message,
+            access.status === 401 ? { "www-authenticate": "Bearer" } : {},
+          );
           return true;
         }
         void handlerOf(graph, host).then((h) =>
-          "handle" in h ? h.handle(req, res) : refuse(404, h.message),
+          "handle" in h ? h.handle(req, res) : refuse(res, 404, -32000, h.message),
         );
         return true;
       },

@@ -84,7 +84,7 @@ interface Held {
 }
 
 /** A JSON-RPC error answer over HTTP (no request id: the request may not have been read). */
-function refuse(res: ServerResponse, status: number, code: number, message: string, extra = {}): void {
+export function refuse(res: ServerResponse, status: number, code: number, message: string, extra = {}): void {
   if (res.headersSent) return;
   res.writeHead(status, { "content-type": "application/json", ...extra });
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
