@@ -286,3 +286,39 @@ describe("repair when the document's first change is lost and a remote holds the
     expect((await run(["view", "slot.local"], inA)).out).toContain("slot local : Int = 2");
   }, 120_000);
 });
+
+describe("sync --files on a hostile tree, through real kumiki processes", () => {
+  it("a layer folder linked out of the workspace and a Latin-1 file: each refused with the reason, nothing written anywhere", () => {
+    const root = tempDir("tree-link");
+    const outside = tempDir("tree-outside");
+    const cache = tempDir("tree-link-cache");
+    dirs.push(root, outside, cache);
+    const opts = { cwd: root, env: testEnv(cache) };
+    expect(runBin(["init"], opts).code).toBe(0);
+    expect(runBin(["add", "slot", "a", "Int = 1"], opts).code).toBe(0);
+    expect(runBin(["sync", "--files"], opts).code).toBe(0);
+    // slots/ moved out and linked back; the store then changes slot.a.
+    fs.renameSync(path.join(root, "slots"), path.join(outside, "slots"));
+    fs.symlinkSync(path.join(outside, "slots"), path.join(root, "slots"));
+    expect(runBin(["replace", "slot.a", "Int = 2"], opts).code).toBe(0);
+    const before = snapshot(outside);
+    const store = snapshot(path.join(root, ".kumiki"));
+    const linked = runBin(["sync", "--files"], opts);
+    expect(linked.code).not.toBe(0);
+    expect(linked.err).toMatch(/slots is a symbolic link .*nothing was read or written/);
+    expect(snapshot(outside)).toEqual(before);
+    expect(snapshot(path.join(root, ".kumiki"))).toEqual(store);
+    // The link replaced by a folder of its own, with a Latin-1 file in it.
+    fs.rmSync(path.join(root, "slots"));
+    fs.mkdirSync(path.join(root, "slots"));
+    fs.writeFileSync(
+      path.join(root, "slots", "a.kumiki"),
+      Buffer.from([...Buffer.from('slot a : Text = "'), 0xe9, 0x22, 0x0a]),
+    );
+    const latin1 = runBin(["sync", "--files"], opts);
+    expect(latin1.code).not.toBe(0);
+    expect(latin1.err).toMatch(/a\.kumiki is not UTF-8 text \(byte 17 is 0xe9\)/);
+    expect(snapshot(path.join(root, ".kumiki"))).toEqual(store);
+    expect(runBin(["view", "slot.a"], opts).out).toBe("slot a : Int = 2\n");
+  });
+});

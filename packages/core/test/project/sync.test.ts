@@ -351,3 +351,59 @@ describe("syncFiles: each file's edit on its own merits", () => {
     expect(text(store, "fn.bad")).toContain('"fine"');
   });
 });
+
+describe("syncFiles: a tree it must not follow or misread", () => {
+  it("a layer folder that is a symbolic link out of the workspace: refused, nothing written there or in the store", async () => {
+    const { store, root } = await synced();
+    const outside = dirs.make();
+    fs.renameSync(path.join(root, "slots"), path.join(outside, "slots"));
+    fs.symlinkSync(path.join(outside, "slots"), path.join(root, "slots"));
+    // The store changes a slot: the sync would write its file through the link.
+    must(await store.replace({ qname: "slot.draft", body: ': Text = "hi"' }));
+    const before = snapshot(outside);
+    const ops = store.status().ops;
+    const r = await syncFiles(store, root);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.code).toBe("tree-unreadable");
+    expect(r.error.message).toMatch(/slots is a symbolic link \(to .*\).*nothing was read or written/);
+    expect(snapshot(outside)).toEqual(before);
+    expect(store.status().ops).toBe(ops);
+  });
+
+  it("a definition file that is a symbolic link: refused, the file it points to left alone", async () => {
+    const { store, root } = await synced();
+    const outside = path.join(dirs.make(), "secret.kumiki");
+    fs.writeFileSync(outside, 'slot draft : Text = "elsewhere"\n');
+    fs.rmSync(path.join(root, "slots/draft.kumiki"));
+    fs.symlinkSync(outside, path.join(root, "slots/draft.kumiki"));
+    const r = await syncFiles(store, root);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error.message).toMatch(/draft\.kumiki is a symbolic link/);
+    expect(fs.readFileSync(outside, "utf8")).toBe('slot draft : Text = "elsewhere"\n');
+    expect(text(store, "slot.draft")).toBe('slot draft : Text = ""\n');
+  });
+
+  it("a file that is not UTF-8 (Latin-1): refused naming the byte, never stored as U+FFFD", async () => {
+    const { store, root } = await synced();
+    // "café" in Latin-1: é is the single byte 0xE9.
+    const latin1 = Buffer.concat([
+      Buffer.from('slot draft : Text = "caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"\n'),
+    ]);
+    fs.writeFileSync(path.join(root, "slots/draft.kumiki"), latin1);
+    const ops = store.status().ops;
+    const r = await syncFiles(store, root);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.message).toMatch(/draft\.kumiki is not UTF-8 text \(byte 24 is 0xe9\)/);
+    expect(r.error.details).toMatchObject({ reason: "not-utf8", offset: 24 });
+    expect(store.status().ops).toBe(ops);
+    expect(text(store, "slot.draft")).not.toContain("\uFFFD");
+    // Converted, it syncs.
+    fs.writeFileSync(path.join(root, "slots/draft.kumiki"), 'slot draft : Text = "café"\n');
+    must(await syncFiles(store, root));
+    expect(text(store, "slot.draft")).toBe('slot draft : Text = "café"\n');
+  });
+});
