@@ -197,6 +197,55 @@ describe("repair with a remote: what only the server holds comes back", () => {
   }, 120_000);
 });
 
+describe("sync on a damaged workspace never reports success while the server lacks an op", () => {
+  it("an op only op-log.jsonl holds: sync exits 1 saying so and to repair, repair pushes it, the next sync is clean", async () => {
+    const root = tempDir("damage-sync");
+    const cache = tempDir("damage-sync-cache");
+    dirs.push(root, cache);
+    const env = testEnv(cache);
+    const server = await startSyncServer({ dataDir: path.join(root, "server") });
+    if (!server.ok) throw new Error(server.error.message);
+    try {
+      const a = path.join(root, "a");
+      fs.mkdirSync(a);
+      const inA = { cwd: a, env };
+      expect((await run(["init"], inA)).code).toBe(0);
+      const program = Array.from({ length: 60 }, (_, i) => `slot s${i} : Int = ${i}\n`).join("\n");
+      fs.writeFileSync(path.join(a, "p.kumiki"), program);
+      expect((await run(["import", "p.kumiki"], inA)).code).toBe(0);
+      // The last write's chunks lost (emptied); op-log.jsonl still holds its op.
+      const storage = path.join(a, ".kumiki", "automerge");
+      const before = new Set(chunkFiles(storage));
+      expect((await run(["add", "slot", "last", "Int = 7"], inA)).code).toBe(0);
+      for (const f of chunkFiles(storage).filter((f) => !before.has(f))) fs.writeFileSync(f, "");
+      expect((await run(["remote", "add", "origin", server.value.url], inA)).code).toBe(0);
+      const graph = (JSON.parse((await run(["status", "--json"], inA)).out) as { graph: string }).graph;
+      const onServer = async (n: number) => {
+        const d = path.join(root, `check-${n}`);
+        const c = await run(["clone", `${server.value.url}/${graph}`, d, "--json"], { cwd: root, env });
+        expect(c.code, c.err).toBe(0);
+        return (JSON.parse(c.out) as { ops: number }).ops;
+      };
+      const synced = await run(["sync", "--json"], inA);
+      expect(synced.code).toBe(1);
+      const error = (
+        JSON.parse(synced.out) as { error: { code: string; message: string; details: { unpushed: number } } }
+      ).error;
+      expect(error.code).toBe("store-damaged");
+      expect(error.details.unpushed).toBe(1);
+      expect(error.message).toMatch(/1 op this workspace holds is not on it.*Run kumiki repair/);
+      expect(await onServer(1)).toBe(60);
+      expect((await run(["repair"], inA)).code).toBe(0);
+      expect(await onServer(2)).toBe(61);
+      const again = await run(["sync", "--json"], inA);
+      expect(again.code, again.err).toBe(0);
+      expect((JSON.parse(again.out) as { unpushed: number }).unpushed).toBe(0);
+    } finally {
+      await server.value.close();
+    }
+  }, 120_000);
+});
+
 describe("repair when the document's first change is lost and a remote holds the graph", () => {
   /** A synced with a server, then one more local op, then every chunk deleted (the first change with them). */
   async function lostRoot(root: string, env: Record<string, string>, url: string) {

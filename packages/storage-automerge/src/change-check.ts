@@ -182,7 +182,11 @@ interface HeldOps {
  * {@link checkBundle} against held ops that are hashed on demand: a new op is hashed only when
  * its op-id is held already or comes twice in the bundle.
  */
-function screenBundle(text: string, held: HeldOps): string | undefined {
+function screenBundle(
+  text: string,
+  held: HeldOps,
+  refuseAuthor?: (author: string) => string | undefined,
+): string | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -201,6 +205,12 @@ function screenBundle(text: string, held: HeldOps): string | undefined {
     const known = mine.has(id) ? opContentHash(mine.get(id)) : held.has(id) ? held.hashOf(id) : undefined;
     if (known !== undefined && known !== opContentHash(op))
       return `op ${id} is already held with other content: an op-id names exactly one op (forged or corrupted)`;
+    // Only a new op is the pusher's to answer for: one held already came from its author's push.
+    if (known === undefined && refuseAuthor !== undefined) {
+      const author = (r.op as { author?: unknown }).author;
+      const why = refuseAuthor(typeof author === "string" ? author : "");
+      if (why !== undefined) return `op ${id}: ${why}`;
+    }
     if (!mine.has(id)) mine.set(id, op);
   }
   for (const [id, op] of mine) if (!held.has(id)) held.accept(id, op);
@@ -209,11 +219,13 @@ function screenBundle(text: string, held: HeldOps): string | undefined {
 
 /**
  * Checks decoded changes against `shape`; on success returns the shape they lead to (a new
- * object, `shape` untouched), on refusal the reason.
+ * object, `shape` untouched), on refusal the reason. `refuseAuthor`, when given, says why a new
+ * op's author may not be pushed by this peer (its token binds the authors), or undefined.
  */
 export function checkChanges(
   shape: DocumentShape,
   changes: readonly A.DecodedChange[],
+  refuseAuthor?: (author: string) => string | undefined,
 ): { ok: true; shape: DocumentShape } | { ok: false; reason: string } {
   // New ops go into a layer over the held ones, merged into `shape` only if every change passes.
   const ops = new Map<string, OpClaim>();
@@ -272,7 +284,7 @@ export function checkChanges(
           op.datatype !== undefined
         )
           return refuse(`${op.action} in a chunk; only bundle strings may be inserted`);
-        const why = screenBundle(op.value, held);
+        const why = screenBundle(op.value, held, refuseAuthor);
         if (why !== undefined) return refuse(why);
         continue;
       }

@@ -31,8 +31,13 @@ import type { SyncError } from "./result.js";
 export interface ClientAdapterOptions {
   /** The bearer token, when the server wants one. */
   readonly token?: string;
-  /** Delay before reconnecting after a drop, ms (default 250). */
+  /**
+   * Delay before reconnecting after a drop, ms (default 250); doubled after each round of the
+   * servers that failed to connect, up to {@link maxRetryMs}, and back to this once connected.
+   */
   readonly retryMs?: number;
+  /** The longest delay between reconnection attempts, ms (default 10,000). */
+  readonly maxRetryMs?: number;
   /**
    * Other servers of the same service (servers sharing one database): after a drop or a failed
    * connection the adapter connects to the next, in turn, so a client whose server died carries on
@@ -48,6 +53,8 @@ export interface TrafficStats {
   messagesSent: number;
   messagesReceived: number;
   connections: number;
+  /** Connections tried (each server of a round counts). */
+  attempts: number;
 }
 
 /** automerge-repo network adapter for one Kumiki sync server. */
@@ -62,6 +69,7 @@ export class KumikiClientAdapter extends NetworkAdapter {
     messagesSent: 0,
     messagesReceived: 0,
     connections: 0,
+    attempts: 0,
   };
   /** The last non-terminal problem (e.g. the server unreachable while retrying). */
   lastProblem: SyncError | undefined;
@@ -73,6 +81,8 @@ export class KumikiClientAdapter extends NetworkAdapter {
   private readonly activityWaiters = new Set<() => void>();
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** Connections tried since the last that was taken (the back-off grows with the rounds). */
+  private failedTries = 0;
   private nextRequest = 1;
   private readonly pending = new Map<
     number,
@@ -234,6 +244,7 @@ export class KumikiClientAdapter extends NetworkAdapter {
     if (this.options.token !== undefined) headers.authorization = `Bearer ${this.options.token}`;
     const ws = new WebSocket(this.url, { headers, perMessageDeflate: false });
     this.socket = ws;
+    this.stats.attempts++;
     ws.on("open", () => {
       const join = {
         type: "join",
@@ -276,18 +287,35 @@ export class KumikiClientAdapter extends NetworkAdapter {
       if (this.socket !== ws) return;
       this.socket = undefined;
       if (code === CLOSE_REFUSED || code === CLOSE_FORBIDDEN) {
+        // A close frame's reason is cut at 123 bytes; the server sent the whole of it just before,
+        // as an error message (kept as the last problem): that one is said.
+        const said = this.lastProblem?.code === "refused" ? this.lastProblem.message : undefined;
         this.terminal({
           code: "refused",
-          message: `${this.url} ${reason.toString("utf8") || "refused this client"}`,
+          message: said ?? `${this.url} ${reason.toString("utf8") || "refused this client"}`,
           details: { url: this.url, closeCode: code },
         });
       }
       this.dropped();
       // The next server of the service, when there are others (the same one again otherwise).
       this.at = (this.at + 1) % this.servers.length;
-      if (!this.stopped) this.retryTimer = setTimeout(() => this.open(), this.options.retryMs ?? 250);
+      if (!this.stopped) this.retryTimer = setTimeout(() => this.open(), this.retryDelay());
     });
     ws.on("message", (data: Buffer) => this.receive(data));
+  }
+
+  /**
+   * How long to wait before the next attempt: the base delay while the servers of a round are tried
+   * in turn, doubled for each whole round that failed (a dead server is not hammered: 250 ms, 0.5 s,
+   * 1 s, … up to 10 s), with a fifth of jitter so that clients dropped together do not return
+   * together.
+   */
+  private retryDelay(): number {
+    const base = this.options.retryMs ?? 250;
+    const rounds = Math.floor(this.failedTries / this.servers.length);
+    this.failedTries++;
+    const delay = Math.min(base * 2 ** Math.min(rounds, 16), this.options.maxRetryMs ?? 10_000);
+    return Math.round(delay * (0.8 + 0.2 * Math.random()));
   }
 
   private receive(data: Buffer): void {
@@ -309,6 +337,7 @@ export class KumikiClientAdapter extends NetworkAdapter {
       this.remotePeerId = message.senderId;
       this.remoteMetadata = message.peerMetadata;
       this.stats.connections++;
+      this.failedTries = 0;
       this.lastProblem = undefined;
       const meta = message.peerMetadata ?? {};
       this.emit("peer-candidate", {
@@ -320,7 +349,7 @@ export class KumikiClientAdapter extends NetworkAdapter {
       return;
     }
     if (message.type === "error") {
-      this.lastProblem = { code: "refused", message: `${this.url}: ${String(message.message)}` };
+      this.lastProblem = { code: "refused", message: `${this.url} ${String(message.message)}` };
       return;
     }
     this.emit("message", message as Message);

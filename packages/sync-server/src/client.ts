@@ -394,7 +394,11 @@ async function syncUntil(
       }
     }
     let unpushed = 0;
-    if (done.value.access === "read") {
+    // A read-only sync pushes nothing; a damaged document holds fewer ops than the workspace
+    // shows (the rest recovered from op-log.jsonl, which the document cannot send): count what
+    // the server lacks. Otherwise every op is in the document, whose heads the server now has.
+    const damage = ws.log.damage;
+    if (done.value.access === "read" || damage !== undefined) {
       const serverDoc = A.view(ws.log.handle.doc(), [...done.value.heads]);
       const serverIds = new Set<string>();
       for (const chunk of (serverDoc as { chunks?: unknown[] }).chunks ?? [])
@@ -425,6 +429,12 @@ async function syncUntil(
     };
     const failed = await close();
     if (failed !== undefined) return { ok: false, error: failed };
+    if (damage !== undefined && done.value.access !== "read" && unpushed > 0)
+      return fail(
+        "store-damaged",
+        `synced with ${report.server}, but ${unpushed} op${unpushed === 1 ? "" : "s"} this workspace holds ${unpushed === 1 ? "is" : "are"} not on it: the workspace's document is damaged (${damage.chunks.length} chunk file${damage.chunks.length === 1 ? "" : "s"} held back, ${damage.lostChanges.length} change${damage.lostChanges.length === 1 ? "" : "s"} missing), and the op${unpushed === 1 ? "" : "s"} recovered from op-log.jsonl cannot be sent from it. Run kumiki repair: it writes ${unpushed === 1 ? "it" : "them"} back into the document and syncs with the remote. Nothing held here was lost.`,
+        { report, unpushed },
+      );
     return ok(report);
   } finally {
     await close();

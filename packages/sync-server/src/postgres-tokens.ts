@@ -36,6 +36,8 @@ async function ensureTable(client: pg.ClientBase, table: string): Promise<void> 
   await client.query(
     `CREATE TABLE IF NOT EXISTS "${table}" (name text PRIMARY KEY, digest text NOT NULL UNIQUE, graphs jsonb NOT NULL)`,
   );
+  // Added after the first release: a table made before it gains the column (null: any author).
+  await client.query(`ALTER TABLE "${table}" ADD COLUMN IF NOT EXISTS authors jsonb`);
 }
 
 /** The tokens in the database, live: what `kumiki serve --storage postgres://…` serves with. */
@@ -94,10 +96,11 @@ export class PostgresTokenTable extends ChangingTokenTable {
       await ensureTable(client, table);
       await client.query(`DELETE FROM "${table}"`);
       for (const e of entries.value)
-        await client.query(`INSERT INTO "${table}" (name, digest, graphs) VALUES ($1, $2, $3)`, [
+        await client.query(`INSERT INTO "${table}" (name, digest, graphs, authors) VALUES ($1, $2, $3, $4)`, [
           e.name,
           e.digest,
           JSON.stringify(e.graphs),
+          e.authors === undefined ? null : JSON.stringify(e.authors),
         ]);
       await client.query("SELECT pg_notify($1, '')", [table]);
       await client.query("COMMIT");
@@ -148,13 +151,18 @@ export class PostgresTokenTable extends ChangingTokenTable {
   }
 
   private async reload(client: pg.Client): Promise<void> {
-    const r = await client.query(`SELECT name, digest, graphs FROM "${this.table}"`).catch(() => undefined);
+    const r = await client
+      .query(`SELECT name, digest, graphs, authors FROM "${this.table}"`)
+      .catch(() => undefined);
     if (r === undefined) return;
-    const entries: TokenEntry[] = r.rows.map((row: { name: string; digest: string; graphs: unknown }) => ({
-      name: row.name,
-      digest: row.digest,
-      graphs: row.graphs as Record<string, Access>,
-    }));
+    const entries: TokenEntry[] = r.rows.map(
+      (row: { name: string; digest: string; graphs: unknown; authors: unknown }) => ({
+        name: row.name,
+        digest: row.digest,
+        graphs: row.graphs as Record<string, Access>,
+        ...(Array.isArray(row.authors) ? { authors: row.authors as string[] } : {}),
+      }),
+    );
     this.replace(tokenTableOf(entries));
   }
 }

@@ -34,7 +34,7 @@ export interface ServerChecks {
    * A read-write peer's changes to a graph: refused (why), or accepted with the number of ops in
    * them that are new to the server.
    */
-  check(documentId: string, changes: readonly Uint8Array[]): Promise<CheckVerdict>;
+  check(documentId: string, changes: readonly Uint8Array[], grant: Grant): Promise<CheckVerdict>;
   /** Stores the graph durably; returns the heads stored (empty when the server lacks it). */
   flush(documentId: string): Promise<string[]>;
   /** Why the server cannot store right now (`ENOSPC: …`), or undefined. */
@@ -243,7 +243,7 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
           this.pass(cbor.encode({ ...message, data }), ws);
           return;
         }
-        const verdict = await this.checks.check(documentId, decoded.changes);
+        const verdict = await this.checks.check(documentId, decoded.changes, grant);
         if (!verdict.ok) {
           this.refuse(ws, sender, documentId, verdict.reason);
           return;

@@ -34,7 +34,7 @@ import { CLOSE_FORBIDDEN } from "./protocol.js";
 import { fail, ok, type SyncResult } from "./result.js";
 import { AccessControlledServerAdapter, type RefusalEvent } from "./server-adapter.js";
 import { SyncStateKeeper } from "./sync-state.js";
-import { type Access, type Grant, OPEN_GRANT, type TokenTable } from "./tokens.js";
+import { type Access, type Grant, mayAuthor, OPEN_GRANT, type TokenTable } from "./tokens.js";
 
 /**
  * What a sync server stores its graphs in: an automerge-repo storage adapter, and what `/health`
@@ -218,7 +218,7 @@ function refuseUpgrade(socket: Duplex, status: 401 | 403, code: string, message:
 function pinnedTo(grant: Grant, pinned: string | undefined): Grant {
   if (pinned === undefined) return grant;
   return {
-    name: grant.name,
+    ...grant,
     access: (documentId) => (documentId === pinned ? grant.access(documentId) : undefined),
   };
 }
@@ -290,7 +290,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
 
   const adapter = new AccessControlledServerAdapter(wss, {
     grantOf: (socket) => grants.get(socket),
-    async check(documentId, entries) {
+    async check(documentId, entries, grant) {
       const handle = await handleOf(documentId);
       const doc = handle.isReady() ? handle.doc() : undefined;
       const decoded = decodeChanges(entries, doc);
@@ -307,7 +307,17 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
         seen.add(c.hash);
         fresh.push(c);
       }
-      const r = checkChanges(shape, fresh);
+      const authors = grant.authors;
+      const r = checkChanges(
+        shape,
+        fresh,
+        authors === undefined
+          ? undefined
+          : (author) =>
+              mayAuthor(authors, author)
+                ? undefined
+                : `authored ${JSON.stringify(author)}, but the token ${JSON.stringify(grant.name)} may push ops only by ${authors.join(", ")} (its "authors" in the token file)`,
+      );
       if (!r.ok) {
         for (const c of fresh) seen.delete(c.hash);
         return { ok: false, reason: r.reason };

@@ -10,12 +10,16 @@
  * ```
  *
  * A graph is named by its Automerge URL or bare document id; `"*"` stands for every graph the
- * server holds or will hold. An entry for a graph overrides `"*"`. Tokens are kept only as SHA-256
- * digests in memory and compared by digest.
+ * server holds or will hold. An entry for a graph overrides `"*"`. An entry may bind the authors of
+ * the ops its token pushes: `"authors": ["agent:ci", "agent:build-*"]` (an author id, or a prefix
+ * ending in `*`); a pushed op by anyone else is refused. Without it the token may push ops of any
+ * author (a syncer trusted to carry other agents' ops). Tokens are kept only as SHA-256 digests in
+ * memory and compared by digest.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { isValidDocumentId } from "@automerge/automerge-repo";
+import { isAuthorId } from "@kumiki-graph/core";
 import { fail, ok, type SyncResult } from "./result.js";
 
 /** What a token may do with a graph. */
@@ -32,6 +36,16 @@ export interface Grant {
   readonly name: string;
   /** The access to a graph (document id), or undefined for none. */
   access(documentId: string): Access | undefined;
+  /**
+   * The authors whose ops the token may push (author ids, or prefixes ending in `*`); undefined:
+   * any author.
+   */
+  readonly authors?: readonly string[];
+}
+
+/** True when `author` is one of `authors` (an id, or a prefix ending in `*`). */
+export function mayAuthor(authors: readonly string[], author: string): boolean {
+  return authors.some((a) => (a.endsWith("*") ? author.startsWith(a.slice(0, -1)) : a === author));
 }
 
 /** The tokens a server accepts. */
@@ -53,6 +67,8 @@ export interface TokenEntry {
   readonly digest: string;
   /** Document id (or `"*"`) → access. */
   readonly graphs: Readonly<Record<string, Access>>;
+  /** The authors its pushed ops may have (see {@link Grant.authors}); undefined: any. */
+  readonly authors?: readonly string[];
 }
 
 /** A grant of write access to every graph (a server started without a token file). */
@@ -73,7 +89,11 @@ export function tokenTableOf(entries: readonly TokenEntry[]): TokenTable {
   for (const e of entries) {
     const access = new Map(Object.entries(e.graphs));
     const all = access.get("*");
-    table.set(e.digest, { name: e.name, access: (documentId) => access.get(documentId) ?? all });
+    table.set(e.digest, {
+      name: e.name,
+      access: (documentId) => access.get(documentId) ?? all,
+      ...(e.authors === undefined ? {} : { authors: e.authors }),
+    });
   }
   return { lookup: (token) => table.get(tokenDigest(token)), size: table.size };
 }
@@ -110,10 +130,21 @@ export function parseTokenEntries(text: string, source = "the token file"): Sync
     const at = `tokens[${i}]`;
     if (typeof entry !== "object" || entry === null || Array.isArray(entry))
       return bad(`${at} must be an object`);
-    const { name, token, graphs, ...more } = entry as Record<string, unknown>;
+    const { name, token, graphs, authors, ...more } = entry as Record<string, unknown>;
     const unknownKey = Object.keys(more)[0];
     if (unknownKey !== undefined)
-      return bad(`${at}: unknown key ${JSON.stringify(unknownKey)} (expected "name", "token", "graphs")`);
+      return bad(
+        `${at}: unknown key ${JSON.stringify(unknownKey)} (expected "name", "token", "graphs", "authors")`,
+      );
+    if (
+      authors !== undefined &&
+      (!Array.isArray(authors) ||
+        authors.length === 0 ||
+        !authors.every((a) => typeof a === "string" && (a === "*" || isAuthorId(a.replace(/\*$/, "x")))))
+    )
+      return bad(
+        `${at}.authors must be a non-empty list of author ids or prefixes ending in * (["agent:ci", "agent:build-*"])`,
+      );
     if (typeof name !== "string" || name === "") return bad(`${at}.name must be a non-empty string`);
     if (names.has(name)) return bad(`${at}.name ${JSON.stringify(name)} is given twice`);
     names.add(name);
@@ -133,7 +164,12 @@ export function parseTokenEntries(text: string, source = "the token file"): Sync
     const key = tokenDigest(token);
     if (digests.has(key)) return bad(`${at}.token is the same as another entry's`);
     digests.add(key);
-    entries.push({ name, digest: key, graphs: access });
+    entries.push({
+      name,
+      digest: key,
+      graphs: access,
+      ...(authors === undefined ? {} : { authors: authors as string[] }),
+    });
   }
   return ok(entries);
 }

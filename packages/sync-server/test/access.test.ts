@@ -109,6 +109,58 @@ describe("access control", () => {
     expect(server.health().refused).toBeGreaterThanOrEqual(2);
   });
 
+  it("a token bound to its authors: a pushed op by anyone else is refused with the whole reason, nothing of the push stored", async () => {
+    const root = tempDir("authors");
+    dirs.push(root);
+    const a = path.join(root, "a");
+    const graph = await newWorkspace(a);
+    const tokens = must(
+      parseTokenFile(
+        JSON.stringify({
+          format: 1,
+          tokens: [
+            {
+              name: "ci",
+              token: TOKENS.alice,
+              graphs: { [graph]: "write" },
+              authors: ["agent:ci", "agent:build-*"],
+            },
+            { name: "admin", token: TOKENS.admin, graphs: { "*": "write" } },
+          ],
+        }),
+      ),
+    );
+    const server = await serve(path.join(root, "server"), tokens);
+    servers.push(server);
+    const sync = () => syncWorkspace(a, { url: server.url, token: TOKENS.alice, timeoutMs: 20_000 });
+    await withStore(a, "agent:ci", async (s) =>
+      must(await s.add({ layer: "slot", name: "one", body: "Int = 1" })),
+    );
+    await withStore(a, "agent:build-7", async (s) =>
+      must(await s.add({ layer: "slot", name: "two", body: "Int = 2" })),
+    );
+    expect(must(await sync()).unpushed).toBe(0);
+    // An op written as another agent: the push is refused, the reason whole (not cut to a close frame's 123 bytes).
+    await withStore(a, "agent:mallory", async (s) =>
+      must(await s.add({ layer: "slot", name: "three", body: "Int = 3" })),
+    );
+    const refused = await sync();
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.error.message).toMatch(
+      /authored "agent:mallory", but the token "ci" may push ops only by agent:ci, agent:build-\* \(its "authors" in the token file\)/,
+    );
+    expect(server.refusals().at(-1)?.token).toBe("ci");
+    const d = path.join(root, "check");
+    const c = must(
+      await cloneWorkspace(`${server.url}/${graph}`, d, { token: TOKENS.admin, timeoutMs: 20_000 }),
+    );
+    expect(c.ops).toBe(2);
+    // An unbound token (admin) carries it: authors bind only the tokens that name them.
+    const carried = must(await syncWorkspace(a, { url: server.url, token: TOKENS.admin, timeoutMs: 20_000 }));
+    expect(carried.unpushed).toBe(0);
+  });
+
   it("a read-only token pulls but its ops are neither stored nor relayed", async () => {
     const { root, graph, server, opsOnServer } = await setup("readonly");
     const r = path.join(root, "reader");
@@ -243,6 +295,20 @@ describe("token file", () => {
           ],
         }),
         /same as another/,
+      ],
+      [
+        JSON.stringify({
+          format: 1,
+          tokens: [{ name: "x", token: "a".repeat(20), graphs: {}, authors: ["not an author"] }],
+        }),
+        /authors must be a non-empty list of author ids or prefixes ending in \*/,
+      ],
+      [
+        JSON.stringify({
+          format: 1,
+          tokens: [{ name: "x", token: "a".repeat(20), graphs: {}, authors: [] }],
+        }),
+        /authors must be a non-empty list/,
       ],
     ] as const;
     for (const [text, why] of bad) {

@@ -191,3 +191,40 @@ describe.skipIf(skip)("tokens in PostgreSQL", () => {
     expect(await connect(server.url, TOKENS.alice)).toEqual({ status: 403 });
   });
 });
+
+describe.skipIf(skip)("tokens in PostgreSQL: bound authors", () => {
+  it("keeps a token's authors, and a table made before them gains the column (null: any author)", async () => {
+    const { graph, tokenTable } = await setup("pg-authors");
+    // A table as the first release made it, holding one token.
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      await client.query(
+        `CREATE TABLE "${tokenTable}" (name text PRIMARY KEY, digest text NOT NULL UNIQUE, graphs jsonb NOT NULL)`,
+      );
+      await client.query(`INSERT INTO "${tokenTable}" (name, digest, graphs) VALUES ('old', 'd', '{}')`);
+    } finally {
+      await client.end();
+    }
+    const table = await PostgresTokenTable.open(POSTGRES_URL, { table: tokenTable });
+    closers.push(() => table.close());
+    expect(table.size).toBe(1);
+    const file = JSON.stringify({
+      format: 1,
+      tokens: [
+        {
+          name: "ci",
+          token: TOKENS.alice,
+          graphs: { [graph]: "write" },
+          authors: ["agent:ci", "agent:build-*"],
+        },
+        { name: "bob", token: TOKENS.bob, graphs: { [graph]: "write" } },
+      ],
+    });
+    must(await PostgresTokenTable.store(POSTGRES_URL, file, "t.json", { table: tokenTable }));
+    for (let i = 0; i < 100 && table.lookup(TOKENS.alice) === undefined; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(table.lookup(TOKENS.alice)?.authors).toEqual(["agent:ci", "agent:build-*"]);
+    expect(table.lookup(TOKENS.bob)?.authors).toBeUndefined();
+  });
+});
