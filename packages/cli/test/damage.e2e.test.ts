@@ -246,6 +246,73 @@ describe("sync on a damaged workspace never reports success while the server lac
   }, 120_000);
 });
 
+describe("a workspace poisoned by a forged op taken before the original", () => {
+  it("sync is refused saying so; repair puts the forged op aside, takes the server's, and the honest op is pushed", async () => {
+    const root = tempDir("poisoned");
+    const cache = tempDir("poisoned-cache");
+    dirs.push(root, cache);
+    const env = testEnv(cache);
+    const server = await startSyncServer({ dataDir: path.join(root, "server") });
+    if (!server.ok) throw new Error(server.error.message);
+    try {
+      const a = path.join(root, "a");
+      const c = path.join(root, "c");
+      fs.mkdirSync(a);
+      const inA = { cwd: a, env };
+      const inC = { cwd: c, env };
+      expect((await run(["init"], inA)).code).toBe(0);
+      expect((await run(["remote", "add", "origin", server.value.url], inA)).code).toBe(0);
+      expect((await run(["add", "slot", "seed", "Int = 0"], inA)).code).toBe(0);
+      expect((await run(["sync"], inA)).code).toBe(0);
+      const graph = (JSON.parse((await run(["status", "--json"], inA)).out) as { graph: string }).graph;
+      expect((await run(["clone", `${server.value.url}/${graph}`, c], { cwd: root, env })).code).toBe(0);
+      // A writes x and pushes it; C takes a forgery of it (same op-id, another body) first.
+      expect((await run(["add", "slot", "x", "Int = 1"], inA)).code).toBe(0);
+      expect((await run(["sync"], inA)).code).toBe(0);
+      const exported = (await run(["patch", "export"], inA)).out;
+      const forged = exported
+        .split("\n")
+        .filter((l) => l.includes('"name":"x"'))
+        .map((l) => l.replace('" : Int = 1"', '" : Int = 99"'))
+        .join("\n");
+      expect(forged).toContain("Int = 99");
+      fs.writeFileSync(path.join(root, "forged.jsonl"), `${forged}\n`);
+      expect((await run(["patch", "apply", path.join(root, "forged.jsonl")], inC)).code).toBe(0);
+      expect((await run(["add", "slot", "honest", "Int = 5"], inC)).code).toBe(0);
+      const opId = (JSON.parse(forged) as { "op-id": string })["op-id"];
+
+      const refused = await run(["sync", "--json"], inC);
+      expect(refused.code).toBe(1);
+      const error = (
+        JSON.parse(refused.out) as { error: { message: string; details: { contested?: string } } }
+      ).error;
+      expect(error.details.contested).toBe(opId);
+      expect(error.message).toMatch(/already held with other content.*kumiki repair puts it aside/);
+      // A dry run names it and changes nothing.
+      const dry = await run(["repair", "--dry-run"], inC);
+      expect(dry.code).toBe(1);
+      expect(dry.out).toContain(opId);
+      const fixed = await run(["repair", "--json"], inC);
+      expect(fixed.code, fixed.err).toBe(0);
+      const r = JSON.parse(fixed.out) as {
+        contested: { ops: { opId: string }[]; movedTo: string; kept: number };
+        server: { sent: number };
+      };
+      expect(r.contested.ops.map((o) => o.opId)).toEqual([opId]);
+      expect(r.contested.kept).toBe(1);
+      // Nothing is lost: the forgery is kept aside, as it was.
+      expect(fs.readFileSync(r.contested.movedTo, "utf8")).toContain("Int = 99");
+      expect(r.server.sent).toBe(1);
+      expect((await run(["view", "slot.x"], inC)).out).toBe("slot x : Int = 1\n");
+      expect((await run(["sync"], inC)).code).toBe(0);
+      expect((await run(["sync"], inA)).code).toBe(0);
+      expect((await run(["view", "slot.honest"], inA)).out).toBe("slot honest : Int = 5\n");
+    } finally {
+      await server.value.close();
+    }
+  }, 120_000);
+});
+
 describe("repair when the document's first change is lost and a remote holds the graph", () => {
   /** A synced with a server, then one more local op, then every chunk deleted (the first change with them). */
   async function lostRoot(root: string, env: Record<string, string>, url: string) {

@@ -56,6 +56,7 @@ export {
   type RepairReport,
   repairWorkspace,
 } from "./repair.js";
+export type { ContestedOp, ContestedReport } from "./repair-contested.js";
 export {
   initWorkspace,
   openWorkspace,

@@ -5,7 +5,9 @@
  * appended again, as one new change. A document whose first change was lost takes up the history a
  * remote holds ({@link RepairOptions.fetchDocument}), or, with no remote, gets a new first change
  * (a new history: see docs/semantics.md "Damage and repair" for what that means for sync). A
- * damaged op-log.jsonl is moved aside and written again from the document.
+ * damaged op-log.jsonl is moved aside and written again from the document. A workspace that holds
+ * an op the remote holds with other content (poisoned: its pushes are refused for good) takes up
+ * the remote's copy, its contested ops put aside (repair-contested.ts).
  *
  * What cannot be recovered is said, never guessed: the changes op-log.jsonl was written after are
  * known by hash, so a report can say whether every op acknowledged before its last write is back;
@@ -28,6 +30,7 @@ import { snapshotName, walkChunks } from "./chunk-check.js";
 import { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import { OpLogFile } from "./op-log-file.js";
+import { type ContestedReport, contestedOps, remoteOps, takeUpRemote } from "./repair-contested.js";
 import { findWorkspace, readConfig, type WorkspacePaths, type WorkspaceResult } from "./workspace-layout.js";
 
 /** One damaged chunk file, and where the repair put it. */
@@ -87,6 +90,11 @@ export interface RepairReport {
    * file was verified; "unknown" when it was not (edited, or its sidecar lost).
    */
   readonly acknowledged: "all" | "unknown";
+  /**
+   * Ops the workspace holds under op-ids the remote holds with other content, and what was done
+   * (absent when the remote was not asked: no `fetchDocument`, or it could not be reached).
+   */
+  readonly contested?: ContestedReport;
 }
 
 /** How {@link repairWorkspace} runs. */
@@ -97,10 +105,13 @@ export interface RepairOptions {
   readonly now?: Date;
   /**
    * The graph document as a remote holds it (`Automerge.save` bytes), or undefined when the remote
-   * does not hold this graph; throws when the remote cannot be reached. Asked only when the
-   * document's first change is lost, before anything is changed: the repair then takes up the
-   * remote's history instead of starting a new one (which could not sync with it again). When it
-   * throws, nothing is changed and the repair fails with `remote-unavailable`.
+   * does not hold this graph; throws when the remote cannot be reached. Asked before anything is
+   * changed. When the document's first change is lost, the repair takes up the remote's history
+   * instead of starting a new one (which could not sync with it again), and when it throws then,
+   * nothing is changed and the repair fails with `remote-unavailable`. Otherwise the remote's ops
+   * are compared with the workspace's: ops it holds with other content under the same op-id are
+   * put aside and the remote's copy taken up ({@link RepairReport.contested}); a remote that cannot
+   * be reached leaves that comparison undone.
    */
   readonly fetchDocument?: () => Promise<Uint8Array | undefined>;
 }
@@ -197,6 +208,7 @@ async function repairLocked(
   const held = new Set(all.slice(0, before).map((o) => o["op-id"]));
   const takeFromFile = verified || damage !== undefined || noDocument;
   const missing = takeFromFile ? fileOps.ops.filter((o) => !held.has(o["op-id"])) : [];
+  let contested: ContestedReport | undefined;
   const report = (
     repaired: boolean,
     newHistory: boolean,
@@ -207,7 +219,7 @@ async function repairLocked(
       root: false,
     },
   ): RepairReport => ({
-    damaged: damage !== undefined || noDocument || opLogDamaged,
+    damaged: damage !== undefined || noDocument || opLogDamaged || (contested?.ops.length ?? 0) > 0,
     repaired,
     chunks,
     lostChanges: damage?.lostChanges ?? [],
@@ -224,6 +236,7 @@ async function repairLocked(
     newHistory,
     rootFromRemote: counts.root,
     acknowledged: verified ? "all" : "unknown",
+    ...(contested === undefined ? {} : { contested }),
   });
   // The remote's copy, fetched before anything is changed (a failure then leaves every file as it was).
   let remoteDocument: Uint8Array | undefined;
@@ -244,6 +257,31 @@ async function repairLocked(
         "remote-unavailable",
         `the document's first change is lost and the remote's copy could not be fetched (${(e as Error).message}); nothing was changed: repair again once the remote can be reached, or repair offline to start a new history (which cannot sync with that remote again)`,
       );
+    }
+  }
+  // Ops in contest with the remote's copy (a forged or stale op taken before the original).
+  if (!rootLost && !noDocument && options.fetchDocument !== undefined) {
+    let theirs: { bytes: Uint8Array; ops: Map<string, unknown> } | undefined;
+    try {
+      const bytes = await options.fetchDocument();
+      if (bytes !== undefined) theirs = { bytes, ops: remoteOps(bytes) };
+    } catch {
+      // Unreachable: the local repair goes on, and the sync after it says why.
+    }
+    if (theirs !== undefined) {
+      const found = contestedOps(all, theirs.ops);
+      contested = { ops: found, kept: 0 };
+      if (found.length > 0) {
+        if (dryRun) {
+          storage.dispose();
+          return { ok: true, value: report(false, false) };
+        }
+        storage.dispose();
+        contested = await takeUpRemote(paths, url, lock, all, theirs.bytes, theirs.ops, found, aside);
+        ignoreDamagedFolder(paths);
+        const value = report(true, false, undefined, { fromRemote: 0, fromOpLog: 0, root: false });
+        return { ok: true, value: { ...value, after: theirs.ops.size + contested.kept } };
+      }
     }
   }
   try {

@@ -290,10 +290,17 @@ export class KumikiClientAdapter extends NetworkAdapter {
         // A close frame's reason is cut at 123 bytes; the server sent the whole of it just before,
         // as an error message (kept as the last problem): that one is said.
         const said = this.lastProblem?.code === "refused" ? this.lastProblem.message : undefined;
+        // An op-id the server holds with other content: this replica's copy is forged or stale,
+        // and every push carrying it is refused; the repair puts it aside (repair-contested.ts).
+        const contested = /op (op_[0-9A-Z]{26}) is already held with other content/.exec(said ?? "")?.[1];
         this.terminal({
           code: "refused",
-          message: said ?? `${this.url} ${reason.toString("utf8") || "refused this client"}`,
-          details: { url: this.url, closeCode: code },
+          message:
+            (said ?? `${this.url} ${reason.toString("utf8") || "refused this client"}`) +
+            (contested === undefined
+              ? ""
+              : `. This workspace holds another op under ${contested} than the server (forged, or a stale copy), so no push of it can be taken: kumiki repair puts it aside and takes the server's copy, then syncs the rest`),
+          details: { url: this.url, closeCode: code, ...(contested === undefined ? {} : { contested }) },
         });
       }
       this.dropped();

@@ -10,6 +10,17 @@ function describe(r: RepairReport, dryRun: boolean, syncing: boolean): string {
   }
   const will = dryRun ? "would " : "";
   const lines: string[] = [dryRun ? "damaged (dry run: nothing changed):" : "repaired:"];
+  const contest = r.contested;
+  if (contest !== undefined && contest.ops.length > 0) {
+    const n = contest.ops.length;
+    lines.push(
+      `  ${n} op${n === 1 ? "" : "s"} held here under op-ids the remote holds with other content (forged, or a stale copy): ${contest.ops.map((c) => c.opId).join(", ")}`,
+      dryRun
+        ? "  would take up the remote's copy of the graph, put those ops aside and keep the rest of this workspace's ops"
+        : `  took up the remote's copy; those ops were put aside in ${contest.movedTo} (nothing is lost), and ${contest.kept} op${contest.kept === 1 ? "" : "s"} of this workspace the remote lacks ${contest.kept === 1 ? "was" : "were"} kept`,
+    );
+    return lines.join("\n");
+  }
   for (const c of r.chunks) {
     lines.push(
       `  ${c.name}: ${c.reason}; ${c.movedTo === undefined ? `${will}move aside` : `moved to ${c.movedTo}`}` +
