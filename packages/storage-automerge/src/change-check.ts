@@ -162,11 +162,15 @@ export type OpHashes = Pick<Map<string, string>, "get" | "set">;
  * are added to `held`.
  */
 export function checkBundle(text: string, held: OpHashes = new Map()): string | undefined {
-  return screenBundle(text, {
-    has: (id) => held.get(id) !== undefined,
-    hashOf: (id) => held.get(id),
-    accept: (id, op) => held.set(id, opContentHash(op)),
-  });
+  return screenBundle(
+    text,
+    {
+      has: (id) => held.get(id) !== undefined,
+      hashOf: (id) => held.get(id),
+      accept: (id, op) => held.set(id, opContentHash(op)),
+    },
+    {},
+  );
 }
 
 /** What {@link screenBundle} asks of the ops held or accepted before a bundle. */
@@ -182,11 +186,15 @@ interface HeldOps {
  * {@link checkBundle} against held ops that are hashed on demand: a new op is hashed only when
  * its op-id is held already or comes twice in the bundle.
  */
-function screenBundle(
-  text: string,
-  held: HeldOps,
-  refuseAuthor?: (author: string) => string | undefined,
-): string | undefined {
+function screenBundle(text: string, held: HeldOps, options: ChangeCheckOptions): string | undefined {
+  const refuseAuthor = options.refuseAuthor;
+  const max = options.maxBundleBytes;
+  // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: counted only when it could be over.
+  if (max !== undefined && text.length * 3 > max) {
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes > max)
+      return `a bundle of ${bytes.toLocaleString("en")} bytes, over this server's limit of ${max.toLocaleString("en")} bytes per change (write it in smaller parts, or ask the operator to raise --max-change)`;
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -217,15 +225,22 @@ function screenBundle(
   return undefined;
 }
 
+/** What {@link checkChanges} holds a peer's changes to besides the op log's layout. */
+export interface ChangeCheckOptions {
+  /** Why a new op's author may not be pushed by this peer (its token binds the authors), or undefined. */
+  readonly refuseAuthor?: (author: string) => string | undefined;
+  /** The largest bundle (one write's ops, as JSON) a change may insert, in UTF-8 bytes; default: any. */
+  readonly maxBundleBytes?: number;
+}
+
 /**
  * Checks decoded changes against `shape`; on success returns the shape they lead to (a new
- * object, `shape` untouched), on refusal the reason. `refuseAuthor`, when given, says why a new
- * op's author may not be pushed by this peer (its token binds the authors), or undefined.
+ * object, `shape` untouched), on refusal the reason.
  */
 export function checkChanges(
   shape: DocumentShape,
   changes: readonly A.DecodedChange[],
-  refuseAuthor?: (author: string) => string | undefined,
+  options: ChangeCheckOptions = {},
 ): { ok: true; shape: DocumentShape } | { ok: false; reason: string } {
   // New ops go into a layer over the held ones, merged into `shape` only if every change passes.
   const ops = new Map<string, OpClaim>();
@@ -284,7 +299,7 @@ export function checkChanges(
           op.datatype !== undefined
         )
           return refuse(`${op.action} in a chunk; only bundle strings may be inserted`);
-        const why = screenBundle(op.value, held, refuseAuthor);
+        const why = screenBundle(op.value, held, options);
         if (why !== undefined) return refuse(why);
         continue;
       }

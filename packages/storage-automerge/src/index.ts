@@ -14,6 +14,7 @@ export {
   WorkspaceReplacedError,
 } from "./automerge-op-log.js";
 export {
+  type ChangeCheckOptions,
   checkBundle,
   checkChanges,
   type DocumentShape,

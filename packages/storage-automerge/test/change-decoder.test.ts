@@ -87,18 +87,21 @@ describe("decodeInsertChange", () => {
 
   it("answers for another change only what decodeChange answers, else nothing", () => {
     let read = 0;
+    // Automerge refuses "__proto__" as a key (a RangeError in the change itself): such a value is
+    // no change anyone could send.
+    const json = fc.jsonValue().filter((v) => !JSON.stringify(v).includes('"__proto__"'));
     const action = fc.oneof(
       fc.record({
         kind: fc.constant("put" as const),
         key: fc.string({ maxLength: 3 }),
-        value: fc.jsonValue(),
+        value: json,
       }),
       fc.record({
         kind: fc.constant("counter" as const),
         key: fc.string({ maxLength: 3 }),
         by: fc.integer(),
       }),
-      fc.record({ kind: fc.constant("insert" as const), at: fc.nat(), value: fc.jsonValue() }),
+      fc.record({ kind: fc.constant("insert" as const), at: fc.nat(), value: json }),
       fc.record({ kind: fc.constant("delete" as const), at: fc.nat() }),
       fc.record({ kind: fc.constant("text" as const), at: fc.nat(), s: fc.string({ maxLength: 5 }) }),
       fc.record({

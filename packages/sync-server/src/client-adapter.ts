@@ -303,6 +303,13 @@ export class KumikiClientAdapter extends NetworkAdapter {
           details: { url: this.url, closeCode: code, ...(contested === undefined ? {} : { contested }) },
         });
       }
+      // Over the server's message limit: the same push would be closed again, so say why and stop.
+      if (code === 1009)
+        this.terminal({
+          code: "refused",
+          message: `${this.url} closed the connection: a message was over its size limit (${reason.toString("utf8") || "1009, message too big"}); nothing more was taken. The server's operator can raise it (kumiki serve --max-message MiB)`,
+          details: { url: this.url, closeCode: code },
+        });
       this.dropped();
       // The next server of the service, when there are others (the same one again otherwise).
       this.at = (this.at + 1) % this.servers.length;

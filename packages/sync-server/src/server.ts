@@ -80,6 +80,14 @@ export interface ServerStorage extends StorageAdapterInterface {
 export interface SyncServerOptions {
   /** TCP port; 0 (the default) picks a free one. */
   readonly port?: number;
+  /**
+   * The largest WebSocket message read from a peer, in bytes (default
+   * {@link DEFAULT_MAX_MESSAGE_BYTES}); a larger one closes the connection (1009) unread. A first
+   * push carries every op the server lacks in one message: keep this above the largest graph.
+   */
+  readonly maxMessageBytes?: number;
+  /** The largest bundle one pushed change may insert, in bytes (default {@link DEFAULT_MAX_CHANGE_BYTES}). */
+  readonly maxChangeBytes?: number;
   /** Interface to bind; default 127.0.0.1 (this machine only). */
   readonly host?: string;
   /**
@@ -137,9 +145,31 @@ function watchStorageFaults(): void {
   watching = true;
   process.on("unhandledRejection", (reason) => {
     for (const s of faultSources) if (s.threw(reason)) return;
+    // automerge-repo's own wait for a document that never became ready (60 s, withTimeout): its
+    // synchronizer does not catch it (DocSynchronizer.beginSync), and after a storage fault left a
+    // document loading it ended the server about a minute later. The document's peers are told
+    // it is unavailable by the Repo; the server serves on.
+    if (isRepoTimeout(reason)) {
+      process.stderr.write(
+        `kumiki sync server: ${(reason as Error).message} (a document did not become ready); serving on\n`,
+      );
+      return;
+    }
     throw reason;
   });
 }
+
+/** automerge-repo's TimeoutError (helpers/withTimeout.js), told by its name and message. */
+function isRepoTimeout(reason: unknown): boolean {
+  return (
+    reason instanceof Error && reason.name === "TimeoutError" && reason.message.startsWith("withTimeout:")
+  );
+}
+
+/** The largest WebSocket message a server reads, unless told otherwise: 64 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/** The largest bundle (one write's ops) a pushed change may insert, unless told otherwise: 16 MiB. */
+export const DEFAULT_MAX_CHANGE_BYTES = 16 * 1024 * 1024;
 
 /** At most this many damaged chunk files are named by `/health` (the count is whole). */
 export const HEALTH_DAMAGE_LIMIT = 20;
@@ -267,7 +297,11 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   const grants = new WeakMap<WebSocket, Grant>();
   /** The token each connection presented, and the graph its path pins (to review its grant). */
   const presented = new WeakMap<WebSocket, { readonly token: string; readonly pinned?: string }>();
-  const wss = new WebSocketServer({ noServer: true });
+  const maxChangeBytes = options.maxChangeBytes ?? DEFAULT_MAX_CHANGE_BYTES;
+  // A larger message is not read into memory: ws closes the connection (1009), and the client
+  // says why (client-adapter.ts).
+  const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
   const shapes = new Map<string, DocumentShape>();
   /** Change hashes accepted per graph and maybe not applied yet. */
   const accepted = new Map<string, Set<string>>();
@@ -308,16 +342,17 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
         fresh.push(c);
       }
       const authors = grant.authors;
-      const r = checkChanges(
-        shape,
-        fresh,
-        authors === undefined
-          ? undefined
-          : (author) =>
-              mayAuthor(authors, author)
-                ? undefined
-                : `authored ${JSON.stringify(author)}, but the token ${JSON.stringify(grant.name)} may push ops only by ${authors.join(", ")} (its "authors" in the token file)`,
-      );
+      const r = checkChanges(shape, fresh, {
+        maxBundleBytes: maxChangeBytes,
+        ...(authors === undefined
+          ? {}
+          : {
+              refuseAuthor: (author: string) =>
+                mayAuthor(authors, author)
+                  ? undefined
+                  : `authored ${JSON.stringify(author)}, but the token ${JSON.stringify(grant.name)} may push ops only by ${authors.join(", ")} (its "authors" in the token file)`,
+            }),
+      });
       if (!r.ok) {
         for (const c of fresh) seen.delete(c.hash);
         return { ok: false, reason: r.reason };
@@ -561,6 +596,18 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     )?.[1];
     const accepted = pinnedTo(grant, pinned);
     wss.handleUpgrade(req, socket, head, (ws) => {
+      // A socket error (a message over maxPayload: ws closes the connection with 1009) is this
+      // connection's end, not the server's: without a listener it would be thrown.
+      ws.on("error", (e: Error & { code?: string }) => {
+        if (e.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH")
+          noteRefusal({
+            peer: "(unknown)",
+            token: accepted.name,
+            documentId: pinned,
+            reason: `a message over ${maxMessageBytes.toLocaleString("en")} bytes (maxMessageBytes): connection closed unread`,
+          });
+        else log(`connection error: ${e.message}`);
+      });
       grants.set(ws, accepted);
       if (token !== undefined) presented.set(ws, { token, ...(pinned === undefined ? {} : { pinned }) });
       log(`connected: ${req.socket.remoteAddress ?? "?"} (token ${accepted.name})`);

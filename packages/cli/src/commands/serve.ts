@@ -24,7 +24,7 @@ export const serve: Command = {
   name: "serve",
   summary: "run the sync server agents push to and pull from (127.0.0.1 by default)",
   usage: [
-    "serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F] [--mcp-origin URL]... [--mcp-limit NAME=N]...",
+    "serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F] [--mcp-origin URL]... [--mcp-limit NAME=N]... [--max-message MiB] [--max-change MiB]",
   ],
   examples: [
     "kumiki serve --port 7420 --data ./graphs --token-file tokens.json",
@@ -54,6 +54,17 @@ export const serve: Command = {
       value: "F",
       description:
         "tokens and their access per graph (JSON, docs/sync.md; SIGHUP reads it again); with --storage, stored in the database for every server; without it anyone may write, or on PostgreSQL the tokens stored there",
+    },
+    "max-message": {
+      type: "string",
+      value: "MiB",
+      description:
+        "the largest WebSocket message read from a peer (default 64); a first push carries every op the server lacks in one message",
+    },
+    "max-change": {
+      type: "string",
+      value: "MiB",
+      description: "the largest write (one bundle of ops) a pushed change may hold (default 16)",
     },
     "mcp-origin": {
       type: "string",
@@ -85,6 +96,18 @@ export const serve: Command = {
       throw usageError(
         `kumiki serve: --storage takes a PostgreSQL URL (postgres://user@host:5432/db), got ${JSON.stringify(redactedUrl(storageUrl))}`,
       );
+    const mib = (name: string): number | undefined => {
+      const text = stringOption(ctx.options, name);
+      if (text === undefined) return undefined;
+      const n = Number(text);
+      if (!/^\d+(\.\d+)?$/.test(text) || n <= 0 || n > 4096)
+        throw usageError(
+          `kumiki serve: --${name} takes MiB from 0.001 to 4096 (64, 0.5), got ${JSON.stringify(text)}`,
+        );
+      return Math.round(n * 1024 * 1024);
+    };
+    const maxMessageBytes = mib("max-message");
+    const maxChangeBytes = mib("max-change");
     const mcpLimits = parseLimitAssignments(listOption(ctx.options, "mcp-limit"), "--mcp-limit");
     if (!mcpLimits.ok) throw usageError(`kumiki serve: ${mcpLimits.message}`);
     const dataDir = path.resolve(ctx.io.cwd, stringOption(ctx.options, "data") ?? "kumiki-server");
@@ -136,6 +159,8 @@ export const serve: Command = {
     const unwatchTokens = tokens?.onChange?.(() => void mcp.review());
     const started = await startSyncServer({
       routes: (req, res, s) => mcp.route(req, res, s),
+      ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
+      ...(maxChangeBytes === undefined ? {} : { maxChangeBytes }),
       port,
       host,
       ...(storage === undefined ? { dataDir } : { storage }),
