@@ -31,10 +31,11 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { GraphStores } from "./graph-stores.js";
 import type { PostgresStorageAdapter } from "./postgres-storage.js";
 import { CLOSE_FORBIDDEN } from "./protocol.js";
+import { RefusalThrottle } from "./refusal-throttle.js";
 import { fail, ok, type SyncResult } from "./result.js";
 import { AccessControlledServerAdapter, type RefusalEvent } from "./server-adapter.js";
 import { SyncStateKeeper } from "./sync-state.js";
-import { type Access, type Grant, mayAuthor, OPEN_GRANT, type TokenTable } from "./tokens.js";
+import { type Access, type Grant, mayAuthor, OPEN_GRANT, type TokenTable, tokenDigest } from "./tokens.js";
 
 /**
  * What a sync server stores its graphs in: an automerge-repo storage adapter, and what `/health`
@@ -236,11 +237,18 @@ function tokenOf(req: http.IncomingMessage): string | undefined {
   return q ?? undefined;
 }
 
-function refuseUpgrade(socket: Duplex, status: 401 | 403, code: string, message: string): void {
+function refuseUpgrade(
+  socket: Duplex,
+  status: 401 | 403 | 429,
+  code: string,
+  message: string,
+  retryAfter = 0,
+): void {
   const body = JSON.stringify({ error: { code, message } });
-  const reason = status === 401 ? "Unauthorized" : "Forbidden";
+  const reason = status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : "Too Many Requests";
+  const wait = retryAfter > 0 ? `Retry-After: ${retryAfter}\r\n` : "";
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${wait}Connection: close\r\n\r\n${body}`,
   );
 }
 
@@ -553,9 +561,24 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       });
   });
 
+  // Clients refused again and again are held back (refusal-throttle.ts).
+  const throttle = new RefusalThrottle();
   httpServer.on("upgrade", (req, socket, head) => {
     let grant: Grant | undefined = OPEN_GRANT;
     const token = tokenOf(req);
+    const client = `${req.socket.remoteAddress ?? "?"} ${token === undefined ? "-" : tokenDigest(token)}`;
+    const wait = throttle.heldBack(client);
+    if (wait !== undefined) {
+      refusedCount++;
+      refuseUpgrade(
+        socket,
+        429,
+        "too-many-refusals",
+        `refused ${throttle.free} times or more in a row: try again in ${wait} s (with a token this server accepts)`,
+        wait,
+      );
+      return;
+    }
     if (!open && options.tokens !== undefined) {
       if (token === undefined) {
         noteRefusal({
@@ -569,6 +592,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
           401,
           "unauthorized",
           "a token is required: send `Authorization: Bearer <token>` (kumiki remote add NAME URL --token-file F)",
+          throttle.refused(client),
         );
         return;
       }
@@ -585,6 +609,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
           403,
           "forbidden",
           "the token is not accepted by this server (check --token-file)",
+          throttle.refused(client),
         );
         return;
       }
@@ -595,6 +620,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       new URL(req.url ?? "/", "http://x").pathname,
     )?.[1];
     const accepted = pinnedTo(grant, pinned);
+    throttle.accepted(client);
     wss.handleUpgrade(req, socket, head, (ws) => {
       // A socket error (a message over maxPayload: ws closes the connection with 1009) is this
       // connection's end, not the server's: without a listener it would be thrown.

@@ -5,6 +5,7 @@ import { type AutomergeUrl, type PeerId, Repo } from "@automerge/automerge-repo"
 import { WebSocketClientAdapter } from "@automerge/automerge-repo-network-websocket";
 import type { OpLogDocument } from "@kumiki-graph/storage-automerge";
 import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { cloneWorkspace, parseTokenFile, type SyncServer, syncWorkspace } from "../src/index.js";
 import { must, newWorkspace, serve, TOKENS, tempDir, tokensFor, withStore } from "./helpers.js";
 
@@ -107,6 +108,42 @@ describe("access control", () => {
     if (!stranger.ok) expect(stranger.error.code).toBe("graph-unavailable");
     expect(await opsOnServer()).toBe(1);
     expect(server.health().refused).toBeGreaterThanOrEqual(2);
+  });
+
+  it("holds back a client refused again and again (429, Retry-After, doubling), never a client with a good token", async () => {
+    const { server, graph } = await setup("throttle");
+    const upgrade = (token: string) =>
+      new Promise<{ status: number; retryAfter?: string }>((resolve, reject) => {
+        const ws = new WebSocket(`${server.url}/g/${graph}`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        ws.once("unexpected-response", (_req, res) => {
+          resolve({
+            status: res.statusCode ?? 0,
+            ...(res.headers["retry-after"] ? { retryAfter: String(res.headers["retry-after"]) } : {}),
+          });
+          ws.terminate();
+        });
+        ws.once("open", () => {
+          resolve({ status: 101 });
+          ws.close();
+        });
+        ws.once("error", (e) => {
+          if (!String(e).includes("Unexpected server response")) reject(e);
+        });
+      });
+    const seen: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const r = await upgrade("not-a-known-token-at-all");
+      seen.push(`${r.status}${r.retryAfter === undefined ? "" : `/${r.retryAfter}`}`);
+    }
+    // Five answered in full; the sixth is answered and says when to come back; then held back.
+    expect(seen).toEqual(["403", "403", "403", "403", "403", "403/1", "429/1"]);
+    // Another client at the same address, with a good token, is let in meanwhile.
+    expect((await upgrade(TOKENS.alice)).status).toBe(101);
+    // After the wait the bad token is looked up again, and held back twice as long.
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect(await upgrade("not-a-known-token-at-all")).toEqual({ status: 403, retryAfter: "2" });
   });
 
   it("a token bound to its authors: a pushed op by anyone else is refused with the whole reason, nothing of the push stored", async () => {
