@@ -10,23 +10,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { repoRoot } from "../../core/test/support/corpus.js";
+import { mountable } from "../../core/test/support/tmpfs.js";
 import { cloneWorkspace, type SyncServer, syncWorkspace } from "../src/index.js";
 import { must, newWorkspace, serve, TOKENS, tempDir, tokensFor, withStore } from "./helpers.js";
-
-function canMount(): boolean {
-  if (process.getuid?.() !== 0) return false;
-  const probe = tempDir("mount-probe");
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe], { stdio: "ignore" });
-    execFileSync("umount", [probe], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    fs.rmSync(probe, { recursive: true, force: true });
-  }
-}
-const mountable = canMount();
 
 const dirs: string[] = [];
 const mounts: string[] = [];

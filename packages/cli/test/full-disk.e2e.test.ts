@@ -1,0 +1,86 @@
+/**
+ * Writes on a disk that fills up, by real `kumiki` processes on a real small tmpfs: at every fill
+ * level around the size of a write, a write answered as done is stored, and a write refused
+ * (storage-failed, "nothing changed") left the workspace byte for byte as it was: never refused
+ * yet stored. Then, with space again, the next write works.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { fillDisk, mountable, mountTmpfs, NOT_MOUNTABLE, unmount } from "../../core/test/support/tmpfs.js";
+import { cleanup, runBin, tempDir, testEnv } from "./support.js";
+
+const dirs: string[] = [];
+const mounts: string[] = [];
+afterAll(() => {
+  for (const m of mounts) unmount(m);
+  cleanup(...dirs);
+});
+
+/** Every file under `dir` with its bytes (locks and temp files aside). */
+function snapshot(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (!/[/\\]\.(lock|tmp)|\.filler$/.test(p))
+        out.set(path.relative(dir, p), fs.readFileSync(p).toString("base64"));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+describe("kumiki add on a disk that fills up", () => {
+  if (!mountable) it.skip(NOT_MOUNTABLE, () => {});
+  it.skipIf(!mountable)(
+    "a refused write is never stored, an answered one always is",
+    () => {
+      const root = tempDir("full-disk-add");
+      dirs.push(root);
+      const disk = path.join(root, "disk");
+      mountTmpfs(disk, "1m");
+      mounts.push(disk);
+      const ws = path.join(disk, "ws");
+      fs.mkdirSync(ws);
+      const opts = { cwd: ws, env: testEnv(root) };
+      expect(runBin(["init"], opts).code).toBe(0);
+      expect(runBin(["add", "slot", "first", "Int = 1"], opts).code).toBe(0);
+      const outcomes: string[] = [];
+      let n = 0;
+      // Free space from none to three pages, writes from small to larger than a page.
+      for (const leave of [0, 4096, 8192, 12_288])
+        for (const size of [10, 3_000, 9_000]) {
+          const name = `w${n++}`;
+          const filler = fillDisk(disk, leave);
+          const before = snapshot(path.join(ws, ".kumiki"));
+          const r = runBin(["add", "slot", name, `Text = "${"x".repeat(size)}"`], opts);
+          const after = snapshot(path.join(ws, ".kumiki"));
+          fs.rmSync(filler);
+          const seen = runBin(["view", `slot.${name}`], opts);
+          outcomes.push(`${leave}/${size}: ${r.code === 0 ? "stored" : "refused"}`);
+          if (r.code === 0) expect(seen.code, `${name} answered as added`).toBe(0);
+          else {
+            expect(r.err, name).toMatch(/storage-failed|nothing changed|cannot open the store/);
+            expect(r.err, name).toContain("ENOSPC");
+            expect(seen.code, `${name} was refused, yet is stored`).not.toBe(0);
+            expect(after, `${name} was refused, yet the workspace changed`).toEqual(before);
+          }
+        }
+      console.info(outcomes.join(", "));
+      // Both outcomes happened (the levels straddle a write's size), and space back, writes work.
+      expect(
+        outcomes.some((o) => o.endsWith("refused")),
+        outcomes.join(", "),
+      ).toBe(true);
+      expect(
+        outcomes.some((o) => o.endsWith("stored")),
+        outcomes.join(", "),
+      ).toBe(true);
+      expect(runBin(["add", "slot", "last", "Int = 2"], opts).code).toBe(0);
+      expect(runBin(["status", "--json"], opts).out).not.toContain("damage");
+    },
+    180_000,
+  );
+});
