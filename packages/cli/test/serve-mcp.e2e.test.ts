@@ -14,6 +14,7 @@ import { syncWorkspace } from "@kumiki-graph/sync-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { corpusMissingMessage, hasCorpus, kumikiShared } from "../../core/test/support/corpus.js";
 import { cleanup, runBin, startBin, tempDir } from "./support.js";
 
 const TOKENS = {
@@ -234,4 +235,62 @@ describe("kumiki serve: MCP for each graph", () => {
       expect(await stopServe(server.child)).toBe(0);
     }
   }, 120_000);
+
+  it.skipIf(!hasCorpus)(
+    "checks every graph with the manifest --caps names, as the workspace with it beside does",
+    async () => {
+      if (!hasCorpus) throw new Error(corpusMissingMessage);
+      const root = tempDir("serve-mcp-caps");
+      dirs.push(root);
+      const { ws, graph } = await seeded(root);
+      const manifest = path.join(kumikiShared, "examples/features/kumiki.caps.json");
+      fs.copyFileSync(manifest, path.join(ws, "kumiki.caps.json"));
+      const env = { KUMIKI_AUTHOR: "agent:local" };
+      expect(
+        runBin(["import", path.join(kumikiShared, "examples/features/27-custom-capability.kumiki")], {
+          cwd: ws,
+          env,
+        }).code,
+      ).toBe(0);
+      const local = JSON.parse(runBin(["check", "--json"], { cwd: ws, env }).out) as {
+        ok: boolean;
+        errors: number;
+      };
+      expect(local).toMatchObject({ ok: true, errors: 0 });
+      const capsDir = path.join(root, "caps");
+      fs.mkdirSync(capsDir);
+      fs.copyFileSync(manifest, path.join(capsDir, "kumiki.caps.json"));
+      // Two servers: one told the manifest, one not.
+      const told = await startBin([
+        "serve",
+        "--port",
+        "0",
+        "--data",
+        path.join(root, "told"),
+        "--caps",
+        capsDir,
+      ]);
+      const untold = await startBin(["serve", "--port", "0", "--data", path.join(root, "untold")]);
+      children.push(told.child, untold.child);
+      try {
+        const checks: { ok: boolean; errors: number }[] = [];
+        for (const server of [told, untold]) {
+          expect((await syncWorkspace(ws, { url: server.url, timeoutMs: 30_000 })).ok).toBe(true);
+          const client = await mcpClient(`${server.url.replace(/^ws/, "http")}/g/${graph}/mcp`);
+          const r = await call(client, "kumiki_check", {});
+          checks.push(r.structuredContent as { ok: boolean; errors: number });
+          await client.close();
+        }
+        expect({ ok: checks[0]!.ok, errors: checks[0]!.errors }).toEqual({
+          ok: local.ok,
+          errors: local.errors,
+        });
+        // Without it, the custom capability is unknown there, as in a workspace without the file.
+        expect(checks[1]!.ok).toBe(false);
+      } finally {
+        for (const s of [told, untold]) expect(await stopServe(s.child)).toBe(0);
+      }
+    },
+    120_000,
+  );
 });

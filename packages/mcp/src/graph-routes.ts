@@ -10,7 +10,7 @@
  * package does not depend on the sync server's.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isAuthorId, type Store } from "@kumiki-graph/core";
+import { type CapabilityManifest, isAuthorId, type Store } from "@kumiki-graph/core";
 import { type HttpAccess, type McpHttpHandler, mcpHttpHandler, refuse } from "./http.js";
 import { type Limits, resolveLimits } from "./limits.js";
 import { DEFAULT_AUTHOR } from "./server.js";
@@ -46,6 +46,11 @@ export interface McpGraphRoutesOptions {
   readonly allowedOrigins?: readonly string[];
   /** Host names allowed (see http.ts); default any. */
   readonly allowedHosts?: readonly string[];
+  /**
+   * The capability manifest `kumiki_check` and `kumiki_fix_*` judge every graph by (the one the
+   * server's stores check writes with: `SyncServerOptions.capabilities`); default none.
+   */
+  readonly capabilities?: CapabilityManifest;
 }
 
 /** The MCP endpoints of a server's graphs. */
@@ -85,7 +90,12 @@ export function mcpGraphRoutes(
   };
   const endpoint = (graph: string, store: Store, host: GraphHost, l: Limits): McpHttpHandler =>
     mcpHttpHandler({
-      graph: { store, limits: l, log: (line) => log(`${graph}: ${line}`) },
+      graph: {
+        store,
+        limits: l,
+        log: (line) => log(`${graph}: ${line}`),
+        ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
+      },
       ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
       ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
       authorize: (req): HttpAccess => {

@@ -10,7 +10,13 @@
  * server.
  */
 import type { DocHandle, Repo } from "@automerge/automerge-repo";
-import { createCheckGate, type IdempotencyLedger, openStore, type Store } from "@kumiki-graph/core";
+import {
+  type CapabilityManifest,
+  createCheckGate,
+  type IdempotencyLedger,
+  openStore,
+  type Store,
+} from "@kumiki-graph/core";
 import { AutomergeOpLog, type OpLogDocument } from "@kumiki-graph/storage-automerge";
 import { fail, ok, type SyncResult } from "./result.js";
 
@@ -35,6 +41,8 @@ export class GraphStores {
       readonly fence: (documentId: string) => Promise<void>;
       /** Where the graph's idempotency keys are kept (shared by the servers of a database). */
       readonly ledgerOf: (documentId: string) => IdempotencyLedger;
+      /** The capability manifest every graph is checked with (a workspace's kumiki.caps.json). */
+      readonly capabilities?: CapabilityManifest;
     },
   ) {}
 
@@ -74,7 +82,9 @@ export class GraphStores {
     const store = openStore({
       log,
       author: SERVER_AUTHOR,
-      validators: [createCheckGate()],
+      validators: [
+        createCheckGate(this.host.capabilities === undefined ? {} : { capabilities: this.host.capabilities }),
+      ],
       // Kept where every server of the storage finds them: a retry through another server, or
       // after a restart, is answered with the first write's receipt.
       idempotency: this.host.ledgerOf(documentId),

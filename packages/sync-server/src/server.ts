@@ -14,6 +14,7 @@ import type { Duplex } from "node:stream";
 import * as A from "@automerge/automerge";
 import { type DocumentId, type PeerId, Repo, type StorageAdapterInterface } from "@automerge/automerge-repo";
 import {
+  type CapabilityManifest,
   FileIdempotencyLedger,
   type IdempotencyLedger,
   MemoryIdempotencyLedger,
@@ -89,6 +90,12 @@ export interface SyncServerOptions {
   readonly maxMessageBytes?: number;
   /** The largest bundle one pushed change may insert, in bytes (default {@link DEFAULT_MAX_CHANGE_BYTES}). */
   readonly maxChangeBytes?: number;
+  /**
+   * The capability manifest (`kumiki.caps.json`) the server's own stores check every graph with
+   * (its write gate, and what an edge on the server gives `check` and `fix`), as a workspace with
+   * that file beside it does; default none.
+   */
+  readonly capabilities?: CapabilityManifest;
   /** Interface to bind; default 127.0.0.1 (this machine only). */
   readonly host?: string;
   /**
@@ -450,6 +457,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   // The server's own writes to a graph grow its document: the peers' change check reads its shape again.
   const stores = new GraphStores(repo, {
     handleOf,
+    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
     appended: (documentId) => shapes.delete(documentId),
     // Every change the storage holds (other servers' included), taken into the loaded graph.
     catchUp,

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { CAPS_FILE, type CapabilityManifest, readCapabilityManifest } from "@kumiki-graph/core";
 import { LOOPBACK_HOSTS, mcpGraphRoutes, parseLimitAssignments } from "@kumiki-graph/mcp";
 import {
   PostgresStorageAdapter,
@@ -24,7 +25,7 @@ export const serve: Command = {
   name: "serve",
   summary: "run the sync server agents push to and pull from (127.0.0.1 by default)",
   usage: [
-    "serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F] [--mcp-origin URL]... [--mcp-limit NAME=N]... [--max-message MiB] [--max-change MiB]",
+    "serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F] [--mcp-origin URL]... [--mcp-limit NAME=N]... [--max-message MiB] [--max-change MiB] [--caps DIR]",
   ],
   examples: [
     "kumiki serve --port 7420 --data ./graphs --token-file tokens.json",
@@ -65,6 +66,12 @@ export const serve: Command = {
       type: "string",
       value: "MiB",
       description: "the largest write (one bundle of ops) a pushed change may hold (default 16)",
+    },
+    caps: {
+      type: "string",
+      value: "DIR",
+      description:
+        "a folder holding kumiki.caps.json: the custom capabilities every graph is checked with (as a workspace with that file beside it)",
     },
     "mcp-origin": {
       type: "string",
@@ -108,6 +115,16 @@ export const serve: Command = {
     };
     const maxMessageBytes = mib("max-message");
     const maxChangeBytes = mib("max-change");
+    const capsDir = stringOption(ctx.options, "caps");
+    let capabilities: CapabilityManifest | undefined;
+    if (capsDir !== undefined) {
+      const dir = path.resolve(ctx.io.cwd, capsDir);
+      const read = readCapabilityManifest(dir);
+      if (!read.ok) throw failure(read.error.code, read.error.message);
+      if (read.value === undefined)
+        throw usageError(`kumiki serve: --caps ${capsDir}: no ${CAPS_FILE} in ${dir}`);
+      capabilities = read.value;
+    }
     const mcpLimits = parseLimitAssignments(listOption(ctx.options, "mcp-limit"), "--mcp-limit");
     if (!mcpLimits.ok) throw usageError(`kumiki serve: ${mcpLimits.message}`);
     const dataDir = path.resolve(ctx.io.cwd, stringOption(ctx.options, "data") ?? "kumiki-server");
@@ -152,6 +169,7 @@ export const serve: Command = {
       log: (line) => ctx.io.stderr(`kumiki serve: mcp: ${line}\n`),
       limits: mcpLimits.value,
       allowedOrigins: listOption(ctx.options, "mcp-origin"),
+      ...(capabilities === undefined ? {} : { capabilities }),
       ...(loopback ? { allowedHosts: LOOPBACK_HOSTS } : {}),
     });
     if (!routes.ok) throw failure(routes.error.code, routes.error.message);
@@ -161,6 +179,7 @@ export const serve: Command = {
       routes: (req, res, s) => mcp.route(req, res, s),
       ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
       ...(maxChangeBytes === undefined ? {} : { maxChangeBytes }),
+      ...(capabilities === undefined ? {} : { capabilities }),
       port,
       host,
       ...(storage === undefined ? { dataDir } : { storage }),
