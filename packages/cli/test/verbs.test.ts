@@ -214,6 +214,22 @@ const TABLE: readonly Row[] = [
   { argv: ["view", "reducer.reset"], exit: 1 },
   { argv: ["undo"], exit: 2, err: /give --task/ },
   { argv: ["undo", "--task", "t-undo", "--yes", "--dry-run"], exit: 2 },
+  // another author changed the task's definition since: the dry run says --yes will be needed
+  { argv: ["add", "slot", "divd", "Int = 1", "--task", "t-div"], exit: 0 },
+  { argv: ["replace", "slot.divd", "Int = 2", "--author", "user:other"], exit: 0 },
+  {
+    argv: ["undo", "--task", "t-div", "--dry-run"],
+    exit: 0,
+    out: /--yes will be needed: the undo would discard changes made since task t-div[^]*replace op_\w+ \(user:other\)/,
+  },
+  {
+    argv: ["undo", "--task", "t-div", "--dry-run", "--json"],
+    exit: 0,
+    json: (v) =>
+      expect(v).toMatchObject({ needsYes: true, divergence: expect.stringContaining("user:other") }),
+  },
+  { argv: ["undo", "--task", "t-div"], exit: 1, err: /run again with --yes/ },
+  { argv: ["undo", "--task", "t-div", "--yes"], exit: 0, out: /undid task t-div/ },
   // lock / unlock / locks
   { argv: ["lock", "agent:other", "slot.count"], exit: 0, out: /locked slot\.count for agent:other/ },
   {

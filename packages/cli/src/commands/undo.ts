@@ -32,9 +32,22 @@ export const undo: Command = {
     if (mode === "dry-run") {
       const p = store.previewUndoTask(task);
       if (!p.ok) throw new CliError(p.error.code, p.error.message, 1, p.error.details);
+      // Others changed those definitions since the task: the undo would discard that, and the
+      // real run will ask for --yes; said here, so the dry run is not a different answer.
+      const divergence = p.value.divergence;
       return {
-        json: { task, diff: p.value.diff, fingerprint: p.value.fingerprint, ops: p.value.ops },
-        text: p.value.diff,
+        json: {
+          task,
+          diff: p.value.diff,
+          fingerprint: p.value.fingerprint,
+          ops: p.value.ops,
+          needsYes: divergence !== undefined,
+          ...(divergence === undefined ? {} : { divergence }),
+        },
+        text:
+          divergence === undefined
+            ? p.value.diff
+            : `${p.value.diff.replace(/\n$/, "")}\n# --yes will be needed: the undo would discard changes made since task ${task} by ops outside it:\n${divergence.replace(/\n$/, "")}`,
       };
     }
     const r = await store.undoTask(task, { confirm: flag(ctx.options, "yes") });
