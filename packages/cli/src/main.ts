@@ -86,6 +86,17 @@ export async function main(
   options: { readonly stores?: StoreProvider } = {},
 ): Promise<number> {
   const io = withDefaults(cliIo);
+  // Node reads the command line as UTF-8 and puts U+FFFD where a byte is not (a Latin-1 é from a
+  // shell in another encoding): such an argument would be stored as U+FFFD with exit 0. Refused,
+  // as a file with such bytes is (input-text.ts).
+  const replaced = argv.findIndex((a) => a.includes("\uFFFD"));
+  if (replaced >= 0) {
+    const shown = argv[replaced]!.length > 60 ? `${argv[replaced]!.slice(0, 57)}...` : argv[replaced]!;
+    io.stderr(
+      `kumiki: argument ${replaced + 1} (${JSON.stringify(shown)}) holds U+FFFD where the command line had bytes that are not UTF-8 (a Latin-1 é?): a Kumiki text is UTF-8; give the argument in UTF-8 (or the text in a UTF-8 file, e.g. --body-file F); nothing was done\n`,
+    );
+    return 2;
+  }
   const { globals, verb, word, rest } = splitVerb(argv);
   if (word === undefined && globals.length > 0) {
     // `kumiki --store status`: the option took the verb as its value, and no verb is left.

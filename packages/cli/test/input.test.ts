@@ -84,6 +84,26 @@ describe("text the CLI reads", () => {
     expect(r.stderr).toContain("standard input is not UTF-8 text (byte 11 is 0xe9)");
   });
 
+  it("a command-line argument with bytes that are not UTF-8 is refused, not stored as U+FFFD (the real bin)", async () => {
+    const { dir, env } = await workspace();
+    // The shell hands the bin the raw byte 0xE9 (a Latin-1 é); Node reads argv as UTF-8.
+    const r = spawnSync(
+      "sh",
+      ["-c", `"$0" "$1" add slot s "$(printf 'Text = "caf\\351"')"`, process.execPath, BIN],
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", ...env },
+        encoding: "utf8",
+        timeout: 30_000,
+      },
+    );
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(
+      /argument 4 .* holds U\+FFFD where the command line had bytes that are not UTF-8.*nothing was done/,
+    );
+    expect((await run(["status", "--json"], { cwd: dir, env })).out).toMatch(/"ops":0/);
+  });
+
   it("a reader that goes away (| head) ends the command quietly, not with an EPIPE stack trace", async () => {
     const { dir, env } = await workspace();
     // A view far larger than a pipe's buffer, so the write meets the closed pipe.
