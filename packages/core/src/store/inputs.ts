@@ -35,14 +35,14 @@ export const ReplaceInputSchema = z
   .strictObject({ qname: z.string(), body: Text.optional(), source: Text.optional(), task: Task })
   .refine((i) => (i.source !== undefined) !== (i.body !== undefined), "give either body or source, not both");
 /**
- * An edit's patch: anchors (each `find` must match exactly once in the text as shown), or the
- * `body:N` form of ai-edit.md §9.6 (`{"body:2": "replace 'a' -> 'b'"}`, see line-patch.ts).
+ * An edit's patch: anchors (each `find` must match exactly once in the text as shown; one anchor
+ * may be given alone, as `kumiki edit` takes it), or the `body:N` form of ai-edit.md §9.6
+ * (`{"body:2": "replace 'a' -> 'b'"}`, see line-patch.ts).
  */
+const Anchor = z.strictObject({ find: z.string(), replace: z.string() });
 const EditPatchSchema = z.union([
-  z
-    .array(z.strictObject({ find: z.string(), replace: z.string() }))
-    .min(1)
-    .max(256),
+  z.array(Anchor).min(1).max(256),
+  Anchor.transform((a) => [a]),
   z
     .record(z.string().regex(LINE_KEY, "a line key is body:N, N from 1"), z.string().max(1_000_000))
     .refine((r) => Object.keys(r).length > 0, "the patch holds no line")

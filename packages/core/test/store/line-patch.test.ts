@@ -41,6 +41,25 @@ describe("the body:N form of an edit", () => {
     expect(text(a.store, "tile.Sum")).toContain("text(count.show),\n    text(total.show)");
   });
 
+  it("a bundle's edit item takes one anchor alone, as kumiki edit does, and writes what the list form writes", async () => {
+    const a = await seeded();
+    const b = await seeded();
+    await must(
+      a.store.apply({ ops: [{ op: "edit", qname: "slot.total", patch: [{ find: "0", replace: "5" }] }] }),
+    );
+    await must(
+      b.store.apply({ ops: [{ op: "edit", qname: "slot.total", patch: { find: "0", replace: "5" } }] }),
+    );
+    expect(text(b.store, "slot.total")).toBe("slot total : Int = 5\n");
+    expect(text(b.store, "slot.total")).toBe(text(a.store, "slot.total"));
+    // Another key beside them is still refused, naming it.
+    const bad = await b.store.apply({
+      ops: [{ op: "edit", qname: "slot.total", patch: { find: "5", replace: "6", extra: "x" } }],
+    });
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.error.message).toMatch(/extra/);
+  });
+
   it("refuses, changing nothing: no such line, text not once on the line, a bad key", async () => {
     const { store, log } = await seeded();
     await refused(
