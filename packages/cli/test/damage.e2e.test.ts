@@ -347,7 +347,7 @@ describe("repair when the document's first change is lost and a remote holds the
         fromRemote: number;
         fromOpLog: number;
         after: number;
-        server?: { sent: number };
+        server?: { sent: number; received: number };
       };
       expect(r).toMatchObject({
         newHistory: false,
@@ -356,8 +356,10 @@ describe("repair when the document's first change is lost and a remote holds the
         fromOpLog: 1,
         after: 2,
       });
-      // Synced after the repair: the op the server never had was pushed.
+      // Synced after the repair: the op the server never had was pushed, and the one that came
+      // with the server's copy counts as received (it said "received 0").
       expect(r.server?.sent).toBe(1);
+      expect(r.server?.received).toBe(1);
       const status = JSON.parse((await run(["status", "--json"], inA)).out) as {
         ops: number;
         damage?: unknown;

@@ -39,10 +39,12 @@ export interface ContestedReport {
   readonly kept: number;
 }
 
-/** Every op of an op-log document, by op-id (the first claim of each). */
-function opsOf(doc: A.Doc<OpLogDocument>): Map<string, unknown> {
-  const out = new Map<string, unknown>();
-  for (const list of (doc as { chunks?: unknown }).chunks as unknown[][]) {
+/** Every op an op-log document holds, in order: every claim, a second one under an op-id too. */
+export function claimsOf(doc: A.Doc<unknown>): StoredOp[] {
+  const out: StoredOp[] = [];
+  const chunks = (doc as { chunks?: unknown }).chunks;
+  if (!Array.isArray(chunks)) return out;
+  for (const list of chunks) {
     if (!Array.isArray(list)) continue;
     for (const bundle of list) {
       const text =
@@ -54,38 +56,38 @@ function opsOf(doc: A.Doc<OpLogDocument>): Map<string, unknown> {
         continue;
       }
       if (!Array.isArray(ops)) continue;
-      for (const op of ops) {
-        const id = (op as { "op-id"?: unknown } | null)?.["op-id"];
-        if (typeof id === "string" && !out.has(id)) out.set(id, op);
-      }
+      for (const op of ops)
+        if (typeof (op as { "op-id"?: unknown } | null)?.["op-id"] === "string") out.push(op as StoredOp);
     }
   }
   return out;
 }
 
-/** The remote's ops (from its saved document), or why the bytes are not a Kumiki op log. */
+/** The remote's ops by op-id (its first claim of each); throws when the bytes are not a Kumiki op log. */
 export function remoteOps(bytes: Uint8Array): Map<string, unknown> {
   const doc = A.load<OpLogDocument>(bytes);
   const kind: unknown = doc.kind;
   if ((kind instanceof A.ImmutableString ? kind.val : kind) !== OP_LOG_KIND)
     throw new Error("the remote's copy is not a Kumiki op log");
-  return opsOf(doc);
+  const out = new Map<string, unknown>();
+  for (const op of claimsOf(doc)) if (!out.has(op["op-id"])) out.set(op["op-id"], op);
+  return out;
 }
 
-/** The ops of `local` whose op-id `remote` holds with other content. */
+/** The claims of `local` under op-ids `remote` holds with other content (each op-id once). */
 export function contestedOps(
   local: readonly StoredOp[],
   remote: ReadonlyMap<string, unknown>,
 ): ContestedOp[] {
-  const out: ContestedOp[] = [];
+  const out = new Map<string, ContestedOp>();
   for (const op of local) {
     const theirs = remote.get(op["op-id"]);
-    if (theirs === undefined) continue;
+    if (theirs === undefined || out.has(op["op-id"])) continue;
     const mine = opContentHash(op);
     const other = opContentHash(theirs);
-    if (mine !== other) out.push({ opId: op["op-id"], local: mine, remote: other });
+    if (mine !== other) out.set(op["op-id"], { opId: op["op-id"], local: mine, remote: other });
   }
-  return out;
+  return [...out.values()];
 }
 
 /**
@@ -97,8 +99,8 @@ export async function takeUpRemote(
   url: string,
   lock: FileLock,
   local: readonly StoredOp[],
-  remoteDocument: Uint8Array,
-  remote: ReadonlyMap<string, unknown>,
+  claims: readonly StoredOp[],
+  remote: { readonly bytes: Uint8Array; readonly ops: ReadonlyMap<string, unknown> },
   contested: readonly ContestedOp[],
   aside: string,
 ): Promise<ContestedReport> {
@@ -106,10 +108,14 @@ export async function takeUpRemote(
   const out = new Set(contested.map((c) => c.opId));
   makeDirs(aside);
   const movedTo = path.join(aside, "contested-ops.jsonl");
+  // Every claim the remote does not hold as it is: the workspace's copies of the contested ops.
   fs.writeFileSync(
     movedTo,
-    local
-      .filter((o) => out.has(o["op-id"]))
+    claims
+      .filter(
+        (o) =>
+          out.has(o["op-id"]) && opContentHash(o) !== contested.find((c) => c.opId === o["op-id"])?.remote,
+      )
       .map((o) => `${JSON.stringify(o)}\n`)
       .join(""),
   );
@@ -121,8 +127,8 @@ export async function takeUpRemote(
     if (fs.existsSync(f)) fs.renameSync(f, path.join(aside, path.basename(f)));
   try {
     await storage.save(
-      [documentId, "snapshot", snapshotName(A.getHeads(A.load(remoteDocument)))],
-      remoteDocument,
+      [documentId, "snapshot", snapshotName(A.getHeads(A.load(remote.bytes)))],
+      remote.bytes,
     );
   } finally {
     storage.dispose();
@@ -135,7 +141,7 @@ export async function takeUpRemote(
   });
   let kept = 0;
   try {
-    const take = local.filter((o) => !out.has(o["op-id"]) && !remote.has(o["op-id"]));
+    const take = local.filter((o) => !out.has(o["op-id"]) && !remote.ops.has(o["op-id"]));
     if (take.length > 0) kept = (await log.append(take)).length;
   } finally {
     await log.close();

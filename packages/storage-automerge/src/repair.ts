@@ -30,7 +30,7 @@ import { snapshotName, walkChunks } from "./chunk-check.js";
 import { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import { OpLogFile } from "./op-log-file.js";
-import { type ContestedReport, contestedOps, remoteOps, takeUpRemote } from "./repair-contested.js";
+import { type ContestedReport, claimsOf, contestedOps, remoteOps, takeUpRemote } from "./repair-contested.js";
 import { findWorkspace, readConfig, type WorkspacePaths, type WorkspaceResult } from "./workspace-layout.js";
 
 /** One damaged chunk file, and where the repair put it. */
@@ -177,6 +177,7 @@ async function repairLocked(
   // What the document holds as it is: opened read-only, it reports its damage and reads nothing else.
   let damage: StoreDamage | undefined;
   let all: readonly StoredOp[] = [];
+  let claims: readonly StoredOp[] = [];
   let noDocument = false;
   let rootLost = false;
   try {
@@ -188,6 +189,9 @@ async function repairLocked(
     });
     damage = log.damage;
     all = log.all();
+    // Every claim the document holds, a second one under an op-id included (a sync that was
+    // refused may still have brought the original beside a forged copy; the log shows one).
+    claims = claimsOf(log.handle.doc());
     // No op-log marker: the change that made the document is not among the sound chunks.
     rootLost = (log.handle.doc() as { kind?: unknown }).kind === undefined;
     await log.close();
@@ -269,7 +273,9 @@ async function repairLocked(
       // Unreachable: the local repair goes on, and the sync after it says why.
     }
     if (theirs !== undefined) {
-      const found = contestedOps(all, theirs.ops);
+      // The document's claims, and what op-log.jsonl gave back beside them (a damaged document).
+      const mine = [...claims, ...all];
+      const found = contestedOps(mine, theirs.ops);
       contested = { ops: found, kept: 0 };
       if (found.length > 0) {
         if (dryRun) {
@@ -277,7 +283,7 @@ async function repairLocked(
           return { ok: true, value: report(false, false) };
         }
         storage.dispose();
-        contested = await takeUpRemote(paths, url, lock, all, theirs.bytes, theirs.ops, found, aside);
+        contested = await takeUpRemote(paths, url, lock, all, mine, theirs, found, aside);
         ignoreDamagedFolder(paths);
         const value = report(true, false, undefined, { fromRemote: 0, fromOpLog: 0, root: false });
         return { ok: true, value: { ...value, after: theirs.ops.size + contested.kept } };

@@ -121,8 +121,14 @@ export const repair: Command = {
         text += `\n  not synced with ${remotes.join(", ")}: the new history does not share the server's; clone the graph again (kumiki clone <server>/<graph> DIR, the graph from kumiki status --json) and kumiki patch apply this workspace's .kumiki/op-log.jsonl into the clone`;
       } else if (remotes.length > 0) {
         const synced = await syncRemote(ctx, undefined);
-        server = { remote: synced.remote, received: synced.report.received, sent: synced.report.sent };
-        text += `\n  synced with ${synced.remote}: received ${synced.report.received} op(s) only the server held, sent ${synced.report.sent}`;
+        // Ops taken from the remote's copy before the sync (a lost first change) came from the
+        // server too: counted as received, so "received 0" never hides them.
+        const received = synced.report.received + report.fromRemote;
+        server = { remote: synced.remote, received, sent: synced.report.sent };
+        text +=
+          report.fromRemote > 0
+            ? `\n  synced with ${synced.remote}: received ${received} op(s) only the server held (${report.fromRemote} with its copy of the document, ${synced.report.received} by the sync), sent ${synced.report.sent}`
+            : `\n  synced with ${synced.remote}: received ${received} op(s) only the server held, sent ${synced.report.sent}`;
       }
     }
     // A dry run that finds damage exits 1, as `check` does with errors: scripts can test for it.
