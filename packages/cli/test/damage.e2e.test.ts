@@ -10,25 +10,10 @@ import path from "node:path";
 import { startSyncServer } from "@kumiki-graph/sync-server";
 import { afterAll, describe, expect, it } from "vitest";
 import { chunkFiles } from "../../storage-automerge/test/support.js";
-import { cleanup, run, runBin, tempDir, testEnv } from "./support.js";
+import { cleanup, run, runBin, snapshot, tempDir, testEnv } from "./support.js";
 
 const dirs: string[] = [];
 afterAll(() => cleanup(...dirs));
-
-/** Every file under `dir` with its bytes (what "changes no byte" compares). */
-function snapshot(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (!/[/\\]\.(lock|tmp)/.test(p))
-        out.set(path.relative(dir, p), fs.readFileSync(p).toString("base64"));
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 /** A workspace with two slots; `last` are the chunk files the second slot's add wrote. */
 async function workspace(): Promise<{ root: string; env: Record<string, string>; last: string[] }> {

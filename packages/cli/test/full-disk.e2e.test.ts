@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fillDisk, mountable, mountTmpfs, NOT_MOUNTABLE, unmount } from "../../core/test/support/tmpfs.js";
-import { cleanup, runBin, tempDir, testEnv } from "./support.js";
+import { cleanup, runBin, snapshot, tempDir, testEnv } from "./support.js";
 
 const dirs: string[] = [];
 const mounts: string[] = [];
@@ -16,21 +16,6 @@ afterAll(() => {
   for (const m of mounts) unmount(m);
   cleanup(...dirs);
 });
-
-/** Every file under `dir` with its bytes (locks and temp files aside). */
-function snapshot(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (!/[/\\]\.(lock|tmp)|\.filler$/.test(p))
-        out.set(path.relative(dir, p), fs.readFileSync(p).toString("base64"));
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 describe("kumiki add on a disk that fills up", () => {
   if (!mountable) it.skip(NOT_MOUNTABLE, () => {});

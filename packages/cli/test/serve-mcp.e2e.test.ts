@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { corpusMissingMessage, hasCorpus, kumikiShared } from "../../core/test/support/corpus.js";
-import { cleanup, runBin, startBin, tempDir } from "./support.js";
+import { cleanup, initializeOver, runBin, startBin, tempDir } from "./support.js";
 
 const TOKENS = {
   alice: "alice-token-0123456789abcdef",
@@ -96,23 +96,6 @@ async function seeded(root: string): Promise<{ ws: string; graph: string }> {
   return { ws, graph };
 }
 
-function initialize(endpoint: string, headers: Record<string, string>): Promise<Response> {
-  return fetch(endpoint, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "0" } },
-    }),
-  });
-}
-
 async function stopServe(child: ChildProcess): Promise<number | null> {
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
@@ -173,7 +156,10 @@ describe("kumiki serve: MCP for each graph", () => {
         [TOKENS.stranger, 403],
         ["nobody-token-0123456789abcdef", 403],
       ] as const) {
-        const r = await initialize(endpoint, token === undefined ? {} : { authorization: `Bearer ${token}` });
+        const r = await initializeOver(
+          endpoint,
+          token === undefined ? {} : { authorization: `Bearer ${token}` },
+        );
         expect(r.status, String(token)).toBe(status);
       }
       // Alice's token withdrawn (SIGHUP reads the file again): her session is ended, her next call refused.
@@ -222,13 +208,13 @@ describe("kumiki serve: MCP for each graph", () => {
       );
       const endpoint = `${server.url.replace(/^ws/, "http")}/g/${graph}/mcp`;
       const auth = { authorization: `Bearer ${TOKENS.alice}` };
-      const foreign = await initialize(endpoint, { ...auth, origin: "http://evil.example" });
+      const foreign = await initializeOver(endpoint, { ...auth, origin: "http://evil.example" });
       expect(foreign.status).toBe(403);
-      const allowed = await initialize(endpoint, { ...auth, origin: "http://app.example" });
+      const allowed = await initializeOver(endpoint, { ...auth, origin: "http://app.example" });
       expect(allowed.status).toBe(200);
       await allowed.body?.cancel();
       // One session is the limit: the next is refused until it ends.
-      const second = await initialize(endpoint, auth);
+      const second = await initializeOver(endpoint, auth);
       expect(second.status).toBe(503);
       expect(((await second.json()) as { error: { message: string } }).error.message).toMatch(/httpSessions/);
     } finally {

@@ -23,7 +23,7 @@ import {
   skipWithoutPostgres,
   sql,
 } from "../../sync-server/test/support/postgres.js";
-import { BIN, cleanup, startBin, tempDir } from "./support.js";
+import { BIN, cleanup, initializeOver, startBin, tempDir } from "./support.js";
 
 const skip = await skipWithoutPostgres();
 
@@ -318,24 +318,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       }
       expect(String(refused)).toMatch(/not accepted|no such session/);
       // Her session is gone and a new one is refused; Bob's goes on.
-      const again = await fetch(endpoint(two), {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          authorization: `Bearer ${TOKENS.alice}`,
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "x", version: "0" },
-          },
-        }),
-      });
+      const again = await initializeOver(endpoint(two), { authorization: `Bearer ${TOKENS.alice}` });
       expect(again.status).toBe(403);
       await write(bob, "kumiki_add", { layer: "slot", name: "after", body: ": Int = 2" });
       expect(bob.acked).toHaveLength(1);

@@ -1,6 +1,6 @@
 /** Helpers of the CLI tests: in-process runs with captured streams, temporary workspaces, the real bin. */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -115,4 +115,37 @@ export async function startBin(
     child.once("exit", (code) => reject(new Error(`exited ${code} before listening: ${out}`)));
   });
   return { child, url };
+}
+
+/** Every file under `dir` with its bytes (locks, temp files and a disk filler aside): what "changes no byte" compares. */
+export function snapshot(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (!/[/\\]\.(lock|tmp)|\.filler$/.test(p))
+        out.set(path.relative(dir, p), readFileSync(p).toString("base64"));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** A raw MCP initialize request over Streamable HTTP to `endpoint` (refusals are checked on it). */
+export function initializeOver(endpoint: string, headers: Record<string, string>): Promise<Response> {
+  return fetch(endpoint, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "0" } },
+    }),
+  });
 }

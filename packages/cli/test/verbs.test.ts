@@ -220,7 +220,7 @@ const TABLE: readonly Row[] = [
   {
     argv: ["undo", "--task", "t-div", "--dry-run"],
     exit: 0,
-    out: /--yes will be needed: the undo would discard changes made since task t-div[^]*replace op_\w+ \(user:other\)/,
+    out: /--yes will be needed: the undo would discard changes made since task t-div[\s\S]*replace op_\w+ \(user:other\)/,
   },
   {
     argv: ["undo", "--task", "t-div", "--dry-run", "--json"],

@@ -49,8 +49,11 @@ function lazyHash(op: unknown): () => string {
   };
 }
 
-/** Every op of an op log document, each op-id's first (a document has one claim per op-id). */
-function eachOp(doc: A.Doc<unknown>, visit: (opId: string, op: unknown) => void): void {
+/**
+ * Every op of an op log document, in order, as its bundles hold them (every claim: a document
+ * holds one per op-id unless a forged or stale copy came beside the original).
+ */
+export function eachOp(doc: A.Doc<unknown>, visit: (opId: string, op: unknown) => void): void {
   const chunks = (doc as { chunks?: unknown }).chunks;
   if (!Array.isArray(chunks)) return;
   for (const list of chunks) {

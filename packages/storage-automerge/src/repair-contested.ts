@@ -15,6 +15,7 @@ import path from "node:path";
 import * as A from "@automerge/automerge";
 import { makeDirs, opContentHash, type StoredOp } from "@kumiki-graph/core";
 import { AutomergeOpLog, OP_LOG_KIND, type OpLogDocument } from "./automerge-op-log.js";
+import { eachOp } from "./change-check.js";
 import { snapshotName } from "./chunk-check.js";
 import type { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
@@ -42,24 +43,7 @@ export interface ContestedReport {
 /** Every op an op-log document holds, in order: every claim, a second one under an op-id too. */
 export function claimsOf(doc: A.Doc<unknown>): StoredOp[] {
   const out: StoredOp[] = [];
-  const chunks = (doc as { chunks?: unknown }).chunks;
-  if (!Array.isArray(chunks)) return out;
-  for (const list of chunks) {
-    if (!Array.isArray(list)) continue;
-    for (const bundle of list) {
-      const text =
-        bundle instanceof A.ImmutableString ? bundle.val : typeof bundle === "string" ? bundle : "";
-      let ops: unknown;
-      try {
-        ops = JSON.parse(text);
-      } catch {
-        continue;
-      }
-      if (!Array.isArray(ops)) continue;
-      for (const op of ops)
-        if (typeof (op as { "op-id"?: unknown } | null)?.["op-id"] === "string") out.push(op as StoredOp);
-    }
-  }
+  eachOp(doc, (_id, op) => out.push(op as StoredOp));
   return out;
 }
 
