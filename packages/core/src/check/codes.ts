@@ -40,6 +40,11 @@ export interface CodeInfo {
   readonly meaning: string;
   /** True when `fix` can propose an op that repairs it (errors.md, "Auto-patch Coverage"). */
   readonly autoPatch: boolean;
+  /**
+   * True when the auto-patch is this project's, beyond errors.md's coverage table (which lists
+   * none for the code): the compiler offers a did-you-mean in words only.
+   */
+  readonly autoPatchBeyondSpec?: true;
   /** How the repair is made, when {@link autoPatch}. */
   readonly strategy?: string;
   /** Reported only when this opt-in is on. */
@@ -198,6 +203,9 @@ const ENTRIES: readonly Entry[] = [
     kinds: ["undef-member"],
     severity: "error",
     meaning: "A member access names neither a field nor a stdlib member of the receiver's known type.",
+    autoPatch: true,
+    autoPatchBeyondSpec: true,
+    strategy: `${NAME_SUGGEST} the record type's field names.`,
     checked: true,
   },
   {
@@ -651,7 +659,7 @@ export function renderErrorsDoc(): string {
         c.severity,
         cell(c.meaning),
         c.optIn === undefined ? "" : `\`--${c.optIn}\``,
-        c.autoPatch ? "yes" : "no",
+        c.autoPatch ? (c.autoPatchBeyondSpec === true ? "yes (+)" : "yes") : "no",
         c.checked ? "yes" : "no",
       ]),
     ),
@@ -661,7 +669,10 @@ export function renderErrorsDoc(): string {
     "(+) not in errors.md: a code this project adds. `E0007 duplicate-definition` is the code the public Kumiki",
   );
   lines.push(
-    "compiler's registry gives the mistake, though its `check` does not report it (see the next section).",
+    "compiler's registry gives the mistake, though its `check` does not report it (see the next section). An",
+  );
+  lines.push(
+    "auto-patch marked (+) is this project's where errors.md's coverage table has none (the did-you-mean as an edit).",
   );
   lines.push("");
   lines.push("## Where `check` differs from the public compiler on purpose");

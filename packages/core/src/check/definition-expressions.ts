@@ -24,6 +24,7 @@ import {
 } from "./definition-support.js";
 import { ValueChecks } from "./definition-values.js";
 import type { CheckInput } from "./graph.js";
+import { renamePatch } from "./patch.js";
 import { lazyTy, structural, typeText, tyText } from "./types.js";
 
 /** Adds to {@link ValueChecks} the checks of every kind of expression. */
@@ -185,11 +186,17 @@ export abstract class ExpressionChecks extends ValueChecks {
     const name = e.property.name;
     if (base.fields.has(name) || RECORD_MEMBERS.has(name)) return;
     const s = this.ctx.suggestFrom(name, base.fields.keys());
+    // The did-you-mean as an edit of the member's name, as the other name errors give one.
+    const autoPatch = s === undefined ? undefined : renamePatch(this.node, e.property.span, name, s.name);
     this.ctx.report(
       "E0108",
       e.property.span,
       `Record type ${tyText(base)} has no field or method ".${name}"${s === undefined ? "" : `: did you mean ".${s.name}"?`}`,
-      { kind: "undef-member", ...(s === undefined ? {} : { suggestion: s }) },
+      {
+        kind: "undef-member",
+        ...(s === undefined ? {} : { suggestion: s }),
+        ...(autoPatch === undefined ? {} : { autoPatch }),
+      },
     );
   }
 

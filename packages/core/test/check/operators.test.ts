@@ -62,6 +62,23 @@ describe("E0108 on a record's members, E0208 on a pattern of the wrong shape", (
     expect(errorsOf(check(src('post.copy(body="x").body'), { requireApp: false }))).toEqual([]);
   });
 
+  it("offers the near field as an auto-patch: applied, the program checks clean", async () => {
+    const { memoryStore, must } = await import("../project/helpers.js");
+    const { normalizePatch } = await import("../../src/fix/normalize.js");
+    const { checkStore } = await import("../../src/integrity/store-check.js");
+    const store = memoryStore();
+    for (const line of [...REC.split("\n"), "tile T = text(post.bodyx)"])
+      must(await store.apply({ ops: [{ op: "add", source: line }] }));
+    const [d] = errorsOf(checkStore(store, { requireApp: false }).diagnostics);
+    expect(d?.code).toBe("E0108");
+    expect(d?.["auto-patch"]).toBeDefined();
+    const patch = normalizePatch(d!["auto-patch"]);
+    if (!patch.ok) throw new Error(patch.error.message);
+    must(await store.apply({ ops: patch.value }));
+    expect(must(store.view("tile.T")).text).toBe("tile T = text(post.body)\n");
+    expect(errorsOf(checkStore(store, { requireApp: false }).diagnostics)).toEqual([]);
+  });
+
   it("a tuple pattern against an Option, a variant pattern against a record", () => {
     const tuple = `${REC}\nfn f(p: Option(Int)) -> Text = match p with\n  | (a, b) -> "x"\n`;
     expect(brief(errorsOf(check(tuple, { requireApp: false })))).toEqual(["E0208@fn.f.body:2"]);
