@@ -86,6 +86,8 @@ async function scenario(s: Session): Promise<unknown[]> {
     ["kumiki_add", { layer: "fn", name: "px", body: "(p: Point) -> Int = p.x" }],
     ["kumiki_add", { layer: "fn", name: "px", body: "(p: Point) -> Int = p.y" }],
     ["kumiki_edit", { qname: "fn.px", patch: [{ find: "p.x", replace: "p.y" }] }],
+    // One anchor alone, as kumiki edit and a bundle's edit item take it.
+    ["kumiki_edit", { qname: "fn.px", patch: { find: "p.y", replace: "p.x" } }],
     ["kumiki_view", { selector: "fn.*", with_deps: true }],
     ["kumiki_refs", { qname: "type.Point" }],
     ["kumiki_check", {}],
@@ -117,6 +119,8 @@ describe("kumiki mcp serve --http", () => {
       expect(viaHttp).toEqual(viaStdio);
       // And the scenario did what it says: the second add was refused, the rename stands.
       expect(JSON.stringify(viaHttp[3])).toContain("duplicate-name");
+      expect(JSON.stringify(viaHttp[5])).not.toContain('"isError":true');
+      expect(JSON.stringify(viaHttp[6])).toContain("p.x");
       expect(ok(await overHttp.call("kumiki_list", { layer: "slot" })).definitions).toEqual([
         { qname: "slot.total", def: expect.stringMatching(/^def_/) },
       ]);

@@ -146,12 +146,14 @@ export const edit = defineTool({
           .array(z.strictObject({ find: z.string(), replace: z.string() }))
           .min(1)
           .max(MAX_ANCHORS),
+        // One anchor alone, as kumiki edit and a bundle's edit item take it.
+        z.strictObject({ find: z.string(), replace: z.string() }),
         z
           .record(z.string().regex(/^body:[1-9][0-9]*$/), z.string())
           .refine((r) => Object.keys(r).length <= MAX_ANCHORS, `at most ${MAX_ANCHORS} lines`)
           .meta({ maxProperties: MAX_ANCHORS }),
       ])
-      .describe("anchors, or the body:N lines of an auto-patch"),
+      .describe("anchors (a list, or one alone), or the body:N lines of an auto-patch"),
     task: Task,
     idempotency_key: IdempotencyKey,
   }),
