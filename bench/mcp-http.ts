@@ -10,7 +10,6 @@
  * - with PostgreSQL: the time from an add acknowledged on server 1 to the first read on server 2
  *   that sees it (30 adds, median and p99).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,46 +20,12 @@ import { syncWorkspace } from "@kumiki-graph/sync-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import pg from "pg";
 import { type BenchRow, summarize, type Timing } from "./harness.js";
-import { corpusFile, repoRoot } from "./paths.js";
+import { corpusFile } from "./paths.js";
+import { type BinProcess, benchSchema, KUMIKI_BIN, startBin } from "./services.js";
 
-const BIN = path.join(repoRoot, "packages/cli/bin/kumiki.js");
 const SESSIONS = 10;
 const CALLS = 30;
-
-interface Proc {
-  readonly child: ChildProcess;
-  readonly line: string;
-  stop(): Promise<void>;
-}
-
-/** The bin with `args`, until its first stdout line matching `re`. */
-async function start(args: readonly string[], re: RegExp): Promise<Proc> {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`no ${re} in: ${out}`)), 20_000);
-    child.stdout!.on("data", (b: Buffer) => {
-      out += b.toString();
-      const m = re.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.stderr!.resume();
-  });
-  return {
-    child,
-    line,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
 
 async function httpClient(url: string): Promise<Client> {
   const c = new Client({ name: "bench", version: "0" });
@@ -119,11 +84,9 @@ export async function benchMcpHttp(): Promise<BenchRow[]> {
   const file = corpusFile("apps/05-project-management/app.kumiki");
   if (file === undefined) return [];
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-bench-mcp-http-"));
-  const procs: Proc[] = [];
+  const procs: BinProcess[] = [];
   const clients: Client[] = [];
-  const base = process.env.KUMIKI_TEST_POSTGRES ?? "postgres://postgres@127.0.0.1:5432/test";
-  const schema = `kumiki_bench_http_${process.pid}`;
-  let pgUrl: string | undefined;
+  const db = await benchSchema("kumiki_bench_http");
   try {
     const ws = path.join(root, "ws");
     const made = await initWorkspace(ws);
@@ -143,7 +106,7 @@ export async function benchMcpHttp(): Promise<BenchRow[]> {
     await stdio.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [BIN, "mcp", "serve", "--store", ws],
+        args: [KUMIKI_BIN, "mcp", "serve", "--store", ws],
         stderr: "ignore",
       }),
     );
@@ -154,7 +117,7 @@ export async function benchMcpHttp(): Promise<BenchRow[]> {
     rows.push(row("MCP stdio, 1 session: kumiki_add", stdioAdd));
 
     // kumiki mcp serve --http, 10 sessions.
-    const local = await start(["mcp", "serve", "--http", "0", "--store", copy], /serving MCP on (\S+)/);
+    const local = await startBin(["mcp", "serve", "--http", "0", "--store", copy], /serving MCP on (\S+)/);
     procs.push(local);
     const localClients = await Promise.all(Array.from({ length: SESSIONS }, () => httpClient(local.line)));
     clients.push(...localClients);
@@ -180,14 +143,14 @@ export async function benchMcpHttp(): Promise<BenchRow[]> {
     );
 
     // kumiki serve, folder storage, the graph pushed to it.
-    const server = await start(
+    const server = await startBin(
       ["serve", "--port", "0", "--data", path.join(root, "server")],
       /listening on (ws:\/\/\S+)/,
     );
     procs.push(server);
     const pushed = await syncWorkspace(ws, { url: server.line, timeoutMs: 60_000 });
     if (!pushed.ok) throw new Error(pushed.error.message);
-    const endpoint = (s: Proc) => `${s.line.replace(/^ws/, "http")}/g/${graph}/mcp`;
+    const endpoint = (s: BinProcess) => `${s.line.replace(/^ws/, "http")}/g/${graph}/mcp`;
     const serveClients = await Promise.all(
       Array.from({ length: SESSIONS }, () => httpClient(endpoint(server))),
     );
@@ -213,10 +176,10 @@ export async function benchMcpHttp(): Promise<BenchRow[]> {
       ),
     );
 
-    if (await sql(base, `CREATE SCHEMA IF NOT EXISTS "${schema}"`)) {
-      pgUrl = `${base}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-      const one = await start(["serve", "--port", "0", "--storage", pgUrl], /listening on (ws:\/\/\S+)/);
-      const two = await start(["serve", "--port", "0", "--storage", pgUrl], /listening on (ws:\/\/\S+)/);
+    const pgUrl = db.url;
+    if (pgUrl !== undefined) {
+      const one = await startBin(["serve", "--port", "0", "--storage", pgUrl], /listening on (ws:\/\/\S+)/);
+      const two = await startBin(["serve", "--port", "0", "--storage", pgUrl], /listening on (ws:\/\/\S+)/);
       procs.push(one, two);
       const pgPushed = await syncWorkspace(ws, { url: one.line, timeoutMs: 60_000 });
       if (!pgPushed.ok) throw new Error(pgPushed.error.message);
@@ -279,21 +242,7 @@ export async function benchMcpHttp(): Promise<BenchRow[]> {
   } finally {
     for (const c of clients) await c.close().catch(() => undefined);
     for (const p of procs) await p.stop();
-    if (pgUrl !== undefined) await sql(base, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await db.drop();
     fs.rmSync(root, { recursive: true, force: true });
-  }
-}
-
-/** Runs `text` on the database; false when it cannot be reached. */
-async function sql(url: string, text: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query(text);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
   }
 }

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -6,9 +5,8 @@ import { type AutomergeUrl, type PeerId, Repo } from "@automerge/automerge-repo"
 import { WebSocketClientAdapter } from "@automerge/automerge-repo-network-websocket";
 import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { cloneWorkspace, syncWorkspace } from "@kumiki-graph/sync-server";
-import pg from "pg";
 import { type BenchRow, summarize } from "./harness.js";
-import { repoRoot } from "./paths.js";
+import { benchSchema, startBin } from "./services.js";
 
 /**
  * The sync server as a service (issue 23), real `kumiki serve` processes on 127.0.0.1:
@@ -26,12 +24,9 @@ import { repoRoot } from "./paths.js";
  */
 export async function benchSyncService(): Promise<BenchRow[]> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-bench-service-"));
-  const base = process.env.KUMIKI_TEST_POSTGRES ?? "postgres://postgres@127.0.0.1:5432/test";
-  const schema = `kumiki_bench_${process.pid}`;
-  let pgUrl: string | undefined;
+  const db = await benchSchema("kumiki_bench");
+  const pgUrl = db.url;
   try {
-    if (await sql(base, `CREATE SCHEMA IF NOT EXISTS "${schema}"`))
-      pgUrl = `${base}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
     const rows: BenchRow[] = [];
     const fsRate = await throughput(root, "fs", 1, undefined);
     rows.push(rateRow("1 server, FS storage", fsRate, undefined));
@@ -44,7 +39,7 @@ export async function benchSyncService(): Promise<BenchRow[]> {
     }
     return rows;
   } finally {
-    if (pgUrl !== undefined) await sql(base, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await db.drop();
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
@@ -52,20 +47,7 @@ export async function benchSyncService(): Promise<BenchRow[]> {
 const CLIENTS = 10;
 const OPS_PER_CLIENT = 100;
 
-/** Runs `text` on the database; false when it cannot be reached. */
-async function sql(url: string, text: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query(text);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
+/** A `kumiki serve` the bench runs: where it listens, and how to stop it. */
 interface Server {
   readonly url: string;
   stop(): Promise<void>;
@@ -73,35 +55,11 @@ interface Server {
 
 /** `kumiki serve` as a child process on a free port, without tokens; resolves once it listens. */
 async function serve(dir: string, storage: string | undefined): Promise<Server> {
-  const bin = path.join(repoRoot, "packages/cli/bin/kumiki.js");
-  const args = [
-    "serve",
-    "--port",
-    "0",
-    ...(storage === undefined ? ["--data", dir] : ["--storage", storage]),
-  ];
-  const child: ChildProcess = spawn(process.execPath, [bin, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`kumiki serve did not listen: ${out}`)), 20_000);
-    child.stdout!.on("data", (b: Buffer) => {
-      out += b.toString();
-      const m = /listening on (ws:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.stderr!.resume();
-  });
-  return {
-    url,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
+  const p = await startBin(
+    ["serve", "--port", "0", ...(storage === undefined ? ["--data", dir] : ["--storage", storage])],
+    /listening on (ws:\/\/\S+)/,
+  );
+  return { url: p.line, stop: p.stop };
 }
 
 async function must<T>(

@@ -15,6 +15,23 @@ import { cleanup, run, runBin, snapshot, tempDir, testEnv } from "./support.js";
 const dirs: string[] = [];
 afterAll(() => cleanup(...dirs));
 
+/** A temp root, a test environment and a real sync server on it, for `fn`; the server closed after. */
+async function withServer(
+  prefix: string,
+  fn: (w: { root: string; env: Record<string, string>; url: string }) => Promise<void>,
+): Promise<void> {
+  const root = tempDir(prefix);
+  const cache = tempDir(`${prefix}-cache`);
+  dirs.push(root, cache);
+  const server = await startSyncServer({ dataDir: path.join(root, "server") });
+  if (!server.ok) throw new Error(server.error.message);
+  try {
+    await fn({ root, env: testEnv(cache), url: server.value.url });
+  } finally {
+    await server.value.close();
+  }
+}
+
 /** A workspace with two slots; `last` are the chunk files the second slot's add wrote. */
 async function workspace(): Promise<{ root: string; env: Record<string, string>; last: string[] }> {
   const root = tempDir("damage");
@@ -126,13 +143,7 @@ describe("a damaged workspace, through real kumiki processes", () => {
 
 describe("repair with a remote: what only the server holds comes back", () => {
   it("a chunk and op-log.jsonl both lost an op the server has: repair syncs it back", async () => {
-    const root = tempDir("damage-remote");
-    const cache = tempDir("damage-remote-cache");
-    dirs.push(root, cache);
-    const env = testEnv(cache);
-    const server = await startSyncServer({ dataDir: path.join(root, "server") });
-    if (!server.ok) throw new Error(server.error.message);
-    try {
+    await withServer("damage-remote", async ({ root, env, url }) => {
       const a = path.join(root, "a");
       const b = path.join(root, "b");
       fs.mkdirSync(a);
@@ -144,10 +155,10 @@ describe("repair with a remote: what only the server holds comes back", () => {
       const program = Array.from({ length: 60 }, (_, i) => `slot s${i} : Int = ${i}\n`).join("\n");
       fs.writeFileSync(path.join(a, "p.kumiki"), program);
       expect((await run(["import", "p.kumiki"], inA)).code).toBe(0);
-      expect((await run(["remote", "add", "origin", server.value.url], inA)).code).toBe(0);
+      expect((await run(["remote", "add", "origin", url], inA)).code).toBe(0);
       expect((await run(["sync"], inA)).code).toBe(0);
       const graph = (JSON.parse((await run(["status", "--json"], inA)).out) as { graph: string }).graph;
-      expect((await run(["clone", `${server.value.url}/${graph}`, b], { cwd: root, env })).code).toBe(0);
+      expect((await run(["clone", `${url}/${graph}`, b], { cwd: root, env })).code).toBe(0);
       expect((await run(["add", "slot", "fromB", "Int = 2"], { cwd: b, env })).code).toBe(0);
       expect((await run(["sync"], { cwd: b, env })).code).toBe(0);
       // A takes in B's op: a new chunk, and a line of op-log.jsonl.
@@ -176,21 +187,13 @@ describe("repair with a remote: what only the server holds comes back", () => {
       };
       expect(status.damage).toBeUndefined();
       expect(status.ops).toBe(61);
-    } finally {
-      await server.value.close();
-    }
+    });
   }, 120_000);
 });
 
 describe("sync on a damaged workspace never reports success while the server lacks an op", () => {
   it("an op only op-log.jsonl holds: sync exits 1 saying so and to repair, repair pushes it, the next sync is clean", async () => {
-    const root = tempDir("damage-sync");
-    const cache = tempDir("damage-sync-cache");
-    dirs.push(root, cache);
-    const env = testEnv(cache);
-    const server = await startSyncServer({ dataDir: path.join(root, "server") });
-    if (!server.ok) throw new Error(server.error.message);
-    try {
+    await withServer("damage-sync", async ({ root, env, url }) => {
       const a = path.join(root, "a");
       fs.mkdirSync(a);
       const inA = { cwd: a, env };
@@ -203,11 +206,11 @@ describe("sync on a damaged workspace never reports success while the server lac
       const before = new Set(chunkFiles(storage));
       expect((await run(["add", "slot", "last", "Int = 7"], inA)).code).toBe(0);
       for (const f of chunkFiles(storage).filter((f) => !before.has(f))) fs.writeFileSync(f, "");
-      expect((await run(["remote", "add", "origin", server.value.url], inA)).code).toBe(0);
+      expect((await run(["remote", "add", "origin", url], inA)).code).toBe(0);
       const graph = (JSON.parse((await run(["status", "--json"], inA)).out) as { graph: string }).graph;
       const onServer = async (n: number) => {
         const d = path.join(root, `check-${n}`);
-        const c = await run(["clone", `${server.value.url}/${graph}`, d, "--json"], { cwd: root, env });
+        const c = await run(["clone", `${url}/${graph}`, d, "--json"], { cwd: root, env });
         expect(c.code, c.err).toBe(0);
         return (JSON.parse(c.out) as { ops: number }).ops;
       };
@@ -225,32 +228,24 @@ describe("sync on a damaged workspace never reports success while the server lac
       const again = await run(["sync", "--json"], inA);
       expect(again.code, again.err).toBe(0);
       expect((JSON.parse(again.out) as { unpushed: number }).unpushed).toBe(0);
-    } finally {
-      await server.value.close();
-    }
+    });
   }, 120_000);
 });
 
 describe("a workspace poisoned by a forged op taken before the original", () => {
   it("sync is refused saying so; repair puts the forged op aside, takes the server's, and the honest op is pushed", async () => {
-    const root = tempDir("poisoned");
-    const cache = tempDir("poisoned-cache");
-    dirs.push(root, cache);
-    const env = testEnv(cache);
-    const server = await startSyncServer({ dataDir: path.join(root, "server") });
-    if (!server.ok) throw new Error(server.error.message);
-    try {
+    await withServer("poisoned", async ({ root, env, url }) => {
       const a = path.join(root, "a");
       const c = path.join(root, "c");
       fs.mkdirSync(a);
       const inA = { cwd: a, env };
       const inC = { cwd: c, env };
       expect((await run(["init"], inA)).code).toBe(0);
-      expect((await run(["remote", "add", "origin", server.value.url], inA)).code).toBe(0);
+      expect((await run(["remote", "add", "origin", url], inA)).code).toBe(0);
       expect((await run(["add", "slot", "seed", "Int = 0"], inA)).code).toBe(0);
       expect((await run(["sync"], inA)).code).toBe(0);
       const graph = (JSON.parse((await run(["status", "--json"], inA)).out) as { graph: string }).graph;
-      expect((await run(["clone", `${server.value.url}/${graph}`, c], { cwd: root, env })).code).toBe(0);
+      expect((await run(["clone", `${url}/${graph}`, c], { cwd: root, env })).code).toBe(0);
       // A writes x and pushes it; C takes a forgery of it (same op-id, another body) first.
       expect((await run(["add", "slot", "x", "Int = 1"], inA)).code).toBe(0);
       expect((await run(["sync"], inA)).code).toBe(0);
@@ -292,9 +287,7 @@ describe("a workspace poisoned by a forged op taken before the original", () => 
       expect((await run(["sync"], inC)).code).toBe(0);
       expect((await run(["sync"], inA)).code).toBe(0);
       expect((await run(["view", "slot.honest"], inA)).out).toBe("slot honest : Int = 5\n");
-    } finally {
-      await server.value.close();
-    }
+    });
   }, 120_000);
 });
 
@@ -316,14 +309,8 @@ describe("repair when the document's first change is lost and a remote holds the
   }
 
   it("takes up the server's history (not a new one), brings back every op and pushes the unpushed one", async () => {
-    const root = tempDir("damage-root");
-    const cache = tempDir("damage-root-cache");
-    dirs.push(root, cache);
-    const env = testEnv(cache);
-    const server = await startSyncServer({ dataDir: path.join(root, "server") });
-    if (!server.ok) throw new Error(server.error.message);
-    try {
-      const { inA, graph } = await lostRoot(root, env, server.value.url);
+    await withServer("damage-root", async ({ root, env, url }) => {
+      const { inA, graph } = await lostRoot(root, env, url);
       const fixed = await run(["repair", "--json"], inA);
       expect(fixed.code, fixed.err).toBe(0);
       const r = JSON.parse(fixed.out) as {
@@ -353,7 +340,7 @@ describe("repair when the document's first change is lost and a remote holds the
       expect(status.damage).toBeUndefined();
       // A fresh clone shares the history: it holds both ops, and A and B sync both ways.
       const b = path.join(root, "b");
-      expect((await run(["clone", `${server.value.url}/${graph}`, b], { cwd: root, env })).code).toBe(0);
+      expect((await run(["clone", `${url}/${graph}`, b], { cwd: root, env })).code).toBe(0);
       expect((await run(["view", "slot.local"], { cwd: b, env })).out).toContain("slot local : Int = 2");
       expect((await run(["add", "slot", "fromB", "Int = 3"], { cwd: b, env })).code).toBe(0);
       expect((await run(["sync"], { cwd: b, env })).code).toBe(0);
@@ -361,9 +348,7 @@ describe("repair when the document's first change is lost and a remote holds the
       expect((await run(["list"], inA)).out.split("\n")).toEqual(
         expect.arrayContaining(["slot.first", "slot.local", "slot.fromB"]),
       );
-    } finally {
-      await server.value.close();
-    }
+    });
   }, 120_000);
 
   it("an unreachable remote: nothing changes and the repair says why; --offline starts a new history", async () => {

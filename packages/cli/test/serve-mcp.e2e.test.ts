@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { corpusMissingMessage, hasCorpus, kumikiShared } from "../../core/test/support/corpus.js";
-import { cleanup, initializeOver, runBin, startBin, tempDir } from "./support.js";
+import { cleanup, initializeOver, runBin, startBin, stopBin, tempDir } from "./support.js";
 
 const TOKENS = {
   alice: "alice-token-0123456789abcdef",
@@ -96,12 +96,6 @@ async function seeded(root: string): Promise<{ ws: string; graph: string }> {
   return { ws, graph };
 }
 
-async function stopServe(child: ChildProcess): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  return exited;
-}
-
 describe("kumiki serve: MCP for each graph", () => {
   it("reads and writes the server's copy under the sync tokens, live both ways", async () => {
     const root = tempDir("serve-mcp");
@@ -178,7 +172,7 @@ describe("kumiki serve: MCP for each graph", () => {
     } finally {
       await alice.close().catch(() => undefined);
       await reader.close().catch(() => undefined);
-      expect(await stopServe(server.child)).toBe(0);
+      expect(await stopBin(server.child)).toBe(0);
     }
   }, 120_000);
 
@@ -218,7 +212,7 @@ describe("kumiki serve: MCP for each graph", () => {
       expect(second.status).toBe(503);
       expect(((await second.json()) as { error: { message: string } }).error.message).toMatch(/httpSessions/);
     } finally {
-      expect(await stopServe(server.child)).toBe(0);
+      expect(await stopBin(server.child)).toBe(0);
     }
   }, 120_000);
 
@@ -274,7 +268,7 @@ describe("kumiki serve: MCP for each graph", () => {
         // Without it, the custom capability is unknown there, as in a workspace without the file.
         expect(checks[1]!.ok).toBe(false);
       } finally {
-        for (const s of [told, untold]) expect(await stopServe(s.child)).toBe(0);
+        for (const s of [told, untold]) expect(await stopBin(s.child)).toBe(0);
       }
     },
     120_000,

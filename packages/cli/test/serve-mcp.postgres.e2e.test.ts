@@ -23,7 +23,7 @@ import {
   skipWithoutPostgres,
   sql,
 } from "../../sync-server/test/support/postgres.js";
-import { BIN, cleanup, initializeOver, startBin, tempDir } from "./support.js";
+import { BIN, cleanup, initializeOver, startBin, stopBin, tempDir } from "./support.js";
 
 const skip = await skipWithoutPostgres();
 
@@ -247,11 +247,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       await reader2.client.close();
     } finally {
       for (const a of agents) await a.client.close().catch(() => undefined);
-      for (const s of [one, two]) {
-        const exited = new Promise<number | null>((resolve) => s.child.once("exit", resolve));
-        s.child.kill("SIGTERM");
-        expect(await exited).toBe(0);
-      }
+      for (const s of [one, two]) expect(await stopBin(s.child)).toBe(0);
     }
   }, 180_000);
 
@@ -283,11 +279,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       expect(missed).toEqual([]);
     } finally {
       for (const a of on) await a.client.close().catch(() => undefined);
-      for (const s of [one, two]) {
-        const exited = new Promise<number | null>((resolve) => s.child.once("exit", resolve));
-        s.child.kill("SIGTERM");
-        expect(await exited).toBe(0);
-      }
+      for (const s of [one, two]) expect(await stopBin(s.child)).toBe(0);
     }
   }, 120_000);
 
@@ -324,11 +316,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       expect(bob.acked).toHaveLength(1);
     } finally {
       for (const a of [alice, bob]) await a.client.close().catch(() => undefined);
-      for (const s of [one, two]) {
-        const exited = new Promise<number | null>((resolve) => s.child.once("exit", resolve));
-        s.child.kill("SIGTERM");
-        expect(await exited).toBe(0);
-      }
+      for (const s of [one, two]) expect(await stopBin(s.child)).toBe(0);
     }
   }, 120_000);
 
@@ -381,9 +369,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       expect(other.structuredContent.error?.code).toBe("idempotency-key-reused");
     } finally {
       await second.client.close().catch(() => undefined);
-      const exited = new Promise<number | null>((resolve) => two.child.once("exit", resolve));
-      two.child.kill("SIGTERM");
-      expect(await exited).toBe(0);
+      expect(await stopBin(two.child)).toBe(0);
     }
   }, 180_000);
 
@@ -456,9 +442,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       }
     } finally {
       for (const a of finals) await a.client.close().catch(() => undefined);
-      const exited = new Promise<number | null>((resolve) => two.child.once("exit", resolve));
-      two.child.kill("SIGTERM");
-      expect(await exited).toBe(0);
+      expect(await stopBin(two.child)).toBe(0);
     }
   }, 180_000);
 });

@@ -149,3 +149,10 @@ export function initializeOver(endpoint: string, headers: Record<string, string>
     }),
   });
 }
+
+/** SIGTERM to a bin started with {@link startBin}; resolves with its exit code. */
+export function stopBin(child: ChildProcess): Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  return exited;
+}
