@@ -421,17 +421,25 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   // Another server on the same storage stored a change: a graph loaded here takes it in, and
   // automerge-repo sends it on to this server's peers of that graph, live. A graph not loaded here
   // reads every chunk when it is first asked for.
-  const takeStoredElsewhere = async (key: readonly string[]) => {
-    const documentId = key[0] as DocumentId;
-    const handle = repo.handles[documentId];
+  /**
+   * Takes stored chunks (`read` of the storage) into the graph when it is loaded here; the graph's
+   * shape (its lists) may have grown, so it is worked out again at the next push.
+   */
+  const takeIn = async (documentId: string, read: () => Promise<readonly (Uint8Array | undefined)[]>) => {
+    const handle = repo.handles[documentId as DocumentId];
     if (handle === undefined || !handle.isReady()) return;
-    const data = await storage.load([...key]).catch(() => undefined);
-    // Gone: compacted into a snapshot since, whose own notice follows.
-    if (data === undefined) return;
-    handle.update((d) => A.loadIncremental(d, data));
-    // The graph's shape (its lists) may have grown there: worked out again at the next push.
+    const chunks = await read();
+    if (chunks.every((c) => c === undefined)) return;
+    handle.update((doc) => {
+      let d = doc;
+      for (const c of chunks) if (c !== undefined) d = A.loadIncremental(d, c);
+      return d;
+    });
     shapes.delete(documentId);
   };
+  // A chunk gone since its notice was compacted into a snapshot, whose own notice follows.
+  const takeStoredElsewhere = (key: readonly string[]) =>
+    takeIn(key[0]!, async () => [await storage.load([...key]).catch(() => undefined)]);
   // The takes under way: a fence waits for those whose notices came before it.
   const taking = new Set<Promise<void>>();
   const unwatch = storage.watch?.((key) => {
@@ -440,18 +448,8 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       .finally(() => taking.delete(took));
     taking.add(took);
   });
-  const catchUp = async (documentId: string): Promise<void> => {
-    const handle = repo.handles[documentId as DocumentId];
-    if (handle === undefined || !handle.isReady()) return;
-    const chunks = await storage.loadRange([documentId]);
-    handle.update((doc) => {
-      let d = doc;
-      for (const c of chunks) if (c.data !== undefined) d = A.loadIncremental(d, c.data);
-      return d;
-    });
-    // The graph's shape (its lists) may have grown there: worked out again at the next push.
-    shapes.delete(documentId);
-  };
+  const catchUp = (documentId: string): Promise<void> =>
+    takeIn(documentId, async () => (await storage.loadRange([documentId])).map((c) => c.data));
   // The listening connection whose notices each graph has followed since its last full catch-up.
   const followedSince = new Map<string, number>();
   // The server's own writes to a graph grow its document: the peers' change check reads its shape again.

@@ -27,44 +27,45 @@ function firstBadByte(bytes: Uint8Array): number {
   return Math.max(0, bytes.length - 1);
 }
 
-/**
- * Why the tree at `root` may not be used as it is: a layer folder (or a definition file in one)
- * that is a symbolic link. The tree is written as well as read, and a link would have the sync
- * write wherever it points, outside the workspace.
- */
-function linkIn(root: string): StoreResult<never> | undefined {
-  for (const layer of LAYERS) {
-    const abs = path.join(root, LAYER_DIRS[layer]);
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(abs);
-    } catch {
-      continue;
-    }
-    const links = st.isSymbolicLink()
-      ? [abs]
-      : st.isDirectory()
-        ? fs
-            .readdirSync(abs, { withFileTypes: true })
-            .filter((e) => e.isSymbolicLink() && e.name.endsWith(DEFINITION_EXT))
-            .map((e) => path.join(abs, e.name))
-        : [];
-    if (links.length > 0) {
-      const to = (() => {
-        try {
-          return fs.readlinkSync(links[0]!);
-        } catch {
-          return "?";
-        }
-      })();
-      return reject(
-        "tree-unreadable",
-        `${links[0]} is a symbolic link (to ${to}): the tree's layer folders and definition files must be real ones inside the workspace, so that the sync never writes elsewhere; replace the link with a folder or file of its own; nothing was read or written`,
-        { path: links[0], reason: "symbolic-link" },
-      );
-    }
+/** A symbolic link where the tree must have a folder or file of its own: refused, naming it. */
+function linkRefusal(link: string): StoreResult<never> {
+  let to = "?";
+  try {
+    to = fs.readlinkSync(link);
+  } catch {
+    // Gone or unreadable since: the refusal names the link alone.
   }
-  return undefined;
+  return reject(
+    "tree-unreadable",
+    `${link} is a symbolic link (to ${to}): the tree's layer folders and definition files must be real ones inside the workspace, so that the sync never writes elsewhere; replace the link with a folder or file of its own; nothing was read or written`,
+    { path: link, reason: "symbolic-link" },
+  );
+}
+
+/**
+ * Each layer folder of the tree at `root` that exists, with its entries, listed once; refused
+ * before any file is read when a layer folder, or a definition file in one, is a symbolic link
+ * (the tree is written as well as read, and a link would have the sync write wherever it points,
+ * outside the workspace).
+ */
+function layerListings(root: string): StoreResult<{ dir: string; abs: string; entries: fs.Dirent[] }[]> {
+  const out: { dir: string; abs: string; entries: fs.Dirent[] }[] = [];
+  for (const layer of LAYERS) {
+    const dir = LAYER_DIRS[layer];
+    const abs = path.join(root, dir);
+    let entries: fs.Dirent[];
+    try {
+      if (fs.lstatSync(abs).isSymbolicLink()) return linkRefusal(abs);
+      entries = fs.readdirSync(abs, { withFileTypes: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
+      return reject("tree-unreadable", `cannot list ${abs}: ${(e as Error).message}`, { path: abs });
+    }
+    const link = entries.find((e) => e.isSymbolicLink() && e.name.endsWith(DEFINITION_EXT));
+    if (link !== undefined) return linkRefusal(path.join(abs, link.name));
+    out.push({ dir, abs, entries });
+  }
+  return ok(out);
 }
 
 /**
@@ -76,18 +77,9 @@ function linkIn(root: string): StoreResult<never> | undefined {
  */
 export function readTree(root: string): StoreResult<Map<string, string>> {
   const out = new Map<string, string>();
-  const link = linkIn(root);
-  if (link !== undefined) return link;
-  for (const layer of LAYERS) {
-    const dir = LAYER_DIRS[layer];
-    const abs = path.join(root, dir);
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(abs, { withFileTypes: true });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
-      return reject("tree-unreadable", `cannot list ${abs}: ${(e as Error).message}`, { path: abs });
-    }
+  const listings = layerListings(root);
+  if (!listings.ok) return listings;
+  for (const { dir, abs, entries } of listings.value) {
     for (const entry of entries) {
       if (!entry.isFile() || !entry.name.endsWith(DEFINITION_EXT)) continue;
       const file = path.join(abs, entry.name);

@@ -62,16 +62,12 @@ export class LiveGraph {
   }
 
   /**
-   * Takes in what other writers stored since the last look (another process's appends, a sync
-   * into the same folder, a peer), so that reads answer from the graph as it is now and writes are
-   * judged against it; announces those ops as remote changes. One small file read when nothing
-   * changed. Not while a write of ours is being stored: no other process can append then (the
-   * write holds the log exclusively), and the write takes in what arrived once it is done.
+   * Takes into the log what its shared storage held when called (see {@link OpLog.fence}); the
+   * next read's {@link catchUp} folds it. Nothing to do for a log without a fence (a workspace's:
+   * its reads poll the folder themselves).
    */
-  /** Takes in what the log's shared storage held when called (see {@link OpLog.fence}), then catches up. */
   async fence(): Promise<void> {
     await this.log.fence?.();
-    this.catchUp();
   }
 
   /** Takes in everything the log's shared storage holds (see {@link OpLog.catchUpAll}), then catches up. */
@@ -80,6 +76,13 @@ export class LiveGraph {
     this.catchUp();
   }
 
+  /**
+   * Takes in what other writers stored since the last look (another process's appends, a sync
+   * into the same folder, a peer), so that reads answer from the graph as it is now and writes are
+   * judged against it; announces those ops as remote changes. One small file read when nothing
+   * changed. Not while a write of ours is being stored: no other process can append then (the
+   * write holds the log exclusively), and the write takes in what arrived once it is done.
+   */
   catchUp(): void {
     if (this.closed || this.storing) return;
     this.log.poll?.();

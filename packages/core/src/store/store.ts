@@ -309,7 +309,7 @@ export class Store {
    * graph on PostgreSQL): resolves once every write stored anywhere before the call began is in
    * this store's graph, so that a read after it sees every write acknowledged before it (read your
    * writes, and others' acknowledged writes, across servers). For any other store (a workspace,
-   * whose reads look at the folder themselves) it is {@link refresh}.
+   * whose reads look at the folder themselves) there is nothing to do.
    */
   async fence(): Promise<void> {
     await this.live.fence();
