@@ -43,6 +43,7 @@ export {
 } from "./remotes.js";
 export { fail, ok, type SyncError, type SyncErrorCode, type SyncResult } from "./result.js";
 export {
+  DEFAULT_MAX_BUFFERED_BYTES,
   DEFAULT_MAX_CHANGE_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,
   HEALTH_DAMAGE_LIMIT,

@@ -41,6 +41,14 @@ export interface ServerChecks {
   storageFault?(): string | undefined;
   /** Told of every refusal (for the log and /health). */
   onRefused(event: RefusalEvent): void;
+  /**
+   * Bytes sent to a peer and not yet taken by it, past which the peer is dropped as a slow reader
+   * (what the server holds for a peer that stopped reading is bounded by this and one message);
+   * default no bound.
+   */
+  readonly maxBufferedBytes?: number;
+  /** Told of every peer dropped for reading too slowly (`reason` gives the bytes it left unread). */
+  onSlowPeer?(event: RefusalEvent): void;
 }
 
 /** What {@link ServerChecks.check} decided. */
@@ -76,6 +84,9 @@ function closeReason(text: string): string {
         .replace(/\uFFFD*$/, "")}…`;
 }
 
+/** How many peers {@link AccessControlledServerAdapter.hasAsked} remembers. */
+const ASKED_PEERS = 10_000;
+
 /** automerge-repo's WebSocket server adapter, screening what peers send and receive by token. */
 export class AccessControlledServerAdapter extends WebSocketServerAdapter {
   /** The grant of each peer's current socket. */
@@ -83,6 +94,8 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
   private readonly queues = new WeakMap<WebSocket, Promise<void>>();
   /** Per socket, per graph: the ops taken from it that were new (what a flush reply reports). */
   private readonly taken = new WeakMap<WebSocket, Map<string, number>>();
+  /** The graphs each peer synced, most recent peer last ({@link hasAsked}). */
+  private readonly asked = new Map<PeerId, Set<string>>();
 
   constructor(
     server: WebSocketServer,
@@ -103,6 +116,26 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
       if (grant === undefined) this.grants.delete(peer);
       else this.grants.set(peer, grant);
     }
+  }
+
+  /**
+   * Whether a peer has synced a graph through this server (on any of its connections; the last
+   * 10,000 peers are remembered). The server's share policy announces a graph again
+   * to such a peer when it reconnects: automerge-repo then restarts that sync from what both sides
+   * are known to hold. Without it the Repo keeps the peer's sync state from before the drop, and
+   * the changes it had sent into the dropped socket count as delivered: a live peer (one Repo, one
+   * peer id, reconnecting) never got them.
+   */
+  hasAsked(peerId: PeerId, documentId: string): boolean {
+    return this.asked.get(peerId)?.has(documentId) === true;
+  }
+
+  private noteAsked(peerId: PeerId, documentId: string): void {
+    const graphs = this.asked.get(peerId) ?? new Set<string>();
+    this.asked.delete(peerId);
+    this.asked.set(peerId, graphs.add(documentId));
+    // Most peers are one-off (a CLI sync has a fresh peer id each time): forget the oldest.
+    if (this.asked.size > ASKED_PEERS) this.asked.delete(this.asked.keys().next().value!);
   }
 
   /** A peer's access to a graph (by its current socket's token). */
@@ -140,6 +173,21 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
     const m = message as Screened;
     if (m.documentId !== undefined && m.type !== "doc-unavailable" && m.targetId !== undefined) {
       if (this.accessOf(m.targetId, m.documentId) === undefined) return;
+    }
+    const ws = m.targetId === undefined ? undefined : (this.sockets[m.targetId] as WebSocket | undefined);
+    const limit = this.checks.maxBufferedBytes;
+    if (ws !== undefined && limit !== undefined && ws.bufferedAmount > limit) {
+      // Back-pressure: a peer that has not read what it was sent gets no more of it. Dropped, not
+      // closed (a close frame would queue behind what it does not read); the client reconnects
+      // (backing off) and syncs from where it stands, so nothing is lost to it.
+      this.checks.onSlowPeer?.({
+        peer: m.targetId!,
+        token: this.checks.grantOf(ws)?.name ?? "(none)",
+        documentId: m.documentId,
+        reason: `${ws.bufferedAmount.toLocaleString("en")} bytes sent and not read (over ${limit.toLocaleString("en")}, maxBufferedBytes): dropped as a slow reader`,
+      });
+      ws.terminate();
+      return;
     }
     super.send(message as never);
   }
@@ -225,6 +273,7 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
           this.unavailable(ws, sender, documentId);
           return;
         }
+        this.noteAsked(sender, documentId);
         let decoded: A.DecodedSyncMessage;
         try {
           decoded = A.decodeSyncMessage(message.data);

@@ -91,6 +91,12 @@ export interface SyncServerOptions {
   /** The largest bundle one pushed change may insert, in bytes (default {@link DEFAULT_MAX_CHANGE_BYTES}). */
   readonly maxChangeBytes?: number;
   /**
+   * Back-pressure: a peer that leaves more than this many bytes of what the server sent it unread
+   * is dropped as a slow reader (default {@link DEFAULT_MAX_BUFFERED_BYTES}); it reconnects and
+   * syncs on. What the server holds for one stalled peer is bounded by this and one message.
+   */
+  readonly maxBufferedBytes?: number;
+  /**
    * The capability manifest (`kumiki.caps.json`) the server's own stores check every graph with
    * (its write gate, and what an edge on the server gives `check` and `fix`), as a workspace with
    * that file beside it does; default none.
@@ -176,6 +182,8 @@ function isRepoTimeout(reason: unknown): boolean {
 
 /** The largest WebSocket message a server reads, unless told otherwise: 64 MiB. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/** {@link SyncServerOptions.maxBufferedBytes}'s default: 64 MiB unread by one peer. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 /** The largest bundle (one write's ops) a pushed change may insert, unless told otherwise: 16 MiB. */
 export const DEFAULT_MAX_CHANGE_BYTES = 16 * 1024 * 1024;
 
@@ -204,6 +212,8 @@ export interface SyncServerHealth {
   readonly peers: number;
   /** Messages refused since start (bad token on upgrade, forbidden or malformed changes). */
   readonly refused: number;
+  /** Peers dropped since start for leaving too much unread (`maxBufferedBytes`). */
+  readonly slowPeersDropped: number;
   readonly auth: "tokens" | "none";
   readonly uptimeSeconds: number;
 }
@@ -275,6 +285,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   const started = Date.now();
   const refusals: RefusalEvent[] = [];
   let refusedCount = 0;
+  let slowPeers = 0;
   const noteRefusal = (e: RefusalEvent) => {
     refusedCount++;
     refusals.push(e);
@@ -399,6 +410,11 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       return heads;
     },
     onRefused: noteRefusal,
+    maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+    onSlowPeer(event) {
+      slowPeers++;
+      log(`slow reader dropped: peer ${event.peer} (token ${event.token}): ${event.reason}`);
+    },
     storageFault: () => storage.fault?.message,
   });
 
@@ -412,7 +428,12 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       ? `kumiki-sync-server-${storageId}-${process.pid}-${randomUUID().slice(0, 8)}`
       : `kumiki-sync-server-${storageId}`) as PeerId,
     shareConfig: {
-      announce: async () => false,
+      // Nothing is offered to a peer that did not ask for it; a graph a peer synced before is
+      // offered again when it reconnects, which restarts that sync afresh (hasAsked).
+      announce: async (peer, documentId) =>
+        documentId !== undefined &&
+        adapter.hasAsked(peer, documentId) &&
+        adapter.accessOf(peer, documentId) !== undefined,
       access: async (peer, documentId) =>
         documentId !== undefined && adapter.accessOf(peer, documentId) !== undefined,
     },
@@ -524,6 +545,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       graphs: Object.keys(repo.handles).length,
       peers: repo.peers.length,
       refused: refusedCount,
+      slowPeersDropped: slowPeers,
       auth: open ? "none" : "tokens",
       uptimeSeconds: Math.round((Date.now() - started) / 1000),
     };

@@ -25,7 +25,7 @@ export const serve: Command = {
   name: "serve",
   summary: "run the sync server agents push to and pull from (127.0.0.1 by default)",
   usage: [
-    "serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F] [--mcp-origin URL]... [--mcp-limit NAME=N]... [--max-message MiB] [--max-change MiB] [--caps DIR]",
+    "serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F] [--mcp-origin URL]... [--mcp-limit NAME=N]... [--max-message MiB] [--max-change MiB] [--max-unread MiB] [--caps DIR]",
   ],
   examples: [
     "kumiki serve --port 7420 --data ./graphs --token-file tokens.json",
@@ -66,6 +66,12 @@ export const serve: Command = {
       type: "string",
       value: "MiB",
       description: "the largest write (one bundle of ops) a pushed change may hold (default 16)",
+    },
+    "max-unread": {
+      type: "string",
+      value: "MiB",
+      description:
+        "back-pressure: a peer leaving more than this much of what it was sent unread is dropped as a slow reader, and syncs on when it reconnects (default 64)",
     },
     caps: {
       type: "string",
@@ -115,6 +121,7 @@ export const serve: Command = {
     };
     const maxMessageBytes = mib("max-message");
     const maxChangeBytes = mib("max-change");
+    const maxBufferedBytes = mib("max-unread");
     const capsDir = stringOption(ctx.options, "caps");
     let capabilities: CapabilityManifest | undefined;
     if (capsDir !== undefined) {
@@ -179,6 +186,7 @@ export const serve: Command = {
       routes: (req, res, s) => mcp.route(req, res, s),
       ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
       ...(maxChangeBytes === undefined ? {} : { maxChangeBytes }),
+      ...(maxBufferedBytes === undefined ? {} : { maxBufferedBytes }),
       ...(capabilities === undefined ? {} : { capabilities }),
       port,
       host,
