@@ -648,6 +648,20 @@ export function renderErrorsDoc(): string {
     ),
   );
   lines.push("");
+  lines.push("## Positions");
+  lines.push("");
+  for (const l of [
+    "One convention everywhere a position is given: a diagnostic's `location` (`reducer.boot.body:5`) and its",
+    "`span.line`, a write refusal's line (`does not parse at body:5, column 15`, `details.line`, each",
+    "`details.missing[].line`), `refs`, and the `body:N` keys of `edit` and auto-patches. Line 1 is the line",
+    "of the definition's layer keyword; the comment and blank lines kept above a definition are not counted.",
+    "Columns are 1-based on that line. So a position taken from a refusal or a diagnostic is the key of the",
+    "edit that changes that line (`{\"body:5\": \"replace 'A' -> 'B'\"}`). `span.offset` and `span.end` are",
+    "offsets into the definition's stored text (`view --json`'s `text`, the comment lines included). A",
+    "program file's own errors (`import`, `sync --files`) give the file's line and column instead.",
+  ])
+    lines.push(l);
+  lines.push("");
   lines.push("## Codes");
   lines.push("");
   lines.push(

@@ -5,6 +5,7 @@ import type { Span } from "../lang/span.js";
 import { requireCode } from "./codes.js";
 import type { AutoPatch, Diagnostic, Suggestion } from "./diagnostic.js";
 import { type CheckInput, Deps, type Graph, nameKey } from "./graph.js";
+import { bodyLine } from "./patch.js";
 import type { CapabilityNeed } from "./shared-patches.js";
 
 /** The options a check runs with, normalized. */
@@ -164,8 +165,7 @@ export class CheckContext {
 
 /** `tile.TodoRow.body:2`: line 2 of the definition, counted from its first line. */
 export function locationOf(node: CheckInput, span: Span): string {
-  const line = Math.max(1, span.line - node.def.span.line + 1);
-  return `${node.def.layer}.${node.def.name.name}.body:${line}`;
+  return `${node.def.layer}.${node.def.name.name}.body:${bodyLine(node, span)}`;
 }
 
 /** Builds a diagnostic about `node` (severity and default kind from the registry). */
@@ -192,6 +192,7 @@ export function makeDiagnostic(
     ...(suggestion !== undefined ? { suggestion } : {}),
     ...(extras.autoPatch !== undefined ? { "auto-patch": extras.autoPatch } : {}),
     definition: node.id,
-    span,
+    // One position convention (docs/errors.md, Positions): the line is the location's body:N.
+    span: { ...span, line: bodyLine(node, span) },
   };
 }

@@ -8,6 +8,7 @@ import type { ReferenceSite } from "../lang/references.js";
 import { isStandardReference } from "../lang/stdlib.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import type { RefBindings, RefKey } from "../ops/op.js";
+import { bodyLineOf } from "../ops/source.js";
 import type { DefinitionState, Graph } from "./graph.js";
 import { compareDefinitions, Materializer, parseText, qualified, type ShownSite } from "./materialize.js";
 
@@ -40,6 +41,7 @@ export interface BrokenSite {
   /** `unresolved`: bound to nothing; `dangling`: bound to a definition that is removed or absent. */
   readonly kind: "unresolved" | "dangling";
   readonly target: DefId | null;
+  /** The line as `body:N` counts it (the layer keyword's line is 1). */
   readonly line: number;
   readonly column: number;
 }
@@ -131,7 +133,7 @@ export class GraphReader {
         name: site.name,
         layers: site.layers,
         key: shown.key,
-        line: site.span.line,
+        line: bodyLineOf(s.body.text, site.span.line),
         column: site.span.column,
       };
       if (shown.target === null) {

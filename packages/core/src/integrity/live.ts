@@ -5,7 +5,7 @@ import type { CheckInput } from "../check/graph.js";
 import type { DefinitionState, Graph as OpGraph } from "../graph/graph.js";
 import { Materializer, parseText } from "../graph/materialize.js";
 import type { DefId } from "../ops/ids.js";
-import { decomposeSource } from "../ops/source.js";
+import { bodyLineOf } from "../ops/source.js";
 
 /**
  * What the checker reads of one store definition: its text with the current names (so locations
@@ -48,9 +48,7 @@ export function parseDiagnostic(s: DefinitionState): Diagnostic | undefined {
   if (!s.alive) return undefined;
   const p = parseText(s.body.text);
   if (p.ok) return undefined;
-  const head = decomposeSource(s.body.text)?.head ?? "";
-  const keywordLine = head.split("\n").length;
-  const line = Math.max(1, p.error.span.line - keywordLine + 1);
+  const line = bodyLineOf(s.body.text, p.error.span.line);
   const info = requireCode("E0008");
   return {
     code: "E0008",
@@ -59,7 +57,7 @@ export function parseDiagnostic(s: DefinitionState): Diagnostic | undefined {
     location: `${s.layer}.${s.name}.body:${line}`,
     message: `${s.layer}.${s.name} does not parse: ${p.error.message.replace(/ at \d+:\d+$/, "")} (body:${line}, column ${p.error.span.column}); replace or edit it until it parses`,
     definition: s.def,
-    span: p.error.span,
+    span: { ...p.error.span, line },
   };
 }
 

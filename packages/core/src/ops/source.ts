@@ -84,6 +84,18 @@ export function decomposeSource(source: string): SourceParts | undefined {
   return { layer: keyword, name, body, head };
 }
 
+/**
+ * Line `line` of a definition's text as `body:N` counts it: the line of the layer keyword is 1, so
+ * the comment and blank lines kept above a definition are not counted (at least 1). The one
+ * position convention of refusals, diagnostics (`location` and `span.line`), `refs` and `edit`
+ * (docs/errors.md, Positions); columns are the text's own, 1-based.
+ */
+export function bodyLineOf(text: string, line: number): number {
+  const head = decomposeSource(text)?.head;
+  const keyword = head === undefined ? 1 : head.split("\n").length;
+  return Math.max(1, line - keyword + 1);
+}
+
 function isSpace(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13;
 }

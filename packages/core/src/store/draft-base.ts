@@ -25,7 +25,7 @@ import {
   splitRefKey,
   type UnlockOp,
 } from "../ops/op.js";
-import { decomposeSource } from "../ops/source.js";
+import { bodyLineOf, decomposeSource } from "../ops/source.js";
 import type { BundleItem } from "./inputs.js";
 import { ok, quoted, type Rejection, reject, type StoreResult } from "./result.js";
 import { suggest } from "./suggest.js";
@@ -275,13 +275,15 @@ export abstract class DraftBase {
     }
     if (!p.ok) {
       const { span, message } = p.error;
-      const line = text.split("\n")[span.line - 1] ?? "";
+      const shown = text.split("\n")[span.line - 1] ?? "";
+      // Positions as body:N counts them (docs/errors.md, Positions), not the parser's own.
+      const line = bodyLineOf(text, span.line);
       return reject(
         "parse-error",
-        `${q} does not parse: ${message}\n  ${line}\n  ${" ".repeat(Math.max(0, span.column - 1))}^`,
+        `${q} does not parse at body:${line}, column ${span.column}: ${message.replace(/ at \d+:\d+$/, "")}\n  ${shown}\n  ${" ".repeat(Math.max(0, span.column - 1))}^`,
         {
           definition: q,
-          line: span.line,
+          line,
           column: span.column,
           offset: span.offset,
           text,
@@ -326,7 +328,7 @@ export abstract class DraftBase {
         missing.push({
           name: site.name,
           layers: site.layers,
-          line: site.span.line,
+          line: bodyLineOf(text, site.span.line),
           column: site.span.column,
         });
       }
@@ -344,7 +346,7 @@ export abstract class DraftBase {
       const describe = list
         .map(
           (m) =>
-            `${m.name} at ${m.line}:${m.column} (no ${m.layers.join(" or ")} of that name${m.suggestions.length > 0 ? `; did you mean ${m.suggestions.map((s) => s.name).join(", ")}?` : ""})`,
+            `${m.name} at body:${m.line}, column ${m.column} (no ${m.layers.join(" or ")} of that name${m.suggestions.length > 0 ? `; did you mean ${m.suggestions.map((s) => s.name).join(", ")}?` : ""})`,
         )
         .join("; ");
       return reject(

@@ -4,7 +4,7 @@ import { parseText, qualified, siteTarget } from "../graph/materialize.js";
 import { isStandardReference } from "../lang/stdlib.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import { isControlOp, type LogOp, type Op, parseOp } from "../ops/op.js";
-import { composeSource } from "../ops/source.js";
+import { bodyLineOf, composeSource } from "../ops/source.js";
 import { opContentHash } from "./fingerprint.js";
 import { ok, reject, type StoreResult } from "./result.js";
 
@@ -111,8 +111,8 @@ export function checkIncoming(
         if (!spec.has(op["op-id"]) && Object.keys(op.refs).length === 0) continue;
         return reject(
           "parse-error",
-          `${where}: its text does not parse${spec.has(op["op-id"]) ? "" : ", yet it binds references"}: ${p.error.message}`,
-          { op: op["op-id"], text, span: p.error.span },
+          `${where}: its text does not parse${spec.has(op["op-id"]) ? "" : ", yet it binds references"} at body:${bodyLineOf(text, p.error.span.line)}, column ${p.error.span.column}: ${p.error.message.replace(/ at \d+:\d+$/, "")}`,
+          { op: op["op-id"], text, span: { ...p.error.span, line: bodyLineOf(text, p.error.span.line) } },
         );
       }
       if (p.def.layer !== op.layer || p.def.name.name !== op.name) {
@@ -142,7 +142,7 @@ export function checkIncoming(
         if (!spec.has(op["op-id"])) continue;
         return reject(
           "undefined-reference",
-          `${where}: ${site.name} at ${site.span.line}:${site.span.column} is bound to no definition (looked for a ${site.layers.join(" or ")})`,
+          `${where}: ${site.name} at body:${bodyLineOf(text, site.span.line)}, column ${site.span.column} is bound to no definition (looked for a ${site.layers.join(" or ")})`,
           { op: op["op-id"], name: site.name, layers: site.layers },
         );
       }

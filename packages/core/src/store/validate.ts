@@ -7,6 +7,7 @@ import type { BrokenSite, GraphReader } from "../graph/reader.js";
 import type { Layer } from "../lang/layers.js";
 import type { DefId } from "../ops/ids.js";
 import type { Op } from "../ops/op.js";
+import { bodyLineOf } from "../ops/source.js";
 import type { RejectionCode } from "./result.js";
 
 /** A write as the gate sees it: its ops, and the graph before and after them. */
@@ -63,15 +64,19 @@ export const builtinGate: WriteValidator = {
         if (wasLive && !parseText(was.text).ok) continue;
         problems.push({
           code: "parse-error",
-          message: `${now.qname} would no longer parse: ${parsedNow.error.message}`,
-          details: { definition: now.qname, text: now.text, span: parsedNow.error.span },
+          message: `${now.qname} would no longer parse at body:${bodyLineOf(now.text, parsedNow.error.span.line)}, column ${parsedNow.error.span.column}: ${parsedNow.error.message.replace(/ at \d+:\d+$/, "")}`,
+          details: {
+            definition: now.qname,
+            text: now.text,
+            span: { ...parsedNow.error.span, line: bodyLineOf(now.text, parsedNow.error.span.line) },
+          },
         });
         continue;
       }
       const pre = new Set((wasLive ? before.brokenSites(id) : []).map(brokenKey));
       for (const b of after.brokenSites(id)) {
         if (pre.has(brokenKey(b))) continue;
-        const where = `${now.qname}:${b.line}:${b.column}`;
+        const where = `${now.qname} at body:${b.line}, column ${b.column}`;
         const layers = b.layers.join(" or ");
         problems.push({
           code: "undefined-reference",
@@ -147,7 +152,7 @@ function projectionMismatch(reader: GraphReader, id: DefId): string | undefined 
     const site = shown.sites[i]!;
     const byName = resolve(site.layers, site.name);
     if (byName !== b.target) {
-      return `${site.name} at ${site.span.line}:${site.span.column} is bound to ${reader.label(b.target)} but reads as ${byName === null ? "nothing" : reader.label(byName)}`;
+      return `${site.name} at body:${bodyLineOf(view.text, site.span.line)}, column ${site.span.column} is bound to ${reader.label(b.target)} but reads as ${byName === null ? "nothing" : reader.label(byName)}`;
     }
   }
   return undefined;

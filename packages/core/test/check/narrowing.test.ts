@@ -48,7 +48,8 @@ describe("structured diagnostics (ai-edit.md §9.6)", () => {
       severity: "error",
       location: "reducer.r.body:1",
       definition: "reducer.r",
-      span: { line: 4, column: 43 },
+      // One position convention: span.line is the location's body:N (the file's line 4).
+      span: { line: 1, column: 43 },
     });
     expect(d.message).toContain('"m"');
     // The JSON form is the §9.6 one.

@@ -121,7 +121,7 @@ describe("add", () => {
       store.add({ layer: "slot", name: "x", body: "Map(TodoId, Todo = {}" }),
       "parse-error",
     );
-    expect(message).toMatch(/slot\.x does not parse: .* at 1:\d+/);
+    expect(message).toMatch(/slot\.x does not parse at body:1, column \d+: /);
     const r = await store.add({ layer: "slot", name: "x", body: "Map(TodoId, Todo = {}" });
     expect(!r.ok && r.error.details).toMatchObject({ line: 1 });
   });
@@ -133,7 +133,7 @@ describe("add", () => {
       store.add({ layer: "tile", name: "Bad", body: "input(bind=drafts)" }),
       "undefined-reference",
     );
-    expect(message).toContain("drafts at 1:");
+    expect(message).toContain("drafts at body:1, column ");
     expect(message).toContain("no slot of that name");
     expect(message).toContain("did you mean draft");
     const r = await store.add({ layer: "tile", name: "Bad", body: "text(countt(todos).show)" });
