@@ -9,6 +9,7 @@ import { narrowingOf } from "./codes.js";
 import { CheckContext, type CheckSettings, makeDiagnostic } from "./context.js";
 import { checkDefinition } from "./definition.js";
 import type { Diagnostic } from "./diagnostic.js";
+import { duplicatePatch } from "./duplicate-patch.js";
 import { type CheckInput, type Deps, Graph, nameKey } from "./graph.js";
 import { type CapabilityNeed, shareCapabilityPatches } from "./shared-patches.js";
 
@@ -94,7 +95,11 @@ function compareDiagnostics(graph: Graph): (a: Diagnostic, b: Diagnostic) => num
  * duplicate timer names (E0002). Computed from the graph's indexes, so it costs what the
  * duplicates cost, not what the graph does.
  */
-function programDiagnostics(graph: Graph, settings: CheckSettings): Diagnostic[] {
+function programDiagnostics(
+  graph: Graph,
+  settings: CheckSettings,
+  readersOf: (id: string) => Iterable<string>,
+): Diagnostic[] {
   const out: Diagnostic[] = [];
   if (settings.requireApp && graph.apps.length === 0) {
     out.push({
@@ -122,12 +127,16 @@ function programDiagnostics(graph: Graph, settings: CheckSettings): Diagnostic[]
     for (const id of ids.slice(1)) {
       const node = graph.nodes.get(id)!;
       const q = `${node.def.layer}.${node.def.name.name}`;
+      // One repair per name, on its first hidden definition (a third copy gets its own once the
+      // first is applied): two patches removing the same definition would not compose.
+      const autoPatch = id === ids[1] ? duplicatePatch(graph, ids[0]!, id, readersOf) : undefined;
       out.push(
         makeDiagnostic(
           node,
           "E0007",
           node.def.name.span,
-          `${q} is declared more than once; references resolve to ${ids[0]}${graph.nodes.get(ids[0]!)?.hidden === undefined && node.hidden === true ? " (it shows under the name)" : " (the first)"}, this one (${id}) is unreachable: rename or remove one`,
+          `${q} is declared more than once; references resolve to ${ids[0]}${graph.nodes.get(ids[0]!)?.hidden === undefined && node.hidden === true ? " (it shows under the name)" : " (the first)"}, this one (${id}) is unreachable: ${autoPatch === undefined ? "rename or remove one" : "its auto-patch keeps the text that shows, here, and binds every reference to it (or rename or remove one)"}`,
+          autoPatch === undefined ? {} : { autoPatch },
         ),
       );
     }
@@ -242,7 +251,7 @@ export function createChecker(source: CheckSource, options: CheckOptions = {}): 
   };
 
   const collect = (): Diagnostic[] => {
-    const all: Diagnostic[] = programDiagnostics(graph, settings);
+    const all: Diagnostic[] = programDiagnostics(graph, settings, (id) => byId.get(id) ?? []);
     for (const ds of perDef.values()) for (const d of ds) all.push(d);
     const kept = keep === undefined ? all : all.filter(keep);
     kept.sort(compareDiagnostics(graph));

@@ -132,6 +132,10 @@ const ENTRIES: readonly Entry[] = [
     severity: "error",
     meaning: "One layer holds two definitions of the same name; only one of them can be referenced.",
     origin: "kumiki-graph",
+    autoPatch: true,
+    autoPatchBeyondSpec: true,
+    strategy:
+      "Keep the text that shows under the name (the later definition, as the compiler reads a file) in the place and with the comments of the definition it hides, bind every reference to that one, and remove the other: one bundle of replace, link and remove.",
     checked: true,
   },
   {

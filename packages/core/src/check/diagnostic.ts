@@ -32,7 +32,25 @@ export type AutoPatchOp =
       readonly layer: Layer;
       readonly name: string;
       readonly body: string;
-    };
+    }
+  /*
+   * E0007's repair (duplicate-patch.ts) names definitions a duplicate hides, which have no name to
+   * go by, so these take the store's bundle-item form: `qname` is `layer.name` or a definition id.
+   */
+  | {
+      /** The definition's text after its name becomes `body` (its comment lines kept). */
+      readonly op: "replace";
+      readonly qname: string;
+      readonly body: string;
+    }
+  | {
+      /** The reference `ref` (`layer:name` as shown) in `qname`'s text is bound to `to`. */
+      readonly op: "link";
+      readonly qname: string;
+      readonly ref: string;
+      readonly to: string;
+    }
+  | { readonly op: "remove"; readonly qname: string };
 
 /** An auto-patch: one op, or several applied together (all or nothing). */
 export type AutoPatch = AutoPatchOp | { readonly op: "bundle"; readonly ops: readonly AutoPatchOp[] };

@@ -31,22 +31,38 @@ function split(qname: string): { layer: Layer; name: string } | undefined {
  * or edit, with every reference bound by name the way the store binds a written text (the first
  * candidate layer that has a definition of the name; the definition's own name is itself) — so the
  * regression gate can check a fix before anything is written. Definitions an item adds get the id
- * `pending:layer.name`. Only the item kinds auto-patches produce (add, replace, edit) can be
- * foreseen; anything else, or an item the store would refuse outright, is refused here too.
+ * `pending:layer.name`; a definition the bundle removes maps to undefined. Only the item kinds
+ * auto-patches produce (add, replace, edit, and E0007's link and remove, whose targets may be
+ * definition ids) can be foreseen; anything else, or an item the store would refuse outright, is
+ * refused here too.
  */
 export function foreseeBundle(
   reader: GraphReader,
   items: readonly BundleItem[],
-): StoreResult<Map<string, CheckInput>> {
+): StoreResult<Map<string, CheckInput | undefined>> {
   const pending = new Map<string, Pending>();
+  /** `layer:name` → the id it reads as now (a removed duplicate's name goes to the one it hid). */
   const byName = new Map<string, string>();
-  const current = (layer: Layer, name: string): Pending | undefined => {
-    const id = byName.get(`${layer}:${name}`) ?? reader.graph.lookup(layer, name);
-    if (id === undefined) return undefined;
+  const removed = new Set<string>();
+  /** Per definition, the references a `link` binds: `layer:name` → target id. */
+  const links = new Map<string, Map<string, string>>();
+  const byId = (id: string): Pending | undefined => {
     const p = pending.get(id);
     if (p !== undefined) return p;
     const view = reader.get(id as Parameters<GraphReader["get"]>[0]);
-    return view === undefined ? undefined : { id, layer, name, text: view.text };
+    return view === undefined || removed.has(id)
+      ? undefined
+      : { id, layer: view.layer, name: view.name, text: view.text };
+  };
+  const current = (layer: Layer, name: string): Pending | undefined => {
+    const id = byName.get(`${layer}:${name}`) ?? reader.graph.lookup(layer, name);
+    return id === undefined ? undefined : byId(id);
+  };
+  /** A target as items name it: `layer.name`, or a definition id (what E0007's patch uses). */
+  const resolve = (qname: string): Pending | undefined => {
+    if (qname.startsWith("def_")) return byId(qname);
+    const q = split(qname);
+    return q === undefined ? undefined : current(q.layer, q.name);
   };
   for (const [i, item] of items.entries()) {
     const where = `bundle item ${i + 1} (${item.op})`;
@@ -66,10 +82,33 @@ export function foreseeBundle(
       byName.set(`${parts.layer}:${parts.name}`, id);
       continue;
     }
+    if (item.op === "remove" || item.op === "link") {
+      const target = resolve(item.qname);
+      if (target === undefined) return reject("not-found", `${where}: no definition ${item.qname}`);
+      if (item.op === "link") {
+        const to = resolve(item.to);
+        if (to === undefined) return reject("not-found", `${where}: no definition ${item.to}`);
+        const bound = links.get(target.id) ?? new Map<string, string>();
+        links.set(target.id, bound.set(item.ref, to.id));
+        pending.set(target.id, target);
+        continue;
+      }
+      removed.add(target.id);
+      pending.delete(target.id);
+      const key = `${target.layer}:${target.name}`;
+      const next = reader.graph
+        .claimants(target.layer, target.name)
+        .find((id) => !removed.has(id) && reader.graph.definition(id)?.alive === true);
+      if (next !== undefined) byName.set(key, next);
+      else byName.delete(key);
+      continue;
+    }
     if (item.op !== "edit" && item.op !== "replace")
-      return reject("invalid-input", `${where}: a fix is made of add, replace and edit items only`);
-    const q = split(item.qname);
-    const target = q === undefined ? undefined : current(q.layer, q.name);
+      return reject(
+        "invalid-input",
+        `${where}: a fix is made of add, replace, edit, link and remove items only`,
+      );
+    const target = resolve(item.qname);
     if (target === undefined) return reject("not-found", `${where}: no definition ${item.qname}`);
     let text: string;
     if (item.op === "replace") {
@@ -91,7 +130,8 @@ export function foreseeBundle(
     }
     pending.set(target.id, { ...target, text });
   }
-  const out = new Map<string, CheckInput>();
+  const out = new Map<string, CheckInput | undefined>();
+  for (const id of removed) out.set(id, undefined);
   for (const p of pending.values()) {
     const parsed = parseText(p.text);
     if (!parsed.ok)
@@ -101,11 +141,14 @@ export function foreseeBundle(
         "definition-mismatch",
         `the text defines ${parsed.def.layer}.${parsed.def.name.name}, not ${p.layer}.${p.name}`,
       );
+    const linked = links.get(p.id);
     const targets = parsed.sites.map((site) => {
       for (const layer of site.layers) {
+        const to = linked?.get(`${layer}:${site.name}`);
+        if (to !== undefined) return to;
         if (layer === p.layer && site.name === p.name) return p.id;
         const id = byName.get(`${layer}:${site.name}`) ?? reader.graph.lookup(layer, site.name);
-        if (id !== undefined) return id;
+        if (id !== undefined && !removed.has(id)) return id;
       }
       return null;
     });

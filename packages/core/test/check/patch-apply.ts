@@ -17,6 +17,8 @@ function applyOp(source: string, op: AutoPatchOp): string {
     const sep = op.layer === "tile" || op.layer === "type" ? " = " : " ";
     return `${source.replace(/\n*$/, "\n")}\n${op.layer} ${op.name}${sep}${op.body}\n`;
   }
+  // A loose program has no identities: the ops naming definitions by id (E0007's) are the store's.
+  if (op.op !== "edit") throw new Error(`a ${op.op} auto-patch applies to a store only`);
   const parsed = parseProgram(source);
   if (!parsed.ok) throw new Error(parsed.error.message);
   const def = parsed.value.definitions.find((d) => d.layer === op.layer && d.name.name === op.name);

@@ -82,7 +82,15 @@ describe.skipIf(!hasConformance)("the auto-patches of one check compose", { time
           ),
           fc.array(fc.boolean(), { minLength: n, maxLength: n }),
           async (order, cuts) => {
-            const got = await applyAs(await brokenStoreOf(source, caps), patches, order, cuts);
+            // Offered by the store they are applied to: E0007's repair names definitions by id,
+            // and two imports of one text make different ids.
+            const store = await brokenStoreOf(source, caps);
+            const own = offered(store, check);
+            expect(
+              own.map((p) => p.map((i) => i.op)),
+              c.file,
+            ).toEqual(patches.map((p) => p.map((i) => i.op)));
+            const got = await applyAs(store, own, order, cuts);
             expect(got, `${c.file}: order ${order.join(",")} cuts ${cuts.map(Number).join("")}`).toBe(want);
           },
         ),

@@ -60,6 +60,8 @@ export interface BrokenCase {
   readonly file: string;
   /** The kind of mistake injected (`misspell-ref`, `duplicate-def`, …). */
   readonly kind: string;
+  /** The program it was made from (relative to ../shared/kumiki/examples). */
+  readonly base: string;
   /** A capability manifest (relative to ../shared/kumiki/examples) the case is checked with. */
   readonly caps?: string;
 }
