@@ -83,6 +83,7 @@ export abstract class ExpressionChecks extends ValueChecks {
       case "Index":
         this.expr(e.object, env);
         this.expr(e.index, env);
+        this.indexable(e.object, this.typeOf(e.object, env));
         return;
       case "Call":
         this.call(e, env);
@@ -224,7 +225,7 @@ export abstract class ExpressionChecks extends ValueChecks {
       const target = this.ref(callee, env);
       if (target !== undefined && target.def.kind === "FnDef") {
         this.args(e, env, false);
-        this.fnCall(e, callee, target);
+        this.fnCall(e, callee, target, env);
         return;
       }
       if (target === undefined && !isCapitalized(callee.name)) this.builtinCall(e, callee, env);
@@ -278,7 +279,7 @@ export abstract class ExpressionChecks extends ValueChecks {
     }
   }
 
-  protected fnCall(e: Extract<Expr, { kind: "Call" }>, callee: Ident, target: CheckInput): void {
+  protected fnCall(e: Extract<Expr, { kind: "Call" }>, callee: Ident, target: CheckInput, env: Env): void {
     const def = target.def as FnDef;
     const got = e.args.length;
     if (got !== def.params.length) {
@@ -291,7 +292,7 @@ export abstract class ExpressionChecks extends ValueChecks {
     }
     def.params.forEach((p, i) => {
       const arg = e.args[i];
-      if (arg !== undefined && isLiteral(arg)) this.value(arg, this.resolveType(p.type, target), "E0201");
+      if (arg !== undefined) this.value(arg, this.resolveType(p.type, target), "E0201", env);
     });
   }
 

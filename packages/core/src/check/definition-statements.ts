@@ -120,6 +120,8 @@ export abstract class StatementChecks extends ExpressionChecks {
     } else {
       this.expr(root, env);
     }
+    for (let at: Expr = s.target; at.kind === "Member" || at.kind === "Index"; at = at.object)
+      if (at.kind === "Index") this.indexable(at.object, this.pathType(slotTy, at.object));
     this.expr(s.value, env);
     this.value(s.value, this.pathType(slotTy, s.target), "E0201", env);
   }

@@ -282,7 +282,15 @@ export abstract class ValueChecks extends NameChecks {
       this.value(e.else, declared, code, env);
       return;
     }
-    if (e.kind !== "Binary" && e.kind !== "Unary") return;
+    if (e.kind !== "Binary" && e.kind !== "Unary") {
+      // A name, a field, an index: its type as declared where it comes from (a slot's, a field's).
+      const got = this.typeOf(e, env);
+      if (clash(structural(got), structural(declared)))
+        this.ctx.report(code, e.span, `Expected ${tyText(declared)} but got ${tyText(got)}`, {
+          kind: code === "E0201" ? "type-mismatch" : "emit-arg-type-mismatch",
+        });
+      return;
+    }
     const d = structural(declared);
     if (d.k !== "prim" || !(d.name in PRIM)) return;
     const got = this.primOf(e, env);
@@ -297,6 +305,15 @@ export abstract class ValueChecks extends NameChecks {
         kind: code === "E0201" ? "type-mismatch" : "emit-arg-type-mismatch",
       },
     );
+  }
+
+  /** `x[i]` where `x` is known to be a primitive (an Int slot read as a Map): nothing to index. */
+  protected indexable(object: Expr, ty: Ty): void {
+    const t = structural(ty);
+    if (t.k !== "prim" || !(t.name in PRIM)) return;
+    this.ctx.report("E0201", object.span, `Expected a Map or a List to index but got ${tyText(ty)}`, {
+      kind: "type-mismatch",
+    });
   }
 
   /** Whether a capitalized name is a variant tag (it resolves to no definition). */
@@ -473,4 +490,24 @@ export abstract class ValueChecks extends NameChecks {
       `Operator "${op}" cannot be applied to EffectId — only "==" / "!=" are defined: compare with EffectId.none, or pass the id to a cancel effect`,
     );
   }
+}
+
+const COLLECTIONS: ReadonlySet<string> = new Set(["Map", "List", "Set"]);
+
+/**
+ * Two known types no value has both of, judged one-sidedly as every E0201 check: a primitive
+ * against a collection or a record (an Int slot passed where a Map is declared), or two different
+ * primitives (a number flows into Float, and a number of unknown kind into either). Anything less
+ * certain — a type parameter, a union, a nominal read through — is left alone.
+ */
+function clash(got: Ty, want: Ty): boolean {
+  if (got.k === "prim" && want.k === "prim") {
+    if (got.name === want.name || !(got.name in PRIM) || !(want.name in PRIM)) return false;
+    return !(isNumber(got.name) && (want.name === "Float" || got.name === "Number"));
+  }
+  const bulky = (t: Ty): boolean => t.k === "record" || (t.k === "app" && COLLECTIONS.has(t.name));
+  return (
+    (got.k === "prim" && got.name in PRIM && bulky(want)) ||
+    (want.k === "prim" && want.name in PRIM && bulky(got))
+  );
 }

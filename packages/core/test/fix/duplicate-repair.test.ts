@@ -107,4 +107,21 @@ describe.skipIf(app05 === undefined)("two different texts under one name", () =>
     const refs = store.refs("slot.draftTask");
     expect(refs.ok && refs.value.referrers.length).toBe(links);
   });
+
+  it("the issue's case: slot tasks as a Map, then again as an Int — the Int's errors are told, and the repair keeps it", async () => {
+    const source = app05!.source;
+    const pasted = `${source.trimEnd()}\n\nslot tasks : Int = 0\n`;
+    const store = await brokenStoreOf(pasted, undefined);
+    const before = checkStore(store).diagnostics;
+    // The text reads `tasks` as the Int: its uses as a Map are errors, beside E0007.
+    expect(before.filter((d) => d.code === "E0007").length).toBe(1);
+    const typeErrors = before.filter((d) => d.code === "E0201").length;
+    expect(typeErrors).toBeGreaterThan(30);
+    await applyPatchOf(store, before.find((d) => d.code === "E0007")!);
+    const expected = source.replace(/slot tasks +: Map\(TaskId, Task\) += \{\}/, "slot tasks : Int = 0");
+    expect(exportProgram(store)).toBe(expected);
+    const clean = await brokenStoreOf(expected, undefined);
+    expect(codes(store)).toEqual(codes(clean));
+    expect(codes(store).length).toBe(typeErrors);
+  });
 });

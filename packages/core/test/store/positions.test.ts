@@ -103,7 +103,7 @@ describe.skipIf(program === undefined)(
               "undefined-reference",
             );
             const missing = (
-              unknown.error.details?.missing as { name: string; line: number; column: number }[]
+              unknown.error.details!.missing as { name: string; line: number; column: number }[]
             )[0]!;
             expect({ qname, key, name: missing.name, line: missing.line, column: missing.column }).toEqual({
               qname,
