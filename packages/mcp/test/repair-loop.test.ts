@@ -33,6 +33,7 @@ const KINDS = [
   "unknown-cap",
   "remove-referenced",
   "null-use",
+  "duplicate-def",
 ];
 const sample: Case[] = KINDS.flatMap((kind) => {
   const size = (c: Case) => statSync(path.join(root, c.file)).size;
