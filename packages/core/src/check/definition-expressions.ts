@@ -18,7 +18,6 @@ import {
   field,
   handlerName,
   isCapitalized,
-  isLiteral,
   lookupLocal,
   RECORD_MEMBERS,
 } from "./definition-support.js";
@@ -239,6 +238,29 @@ export abstract class ExpressionChecks extends ValueChecks {
     this.expr(callee, env);
     // The arguments of a method are fragments: `$1` / `$2` are the method's own positionals.
     this.args(e, env, callee.kind === "Member");
+    if (callee.kind === "Member" && callee.property.name === "copy") this.copyFields(e, callee.object, env);
+  }
+
+  /**
+   * `r.copy(f = v, …)` on a record of known type (language.md: `recordCopy(rec, {f: v})`): each
+   * field named must be the type's (E0215), each value of that field's type (E0201).
+   */
+  protected copyFields(e: Extract<Expr, { kind: "Call" }>, object: Expr, env: Env): void {
+    const t = structural(this.typeOf(object, env));
+    if (t.k !== "record" || e.fields === undefined) return;
+    const inner: Env = { ...env, fragment: true, scope: bind(bind(env.scope, "$1"), "$2") };
+    for (const f of e.fields) {
+      const want = t.fields.get(f.key.name);
+      if (want === undefined) {
+        const s = this.ctx.suggestFrom(f.key.name, [...t.fields.keys()]);
+        this.ctx.report(
+          "E0215",
+          f.key.span,
+          `Record type ${tyText(t)} has no field "${f.key.name}"${s === undefined ? "" : `: did you mean "${s.name}"?`}`,
+          s === undefined ? {} : { suggestion: s },
+        );
+      } else if (f.value !== undefined) this.value(f.value, want, "E0201", inner);
+    }
   }
 
   protected args(e: Extract<Expr, { kind: "Call" }>, env: Env, fragment: boolean): void {
@@ -340,13 +362,8 @@ export abstract class ExpressionChecks extends ValueChecks {
           e.callee.span,
           `Tile "${def.name.name}" expects ${want} argument(s) but got ${positional.length}${want === 1 ? ` (it declares in=${typeText(def.in!)})` : ""}`,
         );
-      } else if (
-        want === 1 &&
-        positional[0] !== undefined &&
-        def.in !== undefined &&
-        isLiteral(positional[0])
-      ) {
-        this.value(positional[0], this.resolveType(def.in, target), "E0201");
+      } else if (want === 1 && positional[0] !== undefined && def.in !== undefined) {
+        this.value(positional[0], this.resolveType(def.in, target), "E0201", env);
       }
     }
     for (const a of positional) this.expr(a, env);

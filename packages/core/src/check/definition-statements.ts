@@ -205,7 +205,7 @@ export abstract class StatementChecks extends ExpressionChecks {
         `Effect "${name}" expects ${arity} argument(s) but got ${args.length}${arity === 0 ? " (it declares in=Unit)" : ""}`,
       );
     } else if (arity === 1 && args[0] !== undefined) {
-      this.value(args[0], input, "E0202");
+      this.value(args[0], input, "E0202", env);
     }
     if (cap !== null) this.requireCap(effect, name, cap, capsOwner);
   }

@@ -63,14 +63,14 @@ export abstract class ValueChecks extends NameChecks {
       }
       case "Member": {
         const base = structural(this.typeOf(e.object, env));
-        if (base.k === "record") return base.fields.get(e.property.name) ?? UNKNOWN;
+        if (base.k === "record") return base.fields.get(e.property.name) ?? memberOf(base, e.property.name);
         if (
           base.k === "app" &&
           (base.name === "Option" || base.name === "Result") &&
           e.property.name === "get"
         )
           return base.args[0] ?? UNKNOWN;
-        return UNKNOWN;
+        return memberOf(base, e.property.name);
       }
       case "Index": {
         const base = structural(this.typeOf(e.object, env));
@@ -217,12 +217,12 @@ export abstract class ValueChecks extends NameChecks {
         if (!(d.k === "prim" && d.name === "Unit")) mismatch("Unit");
         return;
       case "If":
-        this.value(e.then, declared, code);
-        this.value(e.else, declared, code);
+        this.value(e.then, declared, code, env);
+        this.value(e.else, declared, code, env);
         return;
       case "List":
         if (d.k === "app" && (d.name === "List" || d.name === "Set")) {
-          for (const item of e.items) this.value(item, d.args[0] ?? UNKNOWN, code);
+          for (const item of e.items) this.value(item, d.args[0] ?? UNKNOWN, code, env);
           return;
         }
         if (d.k === "prim" || d.k === "record" || d.k === "union" || (d.k === "app" && d.name !== "Tuple"))
@@ -235,7 +235,7 @@ export abstract class ValueChecks extends NameChecks {
             return;
           }
           e.items.forEach((item, i) => {
-            this.value(item, d.args[i] ?? UNKNOWN, code);
+            this.value(item, d.args[i] ?? UNKNOWN, code, env);
           });
           return;
         }
@@ -245,8 +245,8 @@ export abstract class ValueChecks extends NameChecks {
       case "Map":
         if (d.k === "app" && d.name === "Map") {
           for (const entry of e.entries) {
-            this.value(entry.key, d.args[0] ?? UNKNOWN, code);
-            this.value(entry.value, d.args[1] ?? UNKNOWN, code);
+            this.value(entry.key, d.args[0] ?? UNKNOWN, code, env);
+            this.value(entry.value, d.args[1] ?? UNKNOWN, code, env);
           }
           return;
         }
@@ -254,17 +254,17 @@ export abstract class ValueChecks extends NameChecks {
         return;
       case "Record":
         if (d.k === "record") {
-          this.record(e, d, code);
+          this.record(e, d, code, env);
           return;
         }
         if (d.k === "prim") mismatch("a record");
         return;
       case "Ident":
-        if (isCapitalized(e.name) && this.isVariantSite(e)) this.variant(e, e, [], declared, code);
+        if (isCapitalized(e.name) && this.isVariantSite(e)) this.variant(e, e, [], declared, code, env);
         return;
       case "Call":
         if (e.callee.kind === "Ident" && isCapitalized(e.callee.name) && this.isVariantSite(e.callee))
-          this.variant(e, e.callee, e.args, declared, code);
+          this.variant(e, e.callee, e.args, declared, code, env);
         return;
       default:
         return;
@@ -329,6 +329,7 @@ export abstract class ValueChecks extends NameChecks {
     payload: readonly Expr[],
     declared: Ty,
     code: "E0201" | "E0202",
+    env?: Env,
   ): void {
     const variants = variantsOf(declared);
     const d = structural(declared);
@@ -367,7 +368,7 @@ export abstract class ValueChecks extends NameChecks {
       return;
     }
     payload.forEach((p, i) => {
-      this.value(p, payloads[i] ?? UNKNOWN, code);
+      this.value(p, payloads[i] ?? UNKNOWN, code, env);
     });
   }
 
@@ -375,6 +376,7 @@ export abstract class ValueChecks extends NameChecks {
     e: Extract<Expr, { kind: "Record" }>,
     d: Extract<Ty, { k: "record" }>,
     code: "E0201" | "E0202",
+    env?: Env,
   ): void {
     const given = new Set(e.fields.map((f) => f.key.name));
     const missing = [...d.fields.keys()].filter((name) => !given.has(name));
@@ -397,7 +399,7 @@ export abstract class ValueChecks extends NameChecks {
         );
         continue;
       }
-      if (f.value !== undefined) this.value(f.value, want, code);
+      if (f.value !== undefined) this.value(f.value, want, code, env);
     }
     for (const name of missing) {
       if (claimed.has(name)) continue;
@@ -510,4 +512,22 @@ function clash(got: Ty, want: Ty): boolean {
     (got.k === "prim" && got.name in PRIM && bulky(want)) ||
     (want.k === "prim" && want.name in PRIM && bulky(got))
   );
+}
+
+/**
+ * The type of a paren-free member of a known receiver, where stdlib.md (§2.2) gives a primitive:
+ * `.show` of anything, `.length` / `.is-empty` of a Text or List, `.size` / `.is-empty` of a Map or
+ * Set, `.upper` / `.lower` / `.trim` of a Text. Anything else is unknown (left to the runtime's
+ * dispatch).
+ */
+function memberOf(receiver: Ty, name: string): Ty {
+  if (receiver.k === "unknown" || receiver.k === "ref") return UNKNOWN;
+  if (name === "show") return PRIM.Text;
+  const kind = receiver.k === "prim" ? receiver.name : receiver.k === "app" ? receiver.name : undefined;
+  if (kind === "Text" && (name === "upper" || name === "lower" || name === "trim")) return PRIM.Text;
+  if ((kind === "Text" || kind === "List") && name === "length") return PRIM.Int;
+  if ((kind === "Map" || kind === "Set") && name === "size") return PRIM.Int;
+  if ((kind === "Text" || kind === "List" || kind === "Map" || kind === "Set") && name === "is-empty")
+    return PRIM.Bool;
+  return UNKNOWN;
 }

@@ -1,10 +1,13 @@
 /**
  * Types flow from a slot's declaration into the positions that declare a type: a slot passed as a
  * fn's argument is judged against the parameter, an assigned name against the slot written, and a
- * slot indexed (`tasks[id]`, read or written) must be a Map or a List. Was: only literals were
- * judged there, so `slot tasks : Int` used by 33 definitions as a Map checked clean. Each rule is
- * shown on apps/05 mutated here, and the unmutated program stays clean (the conformance suite
- * holds every rule to the compiler's verdicts on the whole corpus).
+ * slot indexed (`tasks[id]`, read or written) must be a Map or a List; a record's `.copy(f = v)`
+ * names the type's fields with values of their types; a value inside a record given to an effect
+ * or a tile is judged like a literal one; and a stdlib member with a primitive type (`.length`,
+ * `.size`, `.is-empty`, `.show`) has it, so `if b.length then` is an E0201. Was: only literals were
+ * judged in most of these places, so `slot tasks : Int` used by 33 definitions as a Map checked
+ * clean. Each rule is shown on a corpus program mutated here, and the unmutated programs stay
+ * clean (the conformance suite holds every rule to the compiler's verdicts on the whole corpus).
  */
 import { describe, expect, it } from "vitest";
 import { corpusMissingMessage, corpusProgram, hasCorpus } from "../support/corpus.js";
@@ -56,5 +59,51 @@ describe.skipIf(!hasCorpus)("a slot's type flows where a type is declared (apps/
     // The parameter declared as the very type the slot has, spelled again: still clean.
     const same = mutate(app05, `fn ${decl[1]}(ts: Map(TaskId, Task)`, `fn ${decl[1]}(ts: Map(TaskId,Task)`);
     expect(errorsOf(check(same))).toEqual([]);
+  });
+});
+
+/** The error diagnostics of corpus program `id` with `from` (occurring once) made `to`. */
+function errorsAfter(id: string, from: string, to: string): string[] {
+  const src = corpusProgram(id)!.source;
+  return errorsOf(check(mutate(src, from, to))).map((d) => `${d.code} ${d.location} ${d.message}`);
+}
+
+describe.skipIf(!hasCorpus)("types flow through copies, effect and tile values, and members", () => {
+  if (!hasCorpus) it.skip(corpusMissingMessage, () => {});
+  const copy = "features/04-record-and-copy.kumiki";
+  const at = "profile.copy(age=profile.age + 1)";
+
+  it("a .copy argument of the wrong type, literal or not, and a field the type lacks", () => {
+    expect(errorsOf(check(corpusProgram(copy)!.source))).toEqual([]);
+    expect(errorsAfter(copy, at, 'profile.copy(age="x")')).toEqual([
+      "E0201 reducer.birthday.body:2 Expected Int but got Text: write an Int",
+    ]);
+    expect(errorsAfter(copy, at, 'profile.copy(age=profile.age + "x")')).toEqual([
+      "E0201 reducer.birthday.body:2 Expected Int but got Text",
+    ]);
+    expect(errorsAfter(copy, at, "profile.copy(name=profile.age)")).toEqual([
+      "E0201 reducer.birthday.body:2 Expected Text but got Int",
+    ]);
+    expect(errorsAfter(copy, at, "profile.copy(agee=profile.age + 1)")).toEqual([
+      'E0215 reducer.birthday.body:2 Record type Profile has no field "agee": did you mean "age"?',
+    ]);
+  });
+
+  it("a value computed inside a record given to an effect: E0202", () => {
+    const emit = "apps/03-blog/app.kumiki";
+    const errors = errorsAfter(
+      emit,
+      "emit login({email: loginEmail, password: loginPw})",
+      "emit login({email: loginEmail, password: loginPw.length})",
+    );
+    expect(errors.map((e) => e.split(" ")[0])).toEqual(["E0202"]);
+    expect(errors[0]).toContain("Expected Text but got Int");
+  });
+
+  it("a stdlib member's primitive type reaches a condition", () => {
+    const blog = "apps/03-blog/app.kumiki";
+    const errors = errorsAfter(blog, "= if b.length > 200 then", "= if b.length then");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^E0201 fn\.\S+\.body:2 Condition of "if" must be Bool but got Int/);
   });
 });
