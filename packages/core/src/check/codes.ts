@@ -7,6 +7,8 @@
  * things (the test asserts it).
  */
 
+import { UNRESOLVED, type UnresolvedRule } from "./unresolved-names.js";
+
 /** `error` fails `check` and the write gate; `warning` is reported and changes no exit status. */
 export type Severity = "error" | "warning";
 
@@ -670,6 +672,27 @@ export function renderErrorsDoc(): string {
     "and `check` gives the line of the entry itself, the line an edit has to change. That is on purpose.",
   ])
     lines.push(l);
+  lines.push("");
+  lines.push("## Undefined names by position");
+  lines.push("");
+  lines.push(
+    "A name that resolves to nothing is reported by the place it stands in (`check/unresolved-names.ts`, the",
+  );
+  lines.push(
+    "table the checker reads; rows of one role are tried in order). A near name found among the candidates",
+  );
+  lines.push("is offered as a did-you-mean and as an auto-patch renaming it.");
+  lines.push("");
+  lines.push(
+    ...table(
+      ["Role", "Place", "Code", "Kind", "Did-you-mean among"],
+      (Object.entries(UNRESOLVED) as [string, readonly UnresolvedRule[]][]).flatMap(([role, rules]) =>
+        rules.length === 0
+          ? [[`\`${role}\``, "not reported by name", "", "", ""]]
+          : rules.map((r) => [`\`${role}\``, cell(r.place), `\`${r.code}\``, `\`${r.kind}\``, cell(r.among)]),
+      ),
+    ),
+  );
   lines.push("");
   lines.push("## Codes");
   lines.push("");

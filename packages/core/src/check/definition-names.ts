@@ -1,25 +1,17 @@
 /**
- * The base of one definition's checker: its state (the definition, the type resolver, the sites answered), references and what an unresolved one is reported as (the table of errors.md's E01xx by position), type expressions, and the abstract steps the layers above define.
+ * The base of one definition's checker: its state (the definition, the type resolver, the sites answered), references and what an unresolved one is reported as (by the table in unresolved-names.ts), type expressions, and the abstract steps the layers above define.
  */
 import type { Ident, TypeExpr } from "../lang/ast.js";
-import { BUILTIN_TILES } from "../lang/parser/builtins.js";
 import type { ReferenceSite } from "../lang/references.js";
 import type { NameSuggestion } from "../lang/similarity.js";
 import type { Span } from "../lang/span.js";
-import {
-  BUILTIN_CALLS,
-  BUILTIN_EFFECTS,
-  DOMAIN_TYPES,
-  GENERIC_TYPES,
-  PRIMITIVE_TYPES,
-  RUN_REDUCER,
-  UNIMPLEMENTED_CALLS,
-} from "../lang/stdlib.js";
+import { GENERIC_TYPES, PRIMITIVE_TYPES } from "../lang/stdlib.js";
 import type { CheckContext } from "./context.js";
-import { describe, type Env, isCapitalized, localNames } from "./definition-support.js";
+import { type Env, localNames } from "./definition-support.js";
 import type { CheckInput } from "./graph.js";
 import { renamePatch } from "./patch.js";
 import { lazyTy, type Ty, TypeResolver } from "./types.js";
+import { type NameQuestion, unresolvedRule } from "./unresolved-names.js";
 
 /**
  * One definition's checker, first link of a chain (names → values → expressions → statements →
@@ -61,203 +53,18 @@ export abstract class NameChecks {
 
   /** Reports a site that resolves to nothing, by what its position says it names. */
   protected unresolved(site: ReferenceSite, env?: Env): void {
-    const name = site.name;
-    const span = site.span;
-    const where = `${this.node.def.layer}.${this.node.def.name.name}`;
-    switch (site.role) {
-      case "variant":
-      case "theme":
-        return;
-      case "expr":
-      case "shorthand": {
-        // errors.md E0103: the candidates are the slots and the bindings in scope (a fn written
-        // bare is not a value, so it is no repair).
-        const s = this.ctx.suggest(
-          name,
-          site.layers.includes("slot") ? ["slot"] : [],
-          localNames(env?.scope ?? null),
-        );
-        this.nameError(
-          "E0103",
-          "undef-ref",
-          span,
-          name,
-          s,
-          `Reference to undefined name "${name}" in ${where}`,
-          "declare a slot of that name or bind it",
-        );
-        return;
-      }
-      case "assign":
-      case "test-slot": {
-        if (name === "route") return;
-        const s = this.ctx.suggest(name, ["slot"]);
-        this.nameError(
-          "E0103",
-          "undef-slot",
-          span,
-          name,
-          s,
-          site.role === "assign"
-            ? `Assignment to undefined slot "${name}" in ${where}`
-            : `Test ${where} names undefined slot "${name}"`,
-          "declare the slot",
-        );
-        return;
-      }
-      case "bind": {
-        const s = this.ctx.suggest(name, ["slot"]);
-        this.nameError(
-          "E0103",
-          "undef-ref",
-          span,
-          name,
-          s,
-          `Reference to undefined slot "${name}" in the bind= of ${where}`,
-          "declare the slot",
-        );
-        return;
-      }
-      case "call": {
-        if (BUILTIN_CALLS.has(name) || UNIMPLEMENTED_CALLS.has(name) || name === RUN_REDUCER) return;
-        const s = this.ctx.suggest(name, ["fn"], BUILTIN_CALLS.keys());
-        this.nameError(
-          "E0116",
-          "undef-call",
-          span,
-          name,
-          s,
-          `Call to undefined function "${name}" in ${where}`,
-          "declare the fn",
-        );
-        return;
-      }
-      case "emit":
-      case "effect-event":
-      case "test-mock": {
-        if (BUILTIN_EFFECTS.has(name)) return;
-        const s = this.ctx.suggest(name, ["effect"], BUILTIN_EFFECTS.keys());
-        const what =
-          site.role === "test-mock"
-            ? `Mock targets undefined effect "${name}"`
-            : `Reference to undefined effect "${name}"`;
-        this.nameError("E0104", "undef-effect", span, name, s, `${what} in ${where}`, "declare the effect");
-        return;
-      }
-      case "selector": {
-        if (name === "_") return;
-        const s = this.ctx.suggest(name, ["tile"]);
-        if (this.node.def.kind === "ReducerDef") {
-          const on = this.node.def.on;
-          const event =
-            on.kind === "UiEvent" ? `ui.${on.event}` : on.kind === "TileEvent" ? `tile.${on.event}` : "";
-          this.nameError(
-            "E0211",
-            "undef-tile-in-selector",
-            span,
-            name,
-            s,
-            `Reducer "${this.node.def.name.name}" subscribes to ${event}(${name}) but tile "${name}" is not declared`,
-            "declare the tile",
-          );
-        } else {
-          this.nameError(
-            "E0105",
-            "undef-tile",
-            span,
-            name,
-            s,
-            `Reference to undefined tile "${name}" in ${where}`,
-            "declare the tile",
-          );
-        }
-        return;
-      }
-      case "handler":
-      case "test-target":
-        if (site.layers.includes("reducer")) {
-          const s = this.ctx.suggest(name, ["reducer"]);
-          this.nameError(
-            "E0102",
-            "undef-reducer",
-            span,
-            name,
-            s,
-            `Reference to undefined reducer "${name}" in ${where}`,
-            "declare the reducer",
-          );
-        } else {
-          const s = this.ctx.suggest(name, ["tile"]);
-          this.nameError(
-            "E0105",
-            "undef-tile",
-            span,
-            name,
-            s,
-            `Reference to undefined tile "${name}" in ${where}`,
-            "declare the tile",
-          );
-        }
-        return;
-      case "route": {
-        const s = this.ctx.suggest(name, ["tile"]);
-        const path = this.routePathOf(span);
-        const what =
-          path === undefined
-            ? `Route targets undefined tile "${name}"`
-            : `Route "${path}" targets undefined tile "${name}"`;
-        this.nameError("E0105", "undef-tile", span, name, s, `${what} in ${where}`, "declare the tile");
-        return;
-      }
-      case "tile": {
-        if (BUILTIN_TILES.has(name)) return;
-        const s = this.ctx.suggest(name, site.layers);
-        // A lower-case name where a tile or a value may stand reads as a value (a slot or fn),
-        // as the public compiler reads it: an undefined name, not an undefined tile.
-        const value = !isCapitalized(name) && site.layers.some((l) => l === "slot" || l === "fn");
-        this.nameError(
-          value ? "E0103" : "E0105",
-          value ? "undef-ref" : "undef-tile",
-          span,
-          name,
-          s,
-          `Reference to undefined ${value ? "name" : "tile"} "${name}" in ${where}`,
-          `declare a ${describe(site.layers)} of that name`,
-        );
-        return;
-      }
-      case "type": {
-        if (DOMAIN_TYPES.has(name)) return;
-        const s = this.ctx.suggest(
-          name,
-          ["type"],
-          [...PRIMITIVE_TYPES, ...DOMAIN_TYPES, ...GENERIC_TYPES.keys()],
-        );
-        this.nameError(
-          "E0117",
-          "undef-type",
-          span,
-          name,
-          s,
-          `Reference to undefined type "${name}" in ${where}`,
-          "define the type",
-        );
-        return;
-      }
-      case "motion": {
-        const s = this.ctx.suggest(name, ["motion"]);
-        this.nameError(
-          "E0107",
-          "undef-motion",
-          span,
-          name,
-          s,
-          `Reference to undefined motion "${name}" in ${where}`,
-          "declare the motion",
-        );
-        return;
-      }
-    }
+    const routePath = site.role === "route" ? this.routePathOf(site.span) : undefined;
+    const q: NameQuestion = {
+      site,
+      def: this.node.def,
+      where: `${this.node.def.layer}.${this.node.def.name.name}`,
+      locals: localNames(env?.scope ?? null),
+      ...(routePath === undefined ? {} : { routePath }),
+    };
+    const rule = unresolvedRule(q);
+    if (rule === undefined) return;
+    const s = this.ctx.suggest(site.name, rule.layers(q), rule.extra?.(q) ?? []);
+    this.nameError(rule.code, rule.kind, site.span, site.name, s, rule.message(q), rule.hint(q));
   }
 
   protected nameError(
