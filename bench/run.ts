@@ -7,6 +7,7 @@ import { benchCheck } from "./check.js";
 import { benchCli } from "./cli.js";
 import { benchCliScale } from "./cli-scale.js";
 import { benchDamage } from "./damage.js";
+import { benchExport } from "./export.js";
 import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
 import { benchLive } from "./live.js";
@@ -22,6 +23,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["language front-end", benchLang],
   ["check", benchCheck],
   ["scale (180 / 1,000 / 5,000 definitions)", benchScale],
+  ["export (500 to 5,000 definitions)", benchExport],
   ["store", benchStore],
   ["live workspace", benchLive],
   ["repair loop", benchRepair],

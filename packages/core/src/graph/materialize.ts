@@ -41,11 +41,26 @@ export function parseText(text: string): Parsed {
 
 /** The identity a reference site is bound to: its first candidate layer with a binding for its name. */
 export function siteTarget(site: ReferenceSite, refs: RefBindings): DefId | null {
-  for (const layer of site.layers) {
-    const t = refs[`${layer}:${site.name}` as RefKey];
+  for (const key of keysOf(site)) {
+    const t = refs[key];
     if (t !== undefined) return t;
   }
   return null;
+}
+
+/**
+ * A site's binding keys (`layer:name` per candidate layer), made once per site: sites are cached
+ * with their parsed text, and rendering asks for them on every read (building the strings anew
+ * each time was most of export's garbage at 10,000 definitions).
+ */
+const siteKeys = new WeakMap<ReferenceSite, readonly RefKey[]>();
+function keysOf(site: ReferenceSite): readonly RefKey[] {
+  let keys = siteKeys.get(site);
+  if (keys === undefined) {
+    keys = site.layers.map((layer) => `${layer}:${site.name}` as RefKey);
+    siteKeys.set(site, keys);
+  }
+  return keys;
 }
 
 /** The binding key a site uses: the layer it is bound in, or its first candidate when unbound. */
@@ -89,14 +104,21 @@ export class Materializer {
   render(s: DefinitionState): string {
     const p = parseText(s.body.text);
     if (!p.ok) return s.body.text;
-    const refs = p.sites.map((site) => {
+    // Most texts show as stored: nothing is allocated for them (export renders every definition).
+    let refs: (string | undefined)[] | undefined;
+    p.sites.forEach((site, i) => {
       const target = siteTarget(site, s.body.refs);
-      if (target === null) return undefined;
+      if (target === null) return;
       const name = this.graph.definition(target)?.name;
-      return name === undefined || name === site.name ? undefined : name;
+      if (name === undefined || name === site.name) return;
+      refs ??= p.sites.map(() => undefined);
+      refs[i] = name;
     });
-    if (s.name === p.def.name.name && refs.every((r) => r === undefined)) return s.body.text;
-    return renderDefinition(s.body.text, p.def, p.sites, { self: s.name, refs });
+    if (s.name === p.def.name.name && refs === undefined) return s.body.text;
+    return renderDefinition(s.body.text, p.def, p.sites, {
+      self: s.name,
+      refs: refs ?? p.sites.map(() => undefined),
+    });
   }
 
   /** The 1-based lines of `s`'s rendered text where it references `target`. */

@@ -142,22 +142,31 @@ export function programOrder(reader: GraphReader, options: { hidden?: boolean } 
  */
 export function exportProgram(store: Store): string {
   const reader = store.read();
-  let out = "";
+  // Parts joined once, and the break decided from the last line alone: asking the growing string
+  // (`out += text; out.endsWith(…)`) flattened it every time, which made export quadratic (4 s at
+  // 5,000 definitions against 0.2 s for view).
+  const parts: string[] = [];
+  let lastLine: string | undefined;
   for (const s of programOrder(reader, { hidden: true })) {
     const text = reader.materializer.render(s);
-    if (out !== "" && needsBreak(out, text)) out += "\n";
-    out += text;
+    const broken = lastLine !== undefined && needsBreak(lastLine, text);
+    if (broken) parts.push("\n");
+    parts.push(text);
+    const nl = text.lastIndexOf("\n");
+    lastLine = nl >= 0 ? text.slice(nl + 1) : (broken ? "" : (lastLine ?? "")) + text;
   }
-  return out;
+  return parts.join("");
 }
 
-/** True when `next` cannot follow `prev` directly: the two would join into one line wrongly. */
-function needsBreak(prev: string, next: string): boolean {
-  if (prev.endsWith("\n")) return false;
+/**
+ * True when `next` cannot follow text whose last line is `lastLine` directly: the two would join
+ * into one line wrongly.
+ */
+function needsBreak(lastLine: string, next: string): boolean {
+  if (lastLine === "") return false;
   const c = next.charCodeAt(0);
   if (c === 10 || (c === 13 && next.charCodeAt(1) === 10)) return false;
   // Same-line definitions (`type A = Int  type B = Int`) split with the blank in the second text;
   // after a trailing comment, though, even a blank would leave the next definition commented out.
-  const lastLine = prev.slice(prev.lastIndexOf("\n") + 1);
   return !((c === 32 || c === 9) && !lastLine.includes("#"));
 }
