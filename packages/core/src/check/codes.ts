@@ -610,6 +610,11 @@ export const COMPILER_DIFFERENCES: readonly CompilerDifference[] = [
     why: "A second definition of a name: upstream's check reports nothing and the later definition silently replaces the earlier (BRIEF.md's first complaint about the public toolchain). In a graph two definitions of one name are a conflict an agent must see, so we report E0007 (on top of whatever else upstream reports).",
   },
   {
+    code: "E0216",
+    cases: ["apps-05-project-management--unknown-variant.kumiki"],
+    why: "A misspelled variant (`DueUpcomingg`) returned by a fn through `match … -> let … in if … else`: upstream does not judge a value in that position and reports nothing; we judge every arm of a match and the body of a let against the fn's declared return type, as errors.md's E0216 (a variant not a member of the declared union) says.",
+  },
+  {
     code: "E0301",
     cases: ["features-38-confirm-leave-guard--undeclared-cap.kumiki"],
     why: "lifecycle.md declares `effect confirm cap=notification.show`; upstream does not enforce that capability, we do (an app that emits confirm must declare notification.show).",

@@ -282,6 +282,16 @@ export abstract class ValueChecks extends NameChecks {
       this.value(e.else, declared, code, env);
       return;
     }
+    // Every arm of a match, and the body of a let, is the value. Names they bind stay unknown
+    // here (not in `env`'s scope; a local is no reference site), so only what is certain is judged.
+    if (e.kind === "Match") {
+      for (const arm of e.arms) this.value(arm.body, declared, code, env);
+      return;
+    }
+    if (e.kind === "Let") {
+      this.value(e.body, declared, code, env);
+      return;
+    }
     if (e.kind !== "Binary" && e.kind !== "Unary") {
       // A name, a field, an index: its type as declared where it comes from (a slot's, a field's).
       const got = this.typeOf(e, env);
