@@ -18,6 +18,7 @@ import { benchScale } from "./scale.js";
 import { benchStore } from "./store.js";
 import { benchSync } from "./sync.js";
 import { benchSyncService } from "./sync-service.js";
+import { benchWritePath } from "./write-path.js";
 
 const suites: [string, () => Promise<BenchRow[]>][] = [
   ["language front-end", benchLang],
@@ -26,6 +27,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["export (500 to 5,000 definitions)", benchExport],
   ["store", benchStore],
   ["live workspace", benchLive],
+  ["write path of a long-running store (MCP server)", benchWritePath],
   ["repair loop", benchRepair],
   ["MCP context (bytes per call)", benchMcpContext],
   ["MCP over HTTP against stdio (calls/s, latency)", benchMcpHttp],
