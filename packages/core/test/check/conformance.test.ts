@@ -53,7 +53,13 @@ function deliberate(c: Case): CompilerDifference | undefined {
  * Each of our error diagnostics as `code` and the line of the file it points at, with the lines
  * of the definition it is in (`from` is its keyword's).
  */
-type Placed = { readonly code: string; readonly line: number; readonly from: number; readonly to: number };
+type Placed = {
+  readonly code: string;
+  readonly line: number;
+  readonly column: number | undefined;
+  readonly from: number;
+  readonly to: number;
+};
 
 function ourErrors(c: Case): { parsed: boolean; errors: string[]; placed: Placed[] } {
   const file = c.kind === "none" ? path.join(examples, c.file) : path.join(root, c.file);
@@ -74,7 +80,7 @@ function ourErrors(c: Case): { parsed: boolean; errors: string[]; placed: Placed
     const def = d.definition === undefined ? undefined : span.get(d.definition);
     return d.severity !== "error" || n === undefined || def === undefined
       ? []
-      : [{ code: d.code, line: def.from + Number(n) - 1, ...def }];
+      : [{ code: d.code, line: def.from + Number(n) - 1, column: d.span?.column, ...def }];
   });
   return {
     parsed: true,
@@ -89,38 +95,60 @@ function ourErrors(c: Case): { parsed: boolean; errors: string[]; placed: Placed
  * inside a test, at the definition's first line and column 1; we at the line of the entry, the
  * line an edit changes (docs/errors.md, Positions).
  */
-function placement(c: Case, placed: readonly Placed[]): { total: number; same: number; entry: number } {
+function placement(
+  c: Case,
+  placed: readonly Placed[],
+): { total: number; same: number; entry: number; column: number } {
   let total = 0;
   let same = 0;
   let entry = 0;
+  let column = 0;
   for (const text of c.upstream.diagnostics ?? []) {
     const m = /^(E\d{4}) \S+ at (\d+):(\d+)$/.exec(text);
     if (m === null) continue;
     total++;
-    const [code, line, column] = [m[1], Number(m[2]), Number(m[3])];
+    const [code, line, col] = [m[1], Number(m[2]), Number(m[3])];
     if (placed.some((p) => p.code === code && p.line === line)) same++;
-    else if (column === 1 && placed.some((p) => p.code === code && p.from === line && p.line > line)) entry++;
+    if (placed.some((p) => p.code === code && p.line === line && p.column === col)) column++;
+    else if (col === 1 && placed.some((p) => p.code === code && p.from === line && p.line > line)) entry++;
   }
-  return { total, same, entry };
+  return { total, same, entry, column };
 }
 
 /** Position conformance per mutation kind: error diagnostics upstream placed, and we at the same line. */
 const lines = new Map<
   string,
-  { cases: number; sameCases: number; entryCases: number; total: number; same: number; entry: number }
+  {
+    cases: number;
+    sameCases: number;
+    entryCases: number;
+    total: number;
+    same: number;
+    entry: number;
+    column: number;
+  }
 >();
 
 function verdictOf(c: Case): { verdict: Verdict; ours: string } {
   const o = ourErrors(c);
   const p = placement(c, o.placed);
   if (p.total > 0) {
-    const row = lines.get(c.kind) ?? { cases: 0, sameCases: 0, entryCases: 0, total: 0, same: 0, entry: 0 };
+    const row = lines.get(c.kind) ?? {
+      cases: 0,
+      sameCases: 0,
+      entryCases: 0,
+      total: 0,
+      same: 0,
+      entry: 0,
+      column: 0,
+    };
     row.cases++;
     if (p.same === p.total) row.sameCases++;
     else if (p.same + p.entry === p.total) row.entryCases++;
     row.total += p.total;
     row.same += p.same;
     row.entry += p.entry;
+    row.column += p.column;
     lines.set(c.kind, row);
   }
   const ours = o.parsed ? o.errors.join(",") : "(parse error)";
@@ -145,7 +173,7 @@ function positionTable(): string {
     cases += r.cases;
     sameCases += r.sameCases;
     entryCases += r.entryCases;
-    return `${kind.padEnd(18)} cases ${String(r.sameCases).padStart(3)} + ${r.entryCases} at the entry / ${String(r.cases).padEnd(3)}  diagnostics ${r.same} + ${r.entry} / ${r.total}`;
+    return `${kind.padEnd(18)} cases ${String(r.sameCases).padStart(3)} + ${r.entryCases} at the entry / ${String(r.cases).padEnd(3)}  diagnostics ${r.same} + ${r.entry} / ${r.total}, same column ${r.column}`;
   });
   return `same code at the same line as the public compiler, by mutation kind (+ at the entry: upstream gives the app's or test's first line):\n${rows.join("\n")}\nall: ${sameCases} of ${cases} error cases at the same line (${pct(sameCases)}), ${sameCases + entryCases} with the entries (${pct(sameCases + entryCases)})`;
 }
