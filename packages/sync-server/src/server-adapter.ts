@@ -179,7 +179,9 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
     if (ws !== undefined && limit !== undefined && ws.bufferedAmount > limit) {
       // Back-pressure: a peer that has not read what it was sent gets no more of it. Dropped, not
       // closed (a close frame would queue behind what it does not read); the client reconnects
-      // (backing off) and syncs from where it stands, so nothing is lost to it.
+      // (backing off) and syncs from where it stands, so nothing is lost to it. Messages the Repo
+      // sends it before the socket's close event are dropped without counting it again.
+      if (ws.readyState !== ws.OPEN) return;
       this.checks.onSlowPeer?.({
         peer: m.targetId!,
         token: this.checks.grantOf(ws)?.name ?? "(none)",
