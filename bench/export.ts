@@ -1,20 +1,12 @@
 import { readFileSync } from "node:fs";
-import { exportProgram, importProgram, MemoryOpLog, openStore, type Store } from "@kumiki-graph/core";
+import { exportProgram } from "@kumiki-graph/core";
 import { generateProgram } from "./generate.js";
 import { type BenchRow, measure } from "./harness.js";
 import { corpusFile } from "./paths.js";
+import { importedStore } from "./stores.js";
 
 /** The sizes export's growth is measured over. */
 const SIZES = [500, 1_000, 2_000, 5_000] as const;
-
-async function storeOf(text: string): Promise<Store> {
-  let t = 1_780_000_000_000;
-  const opened = openStore({ log: new MemoryOpLog(), author: "agent:bench", now: () => t++ });
-  if (!opened.ok) throw new Error(opened.error.message);
-  const r = await importProgram(opened.value, text);
-  if (!r.ok) throw new Error(r.error.message);
-  return opened.value;
-}
 
 /**
  * Issue 42: `export` linear in the program. At each size (apps/05 scaled up by bench/generate.ts),
@@ -31,7 +23,7 @@ export async function benchExport(): Promise<BenchRow[]> {
   const points: { n: number; ms: number }[] = [];
   for (const n of SIZES) {
     const text = generateProgram({ name: "05-project-management", text: base }, n, 20261204).text;
-    const store = await storeOf(text);
+    const store = await importedStore(text);
     if (exportProgram(store) !== text) throw new Error(`export at ${n} definitions is not the imported text`);
     const exported = await measure(() => exportProgram(store), { runs: 9, warmup: 2 });
     const viewed = await measure(() => store.view("*.*"), { runs: 9, warmup: 2 });

@@ -13,10 +13,7 @@ import {
   applyFixes,
   type CapabilityManifest,
   checkStore,
-  createCheckGate,
   importProgram,
-  MemoryOpLog,
-  openStore,
   type Store,
 } from "@kumiki-graph/core";
 import { createMcpServer } from "@kumiki-graph/mcp";
@@ -25,6 +22,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { type BenchRow, measure, summarize } from "./harness.js";
 import { corpusFile, repoRoot } from "./paths.js";
+import { importedStore } from "./stores.js";
 
 interface Case {
   readonly file: string;
@@ -34,20 +32,6 @@ interface Case {
 
 const conformance = path.join(repoRoot, "../shared/kumiki/conformance");
 const examples = path.join(repoRoot, "../shared/kumiki/examples");
-
-async function brokenStore(source: string, caps: CapabilityManifest | undefined): Promise<Store> {
-  let t = 1_780_000_000_000;
-  const opened = openStore({
-    log: new MemoryOpLog(),
-    author: "agent:bench",
-    now: () => t++,
-    validators: [createCheckGate(caps === undefined ? {} : { capabilities: caps })],
-  });
-  if (!opened.ok) throw new Error(opened.error.message);
-  const r = await importProgram(opened.value, source);
-  if (!r.ok) throw new Error(r.error.message);
-  return opened.value;
-}
 
 /**
  * `source` with `n` references misspelt, each in another definition: the first whole-word use of a
@@ -139,7 +123,7 @@ export async function benchRepair(): Promise<BenchRow[]> {
   const fixTimes: number[] = [];
   for (const c of cases) {
     const caps = capsOf(c);
-    const store = await brokenStore(readFileSync(path.join(conformance, c.file), "utf8"), caps);
+    const store = await importedStore(readFileSync(path.join(conformance, c.file), "utf8"), caps);
     const t0 = performance.now();
     const r = await applyFixes(store, { check: caps === undefined ? {} : { capabilities: caps } });
     fixTimes.push(performance.now() - t0);
@@ -203,12 +187,12 @@ export async function benchRepair(): Promise<BenchRow[]> {
         if (!r.ok) throw new Error(r.error.message);
         fixed = { before: r.value.before.errors, after: r.value.after.errors };
       },
-      { runs: 5, warmup: 1, setup: async () => (store = await brokenStore(broken, undefined)) },
+      { runs: 5, warmup: 1, setup: async () => (store = await importedStore(broken, undefined)) },
     );
     const check = await measure(() => checkStore(store!), {
       runs: 5,
       warmup: 1,
-      setup: async () => (store = await brokenStore(broken, undefined)),
+      setup: async () => (store = await importedStore(broken, undefined)),
     });
     rows.push({
       name: "fix --apply (core), 05-project-management (180 defs) with 20 injected misspellings",

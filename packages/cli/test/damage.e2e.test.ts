@@ -49,6 +49,20 @@ async function workspace(): Promise<{ root: string; env: Record<string, string>;
   return { root, env, last };
 }
 
+/** A new workspace at `dir` holding 60 slots (one import); the options to run the bin in it. */
+async function sixtySlots(
+  dir: string,
+  env: Record<string, string>,
+): Promise<{ cwd: string; env: Record<string, string> }> {
+  fs.mkdirSync(dir);
+  const opts = { cwd: dir, env };
+  expect((await run(["init"], opts)).code).toBe(0);
+  const program = Array.from({ length: 60 }, (_, i) => `slot s${i} : Int = ${i}\n`).join("\n");
+  fs.writeFileSync(path.join(dir, "p.kumiki"), program);
+  expect((await run(["import", "p.kumiki"], opts)).code).toBe(0);
+  return opts;
+}
+
 const DAMAGE: Record<string, (w: { root: string; last: string[] }) => void> = {
   truncated: ({ last }) => fs.truncateSync(last[0]!, fs.statSync(last[0]!).size - 7),
   "byte flipped": ({ last }) => {
@@ -146,15 +160,10 @@ describe("repair with a remote: what only the server holds comes back", () => {
     await withServer("damage-remote", async ({ root, env, url }) => {
       const a = path.join(root, "a");
       const b = path.join(root, "b");
-      fs.mkdirSync(a);
-      const inA = { cwd: a, env };
-      expect((await run(["init"], inA)).code).toBe(0);
       // A document large enough that B's one op arrives as an incremental chunk beside its
       // snapshot (a tiny one is compacted into a single snapshot, and losing that loses the
       // document's first change: then repair says to clone again instead of syncing).
-      const program = Array.from({ length: 60 }, (_, i) => `slot s${i} : Int = ${i}\n`).join("\n");
-      fs.writeFileSync(path.join(a, "p.kumiki"), program);
-      expect((await run(["import", "p.kumiki"], inA)).code).toBe(0);
+      const inA = await sixtySlots(a, env);
       expect((await run(["remote", "add", "origin", url], inA)).code).toBe(0);
       expect((await run(["sync"], inA)).code).toBe(0);
       const graph = (JSON.parse((await run(["status", "--json"], inA)).out) as { graph: string }).graph;
@@ -195,12 +204,7 @@ describe("sync on a damaged workspace never reports success while the server lac
   it("an op only op-log.jsonl holds: sync exits 1 saying so and to repair, repair pushes it, the next sync is clean", async () => {
     await withServer("damage-sync", async ({ root, env, url }) => {
       const a = path.join(root, "a");
-      fs.mkdirSync(a);
-      const inA = { cwd: a, env };
-      expect((await run(["init"], inA)).code).toBe(0);
-      const program = Array.from({ length: 60 }, (_, i) => `slot s${i} : Int = ${i}\n`).join("\n");
-      fs.writeFileSync(path.join(a, "p.kumiki"), program);
-      expect((await run(["import", "p.kumiki"], inA)).code).toBe(0);
+      const inA = await sixtySlots(a, env);
       // The last write's chunks lost (emptied); op-log.jsonl still holds its op.
       const storage = path.join(a, ".kumiki", "automerge");
       const before = new Set(chunkFiles(storage));

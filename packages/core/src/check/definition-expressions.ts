@@ -248,23 +248,16 @@ export abstract class ExpressionChecks extends ValueChecks {
   protected copyFields(e: Extract<Expr, { kind: "Call" }>, object: Expr, env: Env): void {
     const t = structural(this.typeOf(object, env));
     if (t.k !== "record" || e.fields === undefined) return;
-    const inner: Env = { ...env, fragment: true, scope: bind(bind(env.scope, "$1"), "$2") };
+    const inner = methodArgs(env);
     for (const f of e.fields) {
       const want = t.fields.get(f.key.name);
-      if (want === undefined) {
-        const s = this.ctx.suggestFrom(f.key.name, [...t.fields.keys()]);
-        this.ctx.report(
-          "E0215",
-          f.key.span,
-          `Record type ${tyText(t)} has no field "${f.key.name}"${s === undefined ? "" : `: did you mean "${s.name}"?`}`,
-          s === undefined ? {} : { suggestion: s },
-        );
-      } else if (f.value !== undefined) this.value(f.value, want, "E0201", inner);
+      if (want === undefined) this.unknownField(f.key, t, this.ctx.suggestFrom(f.key.name, t.fields.keys()));
+      else if (f.value !== undefined) this.value(f.value, want, "E0201", inner);
     }
   }
 
   protected args(e: Extract<Expr, { kind: "Call" }>, env: Env, fragment: boolean): void {
-    const inner: Env = fragment ? { ...env, fragment: true, scope: bind(bind(env.scope, "$1"), "$2") } : env;
+    const inner = fragment ? methodArgs(env) : env;
     for (const a of e.args) this.expr(a, inner);
     for (const f of e.fields ?? []) {
       if (f.value === undefined) this.name(f.key, inner);
@@ -485,4 +478,9 @@ export abstract class ExpressionChecks extends ValueChecks {
       this.ctx.report("E0703", e.span, 'link must have inner text or aria-label: add text="…"');
     }
   }
+}
+
+/** The scope of a method's arguments: fragments, where `$1` / `$2` are the method's positionals. */
+function methodArgs(env: Env): Env {
+  return { ...env, fragment: true, scope: bind(bind(env.scope, "$1"), "$2") };
 }

@@ -7,6 +7,7 @@ import { BUILTIN_EFFECTS, RUN_REDUCER } from "../lang/stdlib.js";
 import { ExpressionChecks } from "./definition-expressions.js";
 import { bind, type Env, isLiteral, mergeInto } from "./definition-support.js";
 import type { CheckInput } from "./graph.js";
+import { bodyLine } from "./patch.js";
 import { lazyTy, structural, type Ty, UNKNOWN } from "./types.js";
 
 /** Adds to {@link ExpressionChecks} the checks of statements, effects and capabilities. */
@@ -108,7 +109,7 @@ export abstract class StatementChecks extends ExpressionChecks {
       const shape = root.name + steps.join("");
       const first = written.get(shape);
       if (first !== undefined) {
-        const line = Math.max(1, first.line - this.node.def.span.line + 1);
+        const line = bodyLine(this.node, first);
         this.ctx.report(
           "E0601",
           s.target.span,

@@ -2,6 +2,7 @@
  * Types of expressions and values against declared types: inference (`typeOf`), patterns, literals, records and variants, operator operands and conditions (E02xx).
  */
 import type { Expr, Ident, Pattern } from "../lang/ast.js";
+import type { NameSuggestion } from "../lang/similarity.js";
 import type { Span } from "../lang/span.js";
 import { NameChecks } from "./definition-names.js";
 import {
@@ -382,6 +383,16 @@ export abstract class ValueChecks extends NameChecks {
     });
   }
 
+  /** E0215: `key` names no field of record type `d`; `near` is the field offered instead. */
+  protected unknownField(key: Ident, d: Ty, near: NameSuggestion | undefined): void {
+    this.ctx.report(
+      "E0215",
+      key.span,
+      `Record type ${tyText(d)} has no field "${key.name}"${near === undefined ? "" : `: did you mean "${near.name}"?`}`,
+      near === undefined ? {} : { suggestion: near },
+    );
+  }
+
   protected record(
     e: Extract<Expr, { kind: "Record" }>,
     d: Extract<Ty, { k: "record" }>,
@@ -401,12 +412,7 @@ export abstract class ValueChecks extends NameChecks {
           missing.filter((m) => !claimed.has(m)),
         );
         if (s !== undefined) claimed.add(s.name);
-        this.ctx.report(
-          "E0215",
-          f.key.span,
-          `Record type ${tyText(d)} has no field "${f.key.name}"${s === undefined ? "" : `: did you mean "${s.name}"?`}`,
-          s === undefined ? {} : { suggestion: s },
-        );
+        this.unknownField(f.key, d, s);
         continue;
       }
       if (f.value !== undefined) this.value(f.value, want, code, env);

@@ -18,6 +18,7 @@ import {
   RUN_REDUCER,
   UNIMPLEMENTED_CALLS,
 } from "../lang/stdlib.js";
+import { isCapitalized } from "./definition-support.js";
 
 /** What a rule is asked about: the name, where it stands, and what is in scope there. */
 export interface NameQuestion {
@@ -51,8 +52,6 @@ export interface UnresolvedRule {
   /** What to do when no near name is found. */
   readonly hint: (q: NameQuestion) => string;
 }
-
-const isCapitalized = (name: string): boolean => /^[A-Z]/.test(name);
 
 /** A lower-case name where a tile or a value may stand reads as a value, as the compiler reads it. */
 const readsAsValue = (q: NameQuestion): boolean =>
