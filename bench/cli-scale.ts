@@ -244,7 +244,13 @@ async function verbs(
   prepare: (k: Kumiki) => void = () => undefined,
 ): Promise<BenchRow[]> {
   const bin = path.join(repoRoot, "packages/cli/bin/kumiki.js");
-  const env = { ...process.env, KUMIKI_AUTHOR: "user:bench" };
+  // Its own process, then the daemon `daemon start` started (the default would start one on the
+  // first call, before the own-process rows).
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    KUMIKI_AUTHOR: "user:bench",
+    KUMIKI_DAEMON: "off",
+  };
   const kumiki: Kumiki = (argv, stdin) => {
     const r = spawnSync(process.execPath, ["--import", hook, bin, ...argv], {
       cwd: dir,
@@ -271,6 +277,7 @@ async function verbs(
   for (const daemon of [false, true]) {
     const cases = makeCases(kumiki);
     if (daemon) {
+      env.KUMIKI_DAEMON = "manual";
       kumiki(["daemon", "start"]);
       // Its first calls open the store, fold it and build the checkers: once per daemon, not timed.
       kumiki(["view", "slot.tasks"]);

@@ -20,7 +20,8 @@ export async function benchCli(): Promise<BenchRow[]> {
   if (big === undefined || small === undefined) return [];
   const bin = path.join(repoRoot, "packages/cli/bin/kumiki.js");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-bench-cli-"));
-  const env = { ...process.env, KUMIKI_AUTHOR: "user:bench" };
+  // Each call in its own process (what this bench measures; bench/cli-scale.ts has the daemon's rows).
+  const env = { ...process.env, KUMIKI_AUTHOR: "user:bench", KUMIKI_DAEMON: "off" };
   const attempt = (...argv: string[]) =>
     spawnSync(process.execPath, [bin, ...argv], { cwd: dir, env, encoding: "utf8" });
   let written = 0;

@@ -6,7 +6,15 @@
  * does. And the daemon is never trusted over the workspace: one of another build, one killed, and a
  * workspace made again under it are all answered correctly.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import fc from "fast-check";
@@ -44,7 +52,17 @@ afterAll(() => {
   }
 });
 
-const env = (author: string, extra: Record<string, string> = {}) => ({ KUMIKI_AUTHOR: author, ...extra });
+/**
+ * Calls through a daemon `daemon start` started (`manual`: none started by a call), each waiting as
+ * long as it takes for the daemon to take it: these tests count the calls it ran, and on a loaded
+ * machine 50 ms can pass before a busy daemon answers (the call would then run itself, correctly).
+ */
+const env = (author: string, extra: Record<string, string> = {}) => ({
+  KUMIKI_AUTHOR: author,
+  KUMIKI_DAEMON: "manual",
+  KUMIKI_DAEMON_WAIT: "10000",
+  ...extra,
+});
 const OFF = { KUMIKI_DAEMON: "off", KUMIKI_READ_SNAPSHOT: "off" };
 
 /** Starts the workspace's daemon through the bin and returns its pid (killed after the file if a test fails). */
@@ -236,11 +254,11 @@ describe("the CLI daemon", () => {
   }, 120_000);
 });
 
-describe("KUMIKI_DAEMON=auto", () => {
+describe("the daemon by default (KUMIKI_DAEMON unset)", () => {
   it("starts a daemon on the first call that finds none, replaces one of another build, and the calls after run there", async () => {
     const dir = tempDir("daemon-auto");
     dirs.push(dir);
-    const auto = env("agent:a", { KUMIKI_DAEMON: "auto" });
+    const auto = env("agent:a", { KUMIKI_DAEMON: "" });
     expect(runBin(["init"], { cwd: dir, env: auto }).code).toBe(0);
     expect(existsSync(socketPath(dir))).toBe(false); // init is not a daemon's call: none started
     const first = runBin(["add", "slot", "one", "Int = 1"], { cwd: dir, env: auto });
@@ -269,11 +287,109 @@ describe("KUMIKI_DAEMON=auto", () => {
     // One of another build: asked to stop, and a daemon of this build takes its place.
     const other = runDaemon({ root: dir, build: "another-build", idleMs: 60_000 });
     await waitUntil(() => existsSync(socketPath(dir)));
-    const viaOther = await spawnAsync(["view", "slot.one"], dir, { KUMIKI_DAEMON: "auto" });
+    const viaOther = await spawnAsync(["view", "slot.one"], dir, { KUMIKI_DAEMON: "auto" }); // the old name of the default
     expect(viaOther.out).toMatch(/Int = 1/);
     await other;
     await running();
     expect(runBin(["daemon", "stop"], { cwd: dir, env: auto }).code).toBe(0);
+  }, 120_000);
+});
+
+describe("a call never waits on a daemon that does not take it", () => {
+  it("steps around one that answers late or never, and one that answers late never runs the call", async () => {
+    const dir = tempDir("daemon-late");
+    dirs.push(dir);
+    expect(runBin(["init"], { cwd: dir, env: env("agent:a", { KUMIKI_DAEMON: "off" }) }).code).toBe(0);
+    // Something on the workspace's socket that reads calls and answers `accepted` 300 ms late, or never.
+    const sock = socketPath(dir);
+    mkdirSync(path.dirname(sock), { recursive: true, mode: 0o700 });
+    const heard: string[] = [];
+    let answerAfter: number | undefined = 300;
+    const fake = net.createServer((c) => {
+      c.on("error", () => undefined);
+      c.on("data", (d) => heard.push(...d.toString().trim().split("\n")));
+      if (answerAfter !== undefined)
+        setTimeout(() => {
+          if (!c.destroyed) c.write(`${JSON.stringify({ kind: "accepted" })}\n`);
+        }, answerAfter);
+    });
+    await new Promise<void>((resolve) => fake.listen(sock, () => resolve()));
+    try {
+      const late = await spawnAsync(["add", "slot", "late", "Int = 1"], dir, { KUMIKI_DAEMON_WAIT: "50" });
+      expect(late.code, late.err).toBe(0);
+      answerAfter = undefined;
+      const never = await spawnAsync(["add", "slot", "never", "Int = 2"], dir, { KUMIKI_DAEMON_WAIT: "50" });
+      expect(never.code, never.err).toBe(0);
+      await new Promise((r) => setTimeout(r, 400)); // the late answer has gone out
+      // Each call asked once and, not taken in time, ran itself: once, and never confirmed to the socket.
+      const kinds = heard.map((l) => (JSON.parse(l) as { kind: string }).kind);
+      expect(kinds).toEqual(["run", "run"]);
+      const listed = runBin(["list", "--json"], { cwd: dir, env: env("agent:a", OFF) });
+      expect(listed.out).toMatch(/slot\.late/);
+      expect(listed.out).toMatch(/slot\.never/);
+    } finally {
+      await new Promise<void>((resolve) => fake.close(() => resolve()));
+    }
+  }, 120_000);
+});
+
+describe("the daemon started by default", () => {
+  it("is started once by calls at the same moment, stepped around when stopped (SIGSTOP), and gone with its workspace", async () => {
+    const dir = tempDir("daemon-default");
+    dirs.push(dir);
+    const on = { KUMIKI_DAEMON: "" };
+    expect(runBin(["init"], { cwd: dir, env: env("agent:a", on) }).code).toBe(0);
+    // A setting that is not one is refused before anything runs.
+    const bad = runBin(["add", "slot", "x", "Int = 1"], {
+      cwd: dir,
+      env: env("agent:a", { KUMIKI_DAEMON: "sometimes" }),
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/KUMIKI_DAEMON="sometimes" is not a setting: give off/);
+    const at = await Promise.all(
+      ["a", "b", "c", "d"].map((n) => spawnAsync(["add", "slot", n, "Int = 1"], dir, on)),
+    );
+    for (const r of at) expect(r.code, r.err).toBe(0);
+    const status = () =>
+      JSON.parse(runBin(["daemon", "status", "--json"], { cwd: dir, env: env("agent:a") }).out) as {
+        running: boolean;
+        pid?: number;
+      };
+    await waitUntil(() => status().running);
+    const first = status().pid!;
+    pids.push(first);
+    // One daemon for the four: one serves. The others left the start to the first call; at most one
+    // more was started (by a call the new daemon, busy opening the store, did not take within
+    // 50 ms), and it left at once, finding the place taken.
+    const log = readFileSync(logPath(socketPath(dir)), "utf8");
+    expect(log.match(/kumiki daemon: serving/g)?.length, log).toBe(1);
+    expect(log.match(/kumiki daemon: serving|already serves|EADDRINUSE/g)?.length, log).toBeLessThanOrEqual(
+      2,
+    );
+
+    // Stopped: a call does not wait for it (it runs itself), and starts a daemon in its place.
+    process.kill(first, "SIGSTOP");
+    try {
+      const r = await spawnAsync(["add", "slot", "whileStopped", "Int = 2"], dir, on);
+      expect(r.code, r.err).toBe(0);
+      await waitUntil(() => {
+        const s = status();
+        return s.running && s.pid !== first;
+      });
+    } finally {
+      process.kill(first, "SIGCONT");
+    }
+    const second = status().pid!;
+    pids.push(second);
+    // The stopped one, let go on, finds its socket another's and leaves without removing it.
+    await waitUntil(() => !alive(first));
+    expect(status().pid).toBe(second);
+    expect(runBin(["view", "slot.whileStopped"], { cwd: dir, env: env("agent:a") }).out).toMatch(/Int = 2/);
+
+    // The workspace removed: its daemon stops (within its watch's second) and takes its socket along.
+    rmSync(path.join(dir, ".kumiki"), { recursive: true, force: true });
+    await waitUntil(() => !alive(second));
+    expect(existsSync(socketPath(dir))).toBe(false);
   }, 120_000);
 });
 
@@ -288,7 +404,7 @@ function spawnAsync(
       new Promise((resolve) => {
         const p = spawn(process.execPath, [BIN, ...argv], {
           cwd,
-          env: { PATH: process.env.PATH ?? "", KUMIKI_AUTHOR: "agent:a", ...extra },
+          env: { PATH: process.env.PATH ?? "", KUMIKI_AUTHOR: "agent:a", KUMIKI_DAEMON: "manual", ...extra },
         });
         let out = "";
         let err = "";

@@ -109,7 +109,7 @@ async function stdioAgentOn(ws: string, author: string): Promise<Agent> {
     new StdioClientTransport({
       command: process.execPath,
       args: [BIN, "mcp", "serve", "--store", ws],
-      env: { PATH: process.env.PATH ?? "", KUMIKI_AUTHOR: author },
+      env: { PATH: process.env.PATH ?? "", KUMIKI_AUTHOR: author, KUMIKI_DAEMON: "off" },
       stderr: "ignore",
     }),
   );

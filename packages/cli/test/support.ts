@@ -26,12 +26,13 @@ export function cleanup(...dirs: string[]): void {
 }
 
 /**
- * The environment of a test run: a fixed author. (`_scratch` was the CLI's own read cache, which
- * is gone: reads are served from the workspace's op-log.jsonl. Kept so that callers' temporary
- * folders stay where they are.)
+ * The environment of a test run: a fixed author, and every call in its own process (a test that
+ * kills the bin mid-write must kill the write; daemon.e2e.test turns the daemon on where it is the
+ * subject). (`_scratch` was the CLI's own read cache, which is gone: reads are served from the
+ * workspace's op-log.jsonl. Kept so that callers' temporary folders stay where they are.)
  */
 export function testEnv(_scratch: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { KUMIKI_AUTHOR: "user:tester", ...extra };
+  return { KUMIKI_AUTHOR: "user:tester", KUMIKI_DAEMON: "off", ...extra };
 }
 
 /** Runs `main` in-process. */
@@ -63,7 +64,8 @@ export function runBin(
 ): Run {
   const r = spawnSync(process.execPath, [BIN, ...argv], {
     cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? "", ...options.env },
+    // In its own process unless the test says otherwise (see testEnv).
+    env: { PATH: process.env.PATH ?? "", KUMIKI_DAEMON: "off", ...options.env },
     input: options.stdin ?? "",
     encoding: "utf8",
     timeout: 60_000,

@@ -3,8 +3,10 @@
  * sides import this file and nothing heavier (the client runs before any of the CLI is loaded).
  *
  * One connection carries one `kumiki` call: the client sends `run`; the daemon answers `accepted`
- * (or `declined`, and the client runs the call itself), then `out` for what the call prints, `stdin`
- * when the call reads standard input (the client answers with `stdin`), and `exit` last.
+ * (or `declined`, and the client runs the call itself); the client confirms with `go` (a client
+ * that waited too long for `accepted` hangs up instead and runs the call itself, so a call runs in
+ * one place only); then the daemon sends `out` for what the call prints, `stdin` when the call reads
+ * standard input (the client answers with `stdin`), and `exit` last.
  * Messages are JSON, one per line.
  */
 import { createHash } from "node:crypto";
@@ -67,6 +69,8 @@ export type ClientMessage =
       /** The client's {@link buildId}: a daemon of another build declines. */
       readonly build: string;
     }
+  /** The client takes the daemon's `accepted`: run the call. */
+  | { readonly kind: "go" }
   | { readonly kind: "stdin"; readonly text: string }
   | { readonly kind: "stop" }
   | { readonly kind: "status" };
@@ -117,6 +121,14 @@ export function socketPath(root: string): string {
 /** Where a daemon started in the background writes its log: beside its socket. */
 export function logPath(sock: string): string {
   return `${sock.slice(0, -".sock".length)}.log`;
+}
+
+/**
+ * The marker a call leaves beside `sock` while the daemon it started comes up (so that calls at the
+ * same moment start one daemon, not one each); the daemon removes it once it listens.
+ */
+export function startingPath(sock: string): string {
+  return `${sock.slice(0, -".sock".length)}.starting`;
 }
 
 /**

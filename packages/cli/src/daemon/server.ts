@@ -25,9 +25,13 @@ import {
   lineReader,
   socketDirIsOwn,
   socketPath,
+  startingPath,
 } from "./protocol.js";
 
 type StorageRead = typeof StorageReadModule;
+
+/** How often a daemon looks whether its workspace and its socket are still there, ms. */
+const WATCH_MS = 1000;
 
 /** Stores a daemon keeps open at most (one per author; the least recently used is closed first). */
 const MAX_STORES = 8;
@@ -208,25 +212,60 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     };
   };
   const connections = new Set<net.Socket>();
+  // What stops the daemon (idle, a signal, `daemon stop`, the watch) asks; runDaemon then stops.
+  let stopAsked = false;
+  let askStop: () => void = () => undefined;
+  const asked = new Promise<void>((resolve) => {
+    askStop = () => {
+      stopAsked = true;
+      resolve();
+    };
+  });
+  /** The socket file this daemon listens on, by inode (set once it listens). */
+  let ownSocket: bigint | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       if (idle !== undefined) clearTimeout(idle);
+      if (watch !== undefined) clearInterval(watch);
+      // Closing the server unlinks the socket's path (libuv does, at once): when the path is now
+      // another daemon's (this one was stepped around while stopped or hung), it must not be
+      // closed; the handle is let go instead, and `kumiki daemon run` exits after this resolves.
+      const own = socketIsOwn();
+      if (!own) server.unref();
+      const closed = own ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
       // No new connection; the call in flight (and any queued) finishes and is answered; then a
       // connection still open (a client that never sent its call) is not waited for.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       await queue.catch(() => undefined);
       for (const c of connections) c.destroy();
       await closed;
       await stores.closeAll();
-      // The socket file is not removed here: closing the server removed it at once (libuv does),
-      // and a file there now is a new daemon's, started while this one finished its call (by
-      // inode it cannot be told apart: a freed inode is handed out again at once).
     })();
     return stopping;
   };
+  const socketIsOwn = (): boolean => {
+    try {
+      return fs.statSync(sock, { bigint: true }).ino === ownSocket;
+    } catch {
+      return false;
+    }
+  };
+  // Never outlive the workspace, nor serve from a socket no call can reach any more (a temp
+  // cleaner removed it, or a call stepped around this daemon and started another).
+  let watch: NodeJS.Timeout | undefined;
+  const config = path.join(options.root, ".kumiki", "config.json");
+  const watchOnce = () => {
+    if (stopAsked) return;
+    if (!fs.existsSync(config)) {
+      console.error(`kumiki daemon: ${options.root} is no workspace any more (.kumiki/ removed): stopping`);
+      askStop();
+    } else if (!socketIsOwn()) {
+      console.error(`kumiki daemon: ${sock} is no longer this daemon's socket: stopping`);
+      askStop();
+    }
+  };
   const rearm = () => {
     if (idle !== undefined) clearTimeout(idle);
-    idle = setTimeout(() => void stop(), options.idleMs);
+    idle = setTimeout(() => askStop(), options.idleMs);
   };
   server.on("connection", (socket) => {
     connections.add(socket);
@@ -235,6 +274,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       if (!socket.destroyed) socket.write(`${JSON.stringify(m)}\n`);
     };
     let stdin: ((text: string) => void) | undefined;
+    /** The call accepted on this connection, run once the client confirms (`go`). */
+    let confirmed: (() => void) | undefined;
     socket.on("error", () => undefined);
     socket.on(
       "data",
@@ -252,24 +293,33 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
             case "stop":
               send({ kind: "stopping" });
               socket.end();
-              void stop();
+              askStop();
               return;
+            case "go": {
+              const run = confirmed;
+              confirmed = undefined;
+              // Asked to stop since it accepted: the client runs the call itself.
+              if (stopAsked && run !== undefined) {
+                send({ kind: "declined", code: "stopping", reason: "the daemon is stopping" });
+                socket.end();
+              } else run?.();
+              return;
+            }
             case "stdin":
               stdin?.(m.text);
               return;
             case "run": {
               const verbReason = declineReason(m.argv);
-              const declined =
-                stopping !== undefined
-                  ? ({ code: "stopping", reason: "the daemon is stopping" } as const)
-                  : m.build !== options.build
-                    ? ({
-                        code: "build",
-                        reason: `the daemon runs another build (${options.build}, the call's is ${m.build})`,
-                      } as const)
-                    : verbReason === undefined
-                      ? undefined
-                      : ({ code: "verb", reason: verbReason } as const);
+              const declined = stopAsked
+                ? ({ code: "stopping", reason: "the daemon is stopping" } as const)
+                : m.build !== options.build
+                  ? ({
+                      code: "build",
+                      reason: `the daemon runs another build (${options.build}, the call's is ${m.build})`,
+                    } as const)
+                  : verbReason === undefined
+                    ? undefined
+                    : ({ code: "verb", reason: verbReason } as const);
               if (declined !== undefined) {
                 send({ kind: "declined", ...declined });
                 socket.end();
@@ -289,17 +339,19 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
                 isTTY: m.isTTY,
               };
               // One call at a time: each sees the graph every call before it left.
-              const run = queue.then(async () => {
-                calls++;
-                if (idle !== undefined) clearTimeout(idle);
-                try {
-                  send({ kind: "exit", code: await main(m.argv, io, { stores }) });
-                } finally {
-                  socket.end();
-                  rearm();
-                }
-              });
-              queue = run.catch(() => undefined);
+              confirmed = () => {
+                const run = queue.then(async () => {
+                  calls++;
+                  if (idle !== undefined) clearTimeout(idle);
+                  try {
+                    send({ kind: "exit", code: await main(m.argv, io, { stores }) });
+                  } finally {
+                    socket.end();
+                    rearm();
+                  }
+                });
+                queue = run.catch(() => undefined);
+              };
               return;
             }
             default:
@@ -314,12 +366,17 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     server.once("error", reject);
     server.listen(sock, () => resolve());
   });
-  const onSignal = () => void stop();
+  ownSocket = fs.statSync(sock, { bigint: true }).ino;
+  fs.rmSync(startingPath(sock), { force: true });
+  const onSignal = () => askStop();
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  server.once("close", onSignal);
+  watch = setInterval(watchOnce, WATCH_MS);
+  watch.unref();
   rearm();
   options.onListening?.(sock);
-  await new Promise<void>((resolve) => server.once("close", () => resolve()));
+  await asked;
   await stop();
   process.off("SIGINT", onSignal);
   process.off("SIGTERM", onSignal);
