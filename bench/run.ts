@@ -27,7 +27,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["export (500 to 5,000 definitions)", benchExport],
   ["store", benchStore],
   ["live workspace", benchLive],
-  ["write path of a long-running store (MCP server)", benchWritePath],
+  ["write path of a long-running store, the MCP server and the sync server", benchWritePath],
   ["repair loop", benchRepair],
   ["MCP context (bytes per call)", benchMcpContext],
   ["MCP over HTTP against stdio (calls/s, latency)", benchMcpHttp],
@@ -38,9 +38,14 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["cli at scale (5,000 definitions; 10,000 ops)", benchCliScale],
 ];
 
+// `npm run bench -- write path`: only the suites whose name holds one of the words given.
+const wanted = process.argv.slice(2).map((w) => w.toLowerCase());
+const chosen = suites.filter(
+  ([name]) => wanted.length === 0 || wanted.some((w) => name.toLowerCase().includes(w)),
+);
 const rows: BenchRow[] = [];
 let failed = false;
-for (const [name, run] of suites) {
+for (const [name, run] of chosen) {
   try {
     process.stderr.write(`bench: ${name}…\n`);
     rows.push(...(await run()));
