@@ -24,7 +24,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["language front-end", benchLang],
   ["check", benchCheck],
   ["scale (180 / 1,000 / 5,000 definitions)", benchScale],
-  ["export (500 to 5,000 definitions)", benchExport],
+  ["export (500 to 10,000 definitions)", benchExport],
   ["store", benchStore],
   ["live workspace", benchLive],
   ["write path of a long-running store, the MCP server and the sync server", benchWritePath],
