@@ -8,6 +8,8 @@ export default defineConfig({
     // A `kumiki` call starts the workspace's daemon by default: a test (and what it spawns with
     // this environment) runs each call in its own process unless it turns the daemon on itself.
     env: { KUMIKI_DAEMON: "off" },
+    // One line when ../shared/kumiki is absent (the tests that read it are skipped).
+    globalSetup: ["test/shared-notice.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

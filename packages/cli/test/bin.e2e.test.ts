@@ -8,11 +8,10 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, type Dirent, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { corpusMissingMessage, corpusProgram } from "../../core/test/support/corpus.js";
+import { corpusProgram } from "../../core/test/support/corpus.js";
 import { BIN, cleanup, runBin, tempDir, testEnv } from "./support.js";
 
 const todo = corpusProgram("apps/02-todomvc/app.kumiki");
-if (todo === undefined) console.warn(corpusMissingMessage);
 
 const dirs: string[] = [];
 afterEach(() => cleanup(...dirs.splice(0)));

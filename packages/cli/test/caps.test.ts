@@ -1,7 +1,7 @@
 import { copyFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { corpusMissingMessage, hasCorpus, kumikiShared } from "../../core/test/support/corpus.js";
+import { hasCorpus, kumikiShared } from "../../core/test/support/corpus.js";
 import { cleanup, run, tempDir, testEnv } from "./support.js";
 
 const program = path.join(kumikiShared, "examples/features/27-custom-capability.kumiki");
@@ -19,7 +19,6 @@ async function workspace(): Promise<{ dir: string; env: Record<string, string> }
 }
 
 describe.skipIf(!hasCorpus)("a workspace's kumiki.caps.json", () => {
-  if (!hasCorpus) it.skip(corpusMissingMessage, () => {});
   it("lets app.caps name a custom capability in writes, check and fix", async () => {
     const { dir, env } = await workspace();
     copyFileSync(manifest, path.join(dir, "kumiki.caps.json"));

@@ -29,6 +29,7 @@ const EXPECTED = [
   "addsStandAlone",
   "copyStoredOp",
   "makeDirs",
+  "fsyncDir",
   "SnapshotOpLog",
   "OP_KINDS",
   "OP_LIMITS",

@@ -23,6 +23,9 @@ describe("@kumiki-graph/core/read", () => {
         "CAPS_FILE",
         "readCapabilityManifest",
         "WORKSPACE_DIR",
+        // The one durable write, which a storage's read path keeps its op-log.jsonl current with.
+        "writeFileAtomic",
+        "fsyncDir",
       ].sort(),
     );
   });

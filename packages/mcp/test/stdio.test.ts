@@ -4,11 +4,10 @@
  * form. Every structuredContent is validated against the tool's result schema from kumiki://schemas.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { corpusMissingMessage, corpusProgram } from "../../core/test/support/corpus.js";
+import { corpusProgram } from "../../core/test/support/corpus.js";
 import { dispose, errorOf, ok, type Session, serve, tempDir, workspaceFrom } from "./support/session.js";
 
 const todo = corpusProgram("apps/02-todomvc/app.kumiki");
-if (todo === undefined) console.warn(corpusMissingMessage);
 
 /** TodoMVC with storage.write dropped from app.caps: one E0301 error, with an auto-patch, to fix. */
 const CAPS = "caps   = [storage.read, storage.write]";

@@ -15,7 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Chunk, StorageKey } from "@automerge/automerge-repo/slim";
 import { NodeFSStorageAdapter } from "@automerge/automerge-repo-storage-nodefs";
-import { makeDirs } from "@kumiki-graph/core";
+import { fsyncDir, makeDirs, writeFileAtomic } from "@kumiki-graph/core";
 import { type ChunkKind, chunkDamage } from "./chunk-check.js";
 import { CHUNK_TYPES, chunkStampsIn, storagePath } from "./chunk-files.js";
 import { FileLock } from "./file-lock.js";
@@ -71,15 +71,6 @@ export interface StorageFault {
 /** Writes all of `data` to `fd`: a write may store only part of what it is given (a nearly full disk). */
 function writeAll(fd: number, data: Uint8Array): void {
   for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
-}
-
-function fsyncPath(p: string): void {
-  const fd = fs.openSync(p, "r");
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 function pidOfTemp(name: string): number | undefined {
@@ -170,22 +161,11 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
           const target = this.filePath(key);
           this.ensureDir(path.dirname(target));
           this.ensureDir(this.tmpDir);
-          const tmp = path.join(this.tmpDir, `${this.prefix}${this.tmpCount++}`);
-          try {
-            const fd = fs.openSync(tmp, "w");
-            try {
-              writeAll(fd, data);
-              fs.fsyncSync(fd);
-            } finally {
-              fs.closeSync(fd);
-            }
-            fs.renameSync(tmp, target);
-          } catch (e) {
-            // A failed write (a full disk) must not leave its partial temp file taking the space.
-            fs.rmSync(tmp, { force: true });
-            throw e;
-          }
-          this.fsyncDir(path.dirname(target));
+          // In the storage's own temporaries folder (swept after a crash), the chunk folder kept open.
+          writeFileAtomic(target, data, {
+            tmp: path.join(this.tmpDir, `${this.prefix}${this.tmpCount++}`),
+            fsyncDir: (dir) => this.fsyncDir(dir),
+          });
           const joined = key.join("/");
           if (!this.saveOrder.has(joined)) this.saveOrder.set(joined, this.saves++);
           if (this.isChunk(key)) {
@@ -414,10 +394,8 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     const file = this.filePath(["storage-adapter-id"]);
     if (this.readOnly || fs.existsSync(file)) return;
     this.ensureDir(path.dirname(file));
-    const tmp = path.join(this.directory, `.storage-id-${this.prefix}`);
-    fs.writeFileSync(tmp, randomUUID());
-    fs.renameSync(tmp, file);
-    fsyncPath(path.dirname(file));
+    // (Its temporary file was written without an fsync before: a crash could leave an empty id.)
+    writeFileAtomic(file, randomUUID(), { tmp: path.join(this.directory, `.storage-id-${this.prefix}`) });
   }
 
   /** True when some chunk of `documentId` is on disk. */
@@ -465,8 +443,8 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     if (created === undefined) return;
     // A new directory's entry lives in its parent: sync the parent of the outermost new one and
     // every new one down to `dir`.
-    fsyncPath(path.dirname(created));
-    for (let d = dir; d.length >= created.length; d = path.dirname(d)) fsyncPath(d);
+    fsyncDir(path.dirname(created));
+    for (let d = dir; d.length >= created.length; d = path.dirname(d)) fsyncDir(d);
     this.dirs.add(dir);
   }
 

@@ -12,8 +12,7 @@
  * that died between the store and the file) rewrites the file atomically: temp file, rename, fsync.
  */
 import fs from "node:fs";
-import path from "node:path";
-import type { StoredOp } from "@kumiki-graph/core";
+import { type StoredOp, writeFileAtomic } from "@kumiki-graph/core/read";
 
 interface Sidecar {
   readonly v: 2;
@@ -129,23 +128,12 @@ export class OpLogFile {
   /** Writes the whole file from `all` (the ops at `heads`), atomically. */
   rewrite(all: readonly StoredOp[], heads: readonly string[]): void {
     const sorted = [...all].sort(byId);
-    const tmp = `${this.path}.tmp-${process.pid}`;
-    const fd = fs.openSync(tmp, "w");
-    try {
-      // In slices, so a 100k-op log never needs one 30 MB string.
-      for (let i = 0; i < sorted.length; i += 4096) fs.writeSync(fd, lines(sorted.slice(i, i + 4096)));
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
+    // In slices, so a 100k-op log never needs one 30 MB string.
+    function* slices(): Generator<string> {
+      for (let i = 0; i < sorted.length; i += 4096) yield lines(sorted.slice(i, i + 4096));
     }
-    fs.renameSync(tmp, this.path);
+    writeFileAtomic(this.path, slices(), { tmp: `${this.path}.tmp-${process.pid}` });
     this.closeAppender();
-    const dfd = fs.openSync(path.dirname(this.path), "r");
-    try {
-      fs.fsyncSync(dfd);
-    } finally {
-      fs.closeSync(dfd);
-    }
     this.writeSidecar(heads, sorted.length > 0 ? sorted[sorted.length - 1]!["op-id"] : "");
   }
 

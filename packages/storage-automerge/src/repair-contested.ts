@@ -13,7 +13,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import * as A from "@automerge/automerge";
-import { makeDirs, opContentHash, type StoredOp } from "@kumiki-graph/core";
+import { makeDirs, opContentHash, type StoredOp, writeFileAtomic } from "@kumiki-graph/core";
 import { AutomergeOpLog, OP_LOG_KIND, type OpLogDocument } from "./automerge-op-log.js";
 import { eachOp } from "./change-check.js";
 import { snapshotName } from "./chunk-check.js";
@@ -92,8 +92,9 @@ export async function takeUpRemote(
   const out = new Set(contested.map((c) => c.opId));
   makeDirs(aside);
   const movedTo = path.join(aside, "contested-ops.jsonl");
-  // Every claim the remote does not hold as it is: the workspace's copies of the contested ops.
-  fs.writeFileSync(
+  // Every claim the remote does not hold as it is: the workspace's copies of the contested ops,
+  // durable before the document they come from is moved aside (it was written without an fsync).
+  writeFileAtomic(
     movedTo,
     claims
       .filter(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { codeInfo } from "../../src/check/codes.js";
-import { corpusMissingMessage, corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
+import { corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { brief, check, errorsOf } from "./helpers.js";
 import { applyAutoPatch } from "./patch-apply.js";
 import { CUSTOM_CAP, optionsFor, SEEDS, TODO } from "./seeds.js";
@@ -33,10 +33,6 @@ describe.skipIf(!hasCorpus)("the conformance corpus", () => {
       }
     }
   });
-});
-
-describe.skipIf(hasCorpus)("the conformance corpus (no corpus here)", () => {
-  it.skip(corpusMissingMessage, () => {});
 });
 
 describe.skipIf(!hasCorpus)("seeded mistakes", () => {

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type CheckOptions, checkProgram, createChecker } from "../../src/check/check.js";
 import type { CheckInput } from "../../src/check/graph.js";
-import { corpusMissingMessage, corpusProgram, hasCorpus } from "../support/corpus.js";
+import { corpusProgram, hasCorpus } from "../support/corpus.js";
 import { brief, inputsOf } from "./helpers.js";
 
 const POOL_PROGRAMS = [
@@ -199,8 +199,4 @@ app A
     graph.set(draft.id, draft);
     expect(checker.update([draft.id])).toEqual([]);
   });
-});
-
-describe.skipIf(hasCorpus)("incremental checking (no corpus here)", () => {
-  it.skip(corpusMissingMessage, () => {});
 });

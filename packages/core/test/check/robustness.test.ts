@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { codeInfo } from "../../src/check/codes.js";
 import { parseProgram } from "../../src/lang/parser.js";
-import { corpusMissingMessage, corpusPrograms, hasCorpus } from "../support/corpus.js";
+import { corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { check } from "./helpers.js";
 
 describe.skipIf(!hasCorpus)("robustness", () => {
@@ -35,8 +35,4 @@ describe.skipIf(!hasCorpus)("robustness", () => {
       { numRuns: 300 },
     );
   });
-});
-
-describe.skipIf(hasCorpus)("robustness (no corpus here)", () => {
-  it.skip(corpusMissingMessage, () => {});
 });

@@ -3,7 +3,7 @@ import { codeInfo } from "../../src/check/codes.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
 import { createCheckGate } from "../../src/integrity/gate.js";
 import { checkStore } from "../../src/integrity/store-check.js";
-import { corpusMissingMessage, corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
+import { corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { brief, errorsOf } from "./helpers.js";
 import { CUSTOM_CAP, manifest, optionsFor, SEEDS } from "./seeds.js";
 import { addItemsOf, seedMistake, storeFromPeer, storeOf } from "./store-support.js";
@@ -42,10 +42,6 @@ describe.skipIf(!hasCorpus)("checkStore over the conformance corpus", () => {
     expect(report.ok).toBe(false);
     expect(report.diagnostics[0]?.definition).toMatch(/^def_/);
   });
-});
-
-describe.skipIf(hasCorpus)("checkStore over the conformance corpus (no corpus here)", () => {
-  it.skip(corpusMissingMessage, () => {});
 });
 
 describe.skipIf(!hasCorpus)("seeded mistakes in a store", () => {

@@ -18,7 +18,7 @@ import { exportProgram } from "../../src/project/program.js";
 import type { BundleItem } from "../../src/store/inputs.js";
 import type { Store } from "../../src/store/store.js";
 import { brokenStoreOf, capsOf } from "../support/broken-store.js";
-import { brokenCases, conformanceRoot, corpusMissingMessage, hasConformance } from "../support/corpus.js";
+import { brokenCases, conformanceRoot, hasConformance } from "../support/corpus.js";
 
 /** The bundles each offered auto-patch normalizes to, in diagnostic order. */
 function offered(store: Store, check: CheckOptions): (readonly BundleItem[])[] {
@@ -52,8 +52,6 @@ async function applyAs(
 const cases = hasConformance ? brokenCases() : [];
 
 describe.skipIf(!hasConformance)("the auto-patches of one check compose", { timeout: 300_000 }, () => {
-  if (!hasConformance) it.skip(corpusMissingMessage, () => {});
-
   it("over every broken program: any order, any split into bundles, equals fix --apply", async () => {
     let programs = 0;
     let several = 0;

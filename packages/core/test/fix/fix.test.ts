@@ -7,7 +7,7 @@ import type { Store } from "../../src/store/store.js";
 import { brief, errorsOf } from "../check/helpers.js";
 import { TODO } from "../check/seeds.js";
 import { seedMistake, storeOf } from "../check/store-support.js";
-import { corpusMissingMessage, corpusProgram, hasCorpus } from "../support/corpus.js";
+import { corpusProgram, hasCorpus } from "../support/corpus.js";
 
 const PROGRAM = `slot count : Int = 0
 slot label : Text = "hi"
@@ -190,8 +190,4 @@ describe.skipIf(!hasCorpus)("the repair loop of ai-edit.md §9.6.2, on a store",
     const r = await applyFixes(store);
     expect(r.ok && r.value.remaining).toEqual([]);
   });
-});
-
-describe.skipIf(hasCorpus)("the repair loop of ai-edit.md §9.6.2, on a store (no corpus here)", () => {
-  it.skip(corpusMissingMessage, () => {});
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { exportProgram, importProgram } from "../../src/project/program.js";
-import { corpusMissingMessage, corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
+import { corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { memoryStore, must } from "./helpers.js";
 
 const PROGRAM = [
@@ -137,8 +137,4 @@ describe.skipIf(!hasCorpus)("with the full write gate (the checker)", () => {
     must(await importProgram(store, p.source));
     expect(exportProgram(store)).toBe(p.source);
   });
-});
-
-describe.skipIf(hasCorpus)("every corpus program (no corpus here)", () => {
-  it.skip(corpusMissingMessage, () => {});
 });

@@ -7,7 +7,7 @@ import { projectGraph } from "../../src/project/projection.js";
 import { syncFiles } from "../../src/project/sync-files.js";
 import { SYNC_STATE_FILE } from "../../src/project/sync-state.js";
 import type { Store } from "../../src/store/store.js";
-import { corpusMissingMessage, corpusPrograms, hasCorpus } from "../support/corpus.js";
+import { corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { get, memoryStore, must, snapshot, TempDirs } from "./helpers.js";
 
 const dirs = new TempDirs();
@@ -106,8 +106,4 @@ describe.skipIf(!hasCorpus)("graph → tree → graph on every corpus program", 
       expect(snapshot(root)).toEqual(tree);
     });
   }
-});
-
-describe.skipIf(hasCorpus)("graph → tree → graph on every corpus program (no corpus here)", () => {
-  it.skip(corpusMissingMessage, () => {});
 });

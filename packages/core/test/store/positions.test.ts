@@ -16,14 +16,7 @@ import { parseText } from "../../src/graph/materialize.js";
 import { checkStore } from "../../src/integrity/store-check.js";
 import type { Store } from "../../src/store/store.js";
 import { brokenStoreOf, capsOf } from "../support/broken-store.js";
-import {
-  brokenCases,
-  conformanceRoot,
-  corpusMissingMessage,
-  corpusProgram,
-  hasConformance,
-  hasCorpus,
-} from "../support/corpus.js";
+import { brokenCases, conformanceRoot, corpusProgram, hasConformance, hasCorpus } from "../support/corpus.js";
 
 /** The definition's lines as `body:N` numbers them, written out here on their own (line 1 first). */
 function bodyLines(text: string): string[] {
@@ -63,8 +56,6 @@ describe.skipIf(program === undefined)(
   "a refusal's position is the line an edit names",
   { timeout: 120_000 },
   () => {
-    if (program === undefined) it.skip(corpusMissingMessage, () => {});
-
     it("over every reference line of apps/05: an undefined name and a syntax error, each refused at body:N", async () => {
       const store = await brokenStoreOf(program!.source, undefined);
       const listed = store.list();
@@ -138,8 +129,6 @@ describe.skipIf(program === undefined)(
 );
 
 describe.skipIf(!hasConformance)("a diagnostic's span is its location's line", () => {
-  if (!hasConformance) it.skip(corpusMissingMessage, () => {});
-
   it("over every broken program of the conformance corpus: span.line is body:N, the column inside that line", async () => {
     let seen = 0;
     for (const c of brokenCases()) {

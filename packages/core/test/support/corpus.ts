@@ -7,14 +7,16 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../
 
 /**
  * The shared Kumiki reference material beside the repository (../shared/kumiki). A fresh clone
- * outside this workplace has none; tests that need it skip with {@link corpusMissingMessage}.
+ * outside this workplace has none; tests that need it are skipped, and the run says so once
+ * (test/shared-notice.ts, with {@link corpusMissingMessage}).
  */
 export const kumikiShared = resolve(repoRoot, "../shared/kumiki");
 
 /** True when ../shared/kumiki/examples is present. */
 export const hasCorpus = existsSync(join(kumikiShared, "examples"));
 
-export const corpusMissingMessage = `conformance corpus not found at ${kumikiShared}/examples: skipped (it lives beside the repository in this workplace)`;
+/** What a run says once when ../shared/kumiki is absent. */
+export const corpusMissingMessage = `the Kumiki conformance corpus and spec were not found at ${kumikiShared} (they live beside the repository in this workplace): every test that reads them is skipped`;
 
 /** One example program of the conformance corpus. */
 export interface CorpusProgram {

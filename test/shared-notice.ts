@@ -1,0 +1,13 @@
+/**
+ * Vitest's global setup: one line, once per run, when the Kumiki reference material beside the
+ * repository (../shared/kumiki: the conformance corpus and the spec) is absent, instead of a
+ * skipped placeholder in every file whose tests read it (those tests are skipped by name).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { corpusMissingMessage, hasCorpus, kumikiShared } from "../packages/core/test/support/corpus.js";
+
+export default function setup(): void {
+  if (hasCorpus && existsSync(join(kumikiShared, "spec", "errors.md"))) return;
+  process.stderr.write(`\n${corpusMissingMessage}\n\n`);
+}
