@@ -7,7 +7,13 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { corpusMissingMessage, hasCorpus, kumikiShared } from "../packages/core/test/support/corpus.js";
 
+/** Vitest runs a global setup once per project (four), in one process: said once for all. */
+const SAID = Symbol.for("kumiki.shared-notice");
+
 export default function setup(): void {
   if (hasCorpus && existsSync(join(kumikiShared, "spec", "errors.md"))) return;
+  const g = globalThis as { [SAID]?: boolean };
+  if (g[SAID] === true) return;
+  g[SAID] = true;
   process.stderr.write(`\n${corpusMissingMessage}\n\n`);
 }

@@ -68,6 +68,19 @@ export interface StorageFault {
   readonly message: string;
 }
 
+/** Every error a {@link DurableFSStorageAdapter} of this process threw (see {@link isStorageFault}). */
+const storageFaults = new WeakSet<object>();
+
+/**
+ * True when `e` is an error a storage write of this process threw (a disk fault: ENOSPC, EIO), not
+ * a bug. automerge-repo saves in the background too and does not catch a failed save: a process
+ * that holds a store open can let such a rejection go (the write that needed the save was refused
+ * by its flush, and the next save retries) and still end on every other unhandled rejection.
+ */
+export function isStorageFault(e: unknown): boolean {
+  return typeof e === "object" && e !== null && storageFaults.has(e);
+}
+
 /** Writes all of `data` to `fd`: a write may store only part of what it is given (a nearly full disk). */
 function writeAll(fd: number, data: Uint8Array): void {
   for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
@@ -241,7 +254,10 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
       if (bytes >= this.faultBytes) this.lastFault = undefined;
       return r;
     } catch (e) {
-      if (typeof e === "object" && e !== null) this.faults.add(e);
+      if (typeof e === "object" && e !== null) {
+        this.faults.add(e);
+        storageFaults.add(e);
+      }
       // The largest write that failed since the last success: what must fit again.
       this.faultBytes = this.lastFault === undefined ? bytes : Math.max(this.faultBytes, bytes);
       this.lastFault = {

@@ -30,6 +30,7 @@ export {
   type DamagedChunk,
   DurableFSStorageAdapter,
   type DurableStorageOptions,
+  isStorageFault,
   type StorageFault,
 } from "./fs-storage.js";
 export {

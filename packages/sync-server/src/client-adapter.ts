@@ -39,6 +39,13 @@ export interface ClientAdapterOptions {
   /** The longest delay between reconnection attempts, ms (default 10,000). */
   readonly maxRetryMs?: number;
   /**
+   * While no socket to a server ever opened, give up after this many failed attempts: a terminal
+   * `unreachable` failure naming the last error (a one-off sync or clone should not wait out its
+   * whole timeout against a server that is not there). Unset: retry until disconnected, as a live
+   * adapter does; one that reached a server once always retries (a restarted server comes back).
+   */
+  readonly connectTries?: number;
+  /**
    * Other servers of the same service (servers sharing one database): after a drop or a failed
    * connection the adapter connects to the next, in turn, so a client whose server died carries on
    * through another.
@@ -83,6 +90,10 @@ export class KumikiClientAdapter extends NetworkAdapter {
   private retryTimer: NodeJS.Timeout | undefined;
   /** Connections tried since the last that was taken (the back-off grows with the rounds). */
   private failedTries = 0;
+  /** When the first connection was tried. */
+  private firstAttempt: number | undefined;
+  /** A socket to the server opened once (it is there; a drop after that is waited out). */
+  private reached = false;
   private nextRequest = 1;
   private readonly pending = new Map<
     number,
@@ -245,7 +256,9 @@ export class KumikiClientAdapter extends NetworkAdapter {
     const ws = new WebSocket(this.url, { headers, perMessageDeflate: false });
     this.socket = ws;
     this.stats.attempts++;
+    this.firstAttempt ??= Date.now();
     ws.on("open", () => {
+      this.reached = true;
       const join = {
         type: "join",
         senderId: this.peerId,
@@ -311,6 +324,17 @@ export class KumikiClientAdapter extends NetworkAdapter {
           details: { url: this.url, closeCode: code },
         });
       this.dropped();
+      const tries = this.options.connectTries;
+      if (tries !== undefined && !this.reached && this.stats.attempts >= tries) {
+        const secs = ((Date.now() - (this.firstAttempt ?? Date.now())) / 1000).toFixed(1);
+        const why = this.lastProblem?.message ?? `cannot reach ${this.url}`;
+        this.terminal({
+          code: "unreachable",
+          message: `${why} (${this.stats.attempts} tries over ${secs} s, none answered); nothing was exchanged, every op stays where it was: check that the server runs (kumiki serve) and its address`,
+          details: { url: this.url, attempts: this.stats.attempts, servers: this.servers },
+        });
+        return;
+      }
       // The next server of the service, when there are others (the same one again otherwise).
       this.at = (this.at + 1) % this.servers.length;
       if (!this.stopped) this.retryTimer = setTimeout(() => this.open(), this.retryDelay());

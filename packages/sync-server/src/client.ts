@@ -40,7 +40,7 @@ import {
 } from "@kumiki-graph/storage-automerge";
 import { KumikiClientAdapter } from "./client-adapter.js";
 import type { FlushReply } from "./protocol.js";
-import { addRemote, graphSocketUrl, parseGraphAddress } from "./remotes.js";
+import { addRemote, checkServerUrl, graphSocketUrl, parseGraphAddress } from "./remotes.js";
 import { fail, ok, type SyncError, type SyncResult } from "./result.js";
 import { SyncStateKeeper } from "./sync-state.js";
 
@@ -50,6 +50,12 @@ export interface ConnectOptions {
   readonly token?: string;
   /** Give up after this many ms (default 60 000). */
   readonly timeoutMs?: number;
+  /**
+   * Give up after this many failed connection attempts when none succeeded (default 4: about
+   * 1.75 s of back-off against a server that refuses or a host that is not found), instead of
+   * waiting out `timeoutMs`. An attempt still under way (a slow network) is waited for.
+   */
+  readonly connectTries?: number;
   /** Progress lines (connecting, waiting), for a terminal. */
   readonly onProgress?: (message: string) => void;
 }
@@ -118,6 +124,7 @@ export interface CloneReport {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_CONNECT_TRIES = 4;
 
 function sameHeads(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
@@ -303,6 +310,10 @@ async function syncUntil(
   ms: number,
   stop: AbortSignal,
 ): Promise<SyncResult<SyncReport>> {
+  for (const url of [options.url, ...(options.alternates ?? [])]) {
+    const checked = checkServerUrl(url);
+    if (!checked.ok) return checked;
+  }
   const found = findWorkspace(dir);
   if (!found.ok) return { ok: false, error: { ...found.error, code: found.error.code } };
   const config = readConfig(found.value);
@@ -314,6 +325,7 @@ async function syncUntil(
   const adapter = new KumikiClientAdapter(sockets[0]!, {
     ...(options.token === undefined ? {} : { token: options.token }),
     ...(sockets.length > 1 ? { alternates: sockets.slice(1) } : {}),
+    connectTries: (options.connectTries ?? DEFAULT_CONNECT_TRIES) * sockets.length,
   });
   stop.addEventListener("abort", () => adapter.disconnect());
   const sent: Uint8Array[] = [];
@@ -471,10 +483,10 @@ export async function cloneWorkspace(
   const cleanUp = () => {
     fs.rmSync(createdRoot ? paths.root : paths.dir, { recursive: true, force: true });
   };
-  const adapter = new KumikiClientAdapter(
-    graphSocketUrl(server, graph),
-    options.token === undefined ? {} : { token: options.token },
-  );
+  const adapter = new KumikiClientAdapter(graphSocketUrl(server, graph), {
+    ...(options.token === undefined ? {} : { token: options.token }),
+    connectTries: options.connectTries ?? DEFAULT_CONNECT_TRIES,
+  });
   // Nothing to load for a new workspace; the keeper saves the sync state once installed.
   adapter.hideStorageId = true;
   options.onProgress?.(`connecting to ${server}…`);

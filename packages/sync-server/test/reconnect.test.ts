@@ -52,3 +52,54 @@ describe("KumikiClientAdapter: reconnecting", () => {
     expect(client.stats.connections).toBe(1);
   }, 30_000);
 });
+
+describe("a one-off sync or clone against no server", () => {
+  it("refuses a malformed server URL at once, and gives up on a server not there after a few tries, not at its timeout", async () => {
+    const { initWorkspace, openWorkspaceStore } = await import("@kumiki-graph/storage-automerge");
+    const { cloneWorkspace, syncWorkspace } = await import("../src/client.js");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-unreachable-"));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const ws = path.join(dir, "ws");
+    const init = await initWorkspace(ws);
+    if (!init.ok) throw new Error(init.error.message);
+    const graph = init.value.log.url;
+    await init.value.log.close();
+    const store = await openWorkspaceStore(ws, { author: "agent:a" });
+    if (!store.ok) throw new Error(store.error.message);
+    expect((await store.value.store.add({ layer: "slot", name: "kept", body: "Int = 1" })).ok).toBe(true);
+    await store.value.close();
+    const listing = () => fs.readdirSync(path.join(ws, ".kumiki"), { recursive: true }).sort();
+    const before = listing();
+
+    for (const url of ["htp://x", "not a url", "ws://u:p@127.0.0.1:1/"]) {
+      const r = await syncWorkspace(ws, { url, timeoutMs: 20_000 });
+      expect(r.ok ? "ok" : r.error.code, url).toBe("invalid-url");
+    }
+    const alternate = await syncWorkspace(ws, {
+      url: "ws://127.0.0.1:1",
+      alternates: ["http://x"],
+      timeoutMs: 20_000,
+    });
+    expect(alternate.ok ? "ok" : alternate.error.code).toBe("invalid-url");
+
+    // Ended by its tries (four with the back-off: 0, 0.25, 0.75, 1.75 s), not by the 20 s timeout,
+    // which would answer `timeout`, "did not finish within 20 s".
+    const port = await freePort();
+    const sync = await syncWorkspace(ws, { url: `ws://127.0.0.1:${port}`, timeoutMs: 20_000 });
+    expect(sync.ok).toBe(false);
+    if (sync.ok) return;
+    expect(sync.error.code).toBe("unreachable");
+    expect(sync.error.message).toMatch(
+      /ECONNREFUSED \(4 tries over [\d.]+ s, none answered\); nothing was exchanged/,
+    );
+    expect(listing()).toEqual(before);
+
+    const clone = await cloneWorkspace(`ws://127.0.0.1:${port}/${graph}`, path.join(dir, "copy"), {
+      timeoutMs: 20_000,
+    });
+    expect(clone.ok ? "ok" : `${clone.error.code}: ${clone.error.message}`).toMatch(
+      /^unreachable: .*4 tries/,
+    );
+    expect(fs.existsSync(path.join(dir, "copy"))).toBe(false);
+  }, 60_000);
+});
