@@ -21,13 +21,7 @@ import {
   makeDirs,
   type Store,
 } from "@kumiki-graph/core";
-import {
-  checkChanges,
-  type DocumentShape,
-  DurableFSStorageAdapter,
-  decodeChanges,
-  shapeOf,
-} from "@kumiki-graph/storage-automerge";
+import { checkChanges, DurableFSStorageAdapter, decodeChanges } from "@kumiki-graph/storage-automerge";
 import { type WebSocket, WebSocketServer } from "ws";
 import { GraphStores } from "./graph-stores.js";
 import type { PostgresStorageAdapter } from "./postgres-storage.js";
@@ -35,6 +29,7 @@ import { CLOSE_FORBIDDEN } from "./protocol.js";
 import { RefusalThrottle } from "./refusal-throttle.js";
 import { fail, ok, type SyncResult } from "./result.js";
 import { AccessControlledServerAdapter, type RefusalEvent } from "./server-adapter.js";
+import { ShapeCache } from "./shape-cache.js";
 import { SyncStateKeeper } from "./sync-state.js";
 import { type Access, type Grant, mayAuthor, OPEN_GRANT, type TokenTable, tokenDigest } from "./tokens.js";
 
@@ -328,7 +323,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   // says why (client-adapter.ts).
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
-  const shapes = new Map<string, DocumentShape>();
+  const shapes = new ShapeCache();
   /** Change hashes accepted per graph and maybe not applied yet. */
   const accepted = new Map<string, Set<string>>();
   const readyGraphs = () =>
@@ -355,8 +350,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       const doc = handle.isReady() ? handle.doc() : undefined;
       const decoded = decodeChanges(entries, doc);
       if (typeof decoded === "string") return { ok: false, reason: decoded };
-      if (!shapes.has(documentId)) shapes.set(documentId, shapeOf(doc));
-      const shape = shapes.get(documentId)!;
+      const shape = shapes.shape(documentId, doc);
       // Changes the server holds or accepted already (sent again: a reconnect, a reply that
       // crossed) were checked when they first came.
       const seen = accepted.get(documentId) ?? new Set<string>();
@@ -385,15 +379,11 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       }
       if (seen.size > 10_000 && doc !== undefined)
         for (const h of seen) if (A.hasHeads(doc, [h])) seen.delete(h);
-      // Merged into the one shape: concurrent checks of the same graph each add what they accepted.
-      shape.chunks ??= r.shape.chunks;
-      for (const l of r.shape.lists) shape.lists.add(l);
-      let newOps = 0;
-      for (const [id, claim] of r.shape.ops)
-        if (!shape.ops.has(id)) {
-          shape.ops.set(id, claim);
-          newOps++;
-        }
+      const newOps = shapes.accept(
+        documentId,
+        r.shape,
+        fresh.map((c) => c.hash),
+      );
       return { ok: true, newOps };
     },
     async flush(documentId) {
@@ -456,7 +446,9 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
       for (const c of chunks) if (c !== undefined) d = A.loadIncremental(d, c);
       return d;
     });
-    shapes.delete(documentId);
+    // Read again at the next check, keeping what was accepted and not applied yet (dropping the
+    // shape lost it: a peer's next push into a chunk list it had just made was refused).
+    shapes.stale(documentId);
   };
   // A chunk gone since its notice was compacted into a snapshot, whose own notice follows.
   const takeStoredElsewhere = (key: readonly string[]) =>
@@ -477,7 +469,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   const stores = new GraphStores(repo, {
     handleOf,
     ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
-    appended: (documentId) => shapes.delete(documentId),
+    appended: (documentId) => shapes.stale(documentId),
     // Every change the storage holds (other servers' included), taken into the loaded graph.
     catchUp,
     // Every change committed before now, taken in: behind the storage's notices when it has them
