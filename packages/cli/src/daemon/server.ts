@@ -187,7 +187,12 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       `${path.dirname(sock)} is not this user's own folder (mode 0700): remove it, then start again`,
     );
   if (fs.existsSync(sock)) {
-    if (await answers(sock)) throw new Error(`a daemon already serves ${options.root} (${sock})`);
+    if (await answers(sock)) {
+      // The call that started this one marked the start (client.ts): one serves, so the mark would
+      // only keep the next call that finds the daemon stopped from starting another, for 10 s.
+      fs.rmSync(startingPath(sock), { force: true });
+      throw new Error(`a daemon already serves ${options.root} (${sock})`);
+    }
     fs.rmSync(sock, { force: true });
   }
   const stores = new HeldStores();
@@ -363,7 +368,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (e) => {
+      fs.rmSync(startingPath(sock), { force: true }); // as above: another took the socket first
+      reject(e);
+    });
     server.listen(sock, () => resolve());
   });
   ownSocket = fs.statSync(sock, { bigint: true }).ino;
