@@ -34,6 +34,19 @@ function push(doc: Doc, ops: readonly StoredOp[], newList = false): { doc: Doc; 
   return { doc: next, change: A.getLastLocalChange(next)! };
 }
 
+/** The server's document: an op log holding `op`, written by actor aa…. */
+function baseDoc(op: StoredOp): Doc {
+  const init: OpLogDocument = { kind: new A.ImmutableString(OP_LOG_KIND), format: OP_LOG_FORMAT, chunks: [] };
+  return push(A.from(init as unknown as Record<string, unknown>, { actor: "aa".repeat(16) }) as Doc, [op])
+    .doc;
+}
+
+/** Another server's change (actor cc…) holding `op`, taken into `base` as the database brings it. */
+function takenFromElsewhere(base: Doc, op: StoredOp): Doc {
+  const other = push(A.clone(base, { actor: "cc".repeat(16) }), [op]);
+  return A.applyChanges(A.clone(base), [other.change])[0] as Doc;
+}
+
 /** The server's check of `changes` against the cache's shape for document "g", as server.ts runs it. */
 function check(cache: ShapeCache, doc: Doc, changes: readonly Uint8Array[]): string | undefined {
   const decoded = decodeChanges(changes, doc);
@@ -51,21 +64,13 @@ function check(cache: ShapeCache, doc: Doc, changes: readonly Uint8Array[]): str
 describe("the server's shape of a graph", () => {
   it("keeps what it accepted when the document took another server's change before applying it", async () => {
     const [a, b, c, d] = await makeOps(4);
-    const init: OpLogDocument = {
-      kind: new A.ImmutableString(OP_LOG_KIND),
-      format: OP_LOG_FORMAT,
-      chunks: [],
-    };
-    const base = push(A.from(init as unknown as Record<string, unknown>, { actor: "aa".repeat(16) }) as Doc, [
-      a!,
-    ]).doc;
+    const base = baseDoc(a!);
     const cache = new ShapeCache();
     // The server's document: the base. A peer's first push makes a new chunk list.
     const peer1 = push(A.clone(base, { actor: "bb".repeat(16) }), [b!], true);
     expect(check(cache, base, [peer1.change])).toBeUndefined();
     // Before the Repo applies it, the document takes another server's change from the database.
-    const other = push(A.clone(base, { actor: "cc".repeat(16) }), [c!]);
-    const served = A.applyChanges(A.clone(base), [other.change])[0] as Doc;
+    const served = takenFromElsewhere(base, c!);
     cache.stale("g");
     // The peer's next push goes into the list its first push made: accepted (was: "outside the op log").
     const peer2 = push(peer1.doc, [d!]);
@@ -74,19 +79,11 @@ describe("the server's shape of a graph", () => {
 
   it("sees an op-id the document took by another way, without being told: a second content is refused", async () => {
     const [a, b] = await makeOps(2);
-    const init: OpLogDocument = {
-      kind: new A.ImmutableString(OP_LOG_KIND),
-      format: OP_LOG_FORMAT,
-      chunks: [],
-    };
-    const base = push(A.from(init as unknown as Record<string, unknown>, { actor: "aa".repeat(16) }) as Doc, [
-      a!,
-    ]).doc;
+    const base = baseDoc(a!);
     const cache = new ShapeCache();
     cache.shape("g", base);
     // Another server's change holding op b, taken into the document (no stale() call).
-    const other = push(A.clone(base, { actor: "cc".repeat(16) }), [b!]);
-    const served = A.applyChanges(A.clone(base), [other.change])[0] as Doc;
+    const served = takenFromElsewhere(base, b!);
     // A peer pushes another op under b's op-id.
     const forged = push(A.clone(base, { actor: "bb".repeat(16) }), [{ ...b!, body: "Int = 99" } as StoredOp]);
     expect(check(cache, served, [forged.change])).toMatch(/already held with other content/);
