@@ -48,24 +48,6 @@ export interface StoreProvider {
   open(dir: string, author: string): Promise<HeldStore>;
 }
 
-let faultsLetGo = false;
-
-/**
- * automerge-repo also saves in the background and does not catch a failed save: on a full disk
- * that rejection went unhandled and ended the call with a raw ENOSPC stack (under load, when the
- * background save ran before the write's own flush, which refuses the write properly:
- * full-disk.e2e). A storage fault is let go here (the write was refused; nothing was stored);
- * any other unhandled rejection still ends the process, as it would without this.
- */
-function letBackgroundSaveFaultsGo(isStorageFault: (e: unknown) => boolean): void {
-  if (faultsLetGo) return;
-  faultsLetGo = true;
-  process.on("unhandledRejection", (reason) => {
-    if (isStorageFault(reason)) return;
-    throw reason;
-  });
-}
-
 /**
  * Opens the workspace at or above `dir` for writing as `author` (rejects with the CLI error the
  * open's refusal makes): what a call opens for itself, and what the daemon keeps open.
@@ -75,7 +57,9 @@ export async function openWorkspaceHeld(
   author: string,
 ): Promise<HeldStore & { close(): Promise<void> }> {
   const storage = await loadStorage();
-  letBackgroundSaveFaultsGo(storage.isStorageFault);
+  // automerge-repo's background saves are not caught: on a full disk one ended the call with a raw
+  // ENOSPC stack before the write's own flush refused it (full-disk.e2e, under load).
+  storage.letStorageFaultsGo();
   // The one way to open a workspace: the same manifest, gate and store as the MCP server.
   // As git finds .git: the workspace at or above the folder (core opens only the folder given unless asked).
   const ws = await storage.openWorkspaceStore(dir, { author, walkUp: true });

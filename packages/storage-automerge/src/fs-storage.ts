@@ -68,8 +68,19 @@ export interface StorageFault {
   readonly message: string;
 }
 
-/** Every error a {@link DurableFSStorageAdapter} of this process threw (see {@link isStorageFault}). */
-const storageFaults = new WeakSet<object>();
+/**
+ * Every error a {@link DurableFSStorageAdapter} of this process threw (see {@link isStorageFault}),
+ * in one set for every copy of this package the process loaded (the CLI's bundle holds one, the
+ * MCP server it runs loads the installed one).
+ */
+const storageFaults: WeakSet<object> = sharedFaults();
+
+function sharedFaults(): WeakSet<object> {
+  const g = globalThis as Record<symbol, WeakSet<object> | undefined>;
+  const key = Symbol.for("@kumiki-graph/storage-automerge:faults");
+  g[key] ??= new WeakSet<object>();
+  return g[key];
+}
 
 /**
  * True when `e` is an error a storage write of this process threw (a disk fault: ENOSPC, EIO), not
@@ -79,6 +90,25 @@ const storageFaults = new WeakSet<object>();
  */
 export function isStorageFault(e: unknown): boolean {
   return typeof e === "object" && e !== null && storageFaults.has(e);
+}
+
+/**
+ * For a process that holds stores open (the CLI's calls and daemon, the MCP server): automerge-repo
+ * saves in the background too and does not catch a failed save, so on a full disk an ENOSPC became
+ * an unhandled rejection and ended the process with a raw stack, though the write that needed the
+ * save is refused by its own flush. After this call such a rejection is let go; any other unhandled
+ * rejection still ends the process, as it would without it. Once per process (every copy of this
+ * package shares it).
+ */
+export function letStorageFaultsGo(): void {
+  const g = globalThis as Record<symbol, boolean | undefined>;
+  const key = Symbol.for("@kumiki-graph/storage-automerge:faults-let-go");
+  if (g[key] === true) return;
+  g[key] = true;
+  process.on("unhandledRejection", (reason) => {
+    if (isStorageFault(reason)) return;
+    throw reason;
+  });
 }
 
 /** Writes all of `data` to `fd`: a write may store only part of what it is given (a nearly full disk). */

@@ -31,6 +31,7 @@ export {
   DurableFSStorageAdapter,
   type DurableStorageOptions,
   isStorageFault,
+  letStorageFaultsGo,
   type StorageFault,
 } from "./fs-storage.js";
 export {

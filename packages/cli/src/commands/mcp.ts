@@ -70,6 +70,9 @@ export const mcpServe: Command = {
       return { json: report, text: lines.join("\n"), exit: report.ok ? 0 : 1 };
     }
     const limits = parseLimitAssignments(listOption(ctx.options, "limit"));
+    // The server holds its store open for as long as it serves: a background save that fails on a
+    // full disk must not end it (the write that needed it is refused by its own flush).
+    (await import("@kumiki-graph/storage-automerge")).letStorageFaultsGo();
     if (!limits.ok) throw usageError(`kumiki mcp serve: ${limits.message}`);
     // The ops are an agent's unless an author was given: user:$USER would misname them.
     const given = stringOption(ctx.options, "author") ?? (ctx.io.env.KUMIKI_AUTHOR || undefined);

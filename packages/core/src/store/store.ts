@@ -95,6 +95,12 @@ function cancelledWrite(): StoreResult<WriteReceipt> {
   return reject("cancelled", "the request was cancelled before its write was stored; nothing was written");
 }
 
+/** An error the operating system gave (a failed system call: `ENOSPC`, `EIO`, `EROFS`…), not a bug. */
+function isSystemError(e: unknown): boolean {
+  const x = e as { code?: unknown; syscall?: unknown } | null;
+  return typeof x?.code === "string" && /^E[A-Z0-9]+$/.test(x.code) && typeof x.syscall === "string";
+}
+
 /**
  * A log's append that threw, as a rejection: `store-damaged` when the log says its stored document
  * is damaged (an error whose `code` says so: it refuses writes until repaired), else `storage-failed`.
@@ -181,12 +187,23 @@ export class Store {
   }
 
   private exclusively<T>(fn: () => Promise<StoreResult<T>>): Promise<StoreResult<T>> {
+    let started = false;
     // A log that cannot take its lock because its workspace was removed or replaced says so by an
-    // error with that code: a refusal like any other, nothing written.
-    return this.live.exclusively(fn).catch((e: unknown) => {
-      if ((e as { code?: unknown } | null)?.code === "workspace-replaced") return storeFailure<T>(e, "");
-      throw e;
-    });
+    // error with that code: a refusal like any other, nothing written. So is a file system that
+    // failed the lock itself (a full disk cannot create the lock file: ENOSPC), before the write
+    // began — it was reported as a bug in the server.
+    return this.live
+      .exclusively(() => {
+        started = true;
+        return fn();
+      })
+      .catch((e: unknown) => {
+        const code = (e as { code?: unknown } | null)?.code;
+        if (code === "workspace-replaced") return storeFailure<T>(e, "");
+        if (!started && isSystemError(e))
+          return storeFailure<T>(e, "the workspace's lock could not be taken, so nothing was written");
+        throw e;
+      });
   }
 
   // -------------------------------------------------------------------------------------------
