@@ -2,11 +2,10 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { importProgram } from "@kumiki-graph/core";
-import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
-import { generateProgram } from "./generate.js";
+import { atSize } from "./generate.js";
 import { type BenchRow, measure, summarize, type Timing } from "./harness.js";
 import { corpusFile, repoRoot } from "./paths.js";
+import { seedWorkspace } from "./stores.js";
 
 /**
  * Issue 22 at scale: the real `kumiki` bin (a new process per call, as an agent runs it) on a
@@ -33,7 +32,7 @@ appendFileSync(${JSON.stringify(usage)}, JSON.stringify({ cpu: (u.userCPUTime + 
     const rows: BenchRow[] = [];
     const small = path.join(root, "defs-180");
     process.stderr.write("bench: cli, every verb: 180 definitions…\n");
-    await seed(small, base, 0);
+    await seedWorkspace(small, base, 0);
     rows.push(
       ...(await verbs(small, "180 defs", hook, usage, node, everyVerbCases(), (k) => {
         k(["add", "slot", "benchEdited", "Int = 0"]);
@@ -42,11 +41,11 @@ appendFileSync(${JSON.stringify(usage)}, JSON.stringify({ cpu: (u.userCPUTime + 
     );
     const five = path.join(root, "defs-5000");
     process.stderr.write("bench: cli at scale: 5,000 definitions…\n");
-    await seed(five, generateProgram({ name: "05-project-management", text: base }, 5_000, 20261204).text, 0);
+    await seedWorkspace(five, atSize(base, 5_000), 0);
     rows.push(...(await verbs(five, "5,000 defs", hook, usage, node, scaleCases())));
     const tenK = path.join(root, "ops-10k");
     process.stderr.write("bench: cli at scale: 10,000 ops…\n");
-    const ops = await seed(tenK, base, 10_000);
+    const ops = await seedWorkspace(tenK, base, 10_000);
     rows.push(
       ...(await verbs(tenK, `${ops.toLocaleString("en")} ops, 180 defs`, hook, usage, node, scaleCases())),
     );
@@ -81,42 +80,6 @@ async function timed(usage: string, fn: () => unknown, setup?: () => unknown): P
     cpu: summarize(timedRuns.map((u) => u.cpu)),
     rss: summarize(timedRuns.map((u) => u.rss)).median,
   };
-}
-
-/** A workspace holding `text` imported, then writes until it holds at least `ops` ops; returns the count. */
-async function seed(dir: string, text: string, ops: number): Promise<number> {
-  const init = await initWorkspace(dir);
-  if (!init.ok) throw new Error(init.error.message);
-  await init.value.log.close();
-  const ws = await openWorkspaceStore(dir, { author: "agent:seed" });
-  if (!ws.ok) throw new Error(ws.error.message);
-  try {
-    const imported = await importProgram(ws.value.store, text);
-    if (!imported.ok) throw new Error(imported.error.message);
-    const slots = Array.from({ length: 100 }, (_, i) => `benchSeed${i}`);
-    let held = ws.value.store.status().ops;
-    if (held < ops) {
-      const added = await ws.value.store.apply(
-        slots.map((name) => ({ op: "add" as const, layer: "slot" as const, name, body: "Int = 0" })),
-      );
-      if (!added.ok) throw new Error(added.error.message);
-      held += slots.length;
-    }
-    // Bundles of 100 replaces: one append each, as a multi-definition edit makes them.
-    for (let round = 1; held < ops; round++) {
-      const items = slots.map((name) => ({
-        op: "replace" as const,
-        qname: `slot.${name}`,
-        body: `Int = ${round}`,
-      }));
-      const r = await ws.value.store.apply(items);
-      if (!r.ok) throw new Error(r.error.message);
-      held += items.length;
-    }
-    return ws.value.store.status().ops;
-  } finally {
-    await ws.value.close();
-  }
 }
 
 /** One measured call: `run` timed, `setup` before each run (untimed). */

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { exportProgram } from "@kumiki-graph/core";
-import { generateProgram } from "./generate.js";
+import { atSize } from "./generate.js";
 import { type BenchRow, measure } from "./harness.js";
 import { corpusFile } from "./paths.js";
 import { importedStore } from "./stores.js";
@@ -30,7 +30,7 @@ export async function benchExport(): Promise<BenchRow[]> {
   const points: { n: number; ms: number }[] = [];
   const viewPoints: { n: number; ms: number }[] = [];
   for (const n of SIZES) {
-    const text = generateProgram({ name: "05-project-management", text: base }, n, 20261204).text;
+    const text = atSize(base, n);
     const store = await importedStore(text);
     if (exportProgram(store) !== text) throw new Error(`export at ${n} definitions is not the imported text`);
     const exported = await measure(() => exportProgram(store), { runs: 25, warmup: 3 });

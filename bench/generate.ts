@@ -40,6 +40,14 @@ function parse(p: SourceProgram): Parsed {
 }
 
 /**
+ * apps/05-project-management's text (`base`) scaled to `size` definitions with the benches' one
+ * seed: the program the scale, export, write-path and CLI benches measure at each size.
+ */
+export function atSize(base: string, size: number): string {
+  return generateProgram({ name: "05-project-management", text: base }, size, 20261204).text;
+}
+
+/**
  * Scales a real program up to exactly `size` definitions that form one valid program: copies of
  * `base` whose every name gets a copy suffix (references follow, as a store rename would), so the
  * copies never collide and every reference stays bound. Only the first copy keeps the `app` (a

@@ -15,16 +15,16 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { importProgram } from "@kumiki-graph/core";
 import { createMcpServer } from "@kumiki-graph/mcp";
-import { initWorkspace, openWorkspaceStore } from "@kumiki-graph/storage-automerge";
+import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { syncWorkspace } from "@kumiki-graph/sync-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { generateProgram } from "./generate.js";
+import { atSize } from "./generate.js";
 import { type BenchRow, measure, summarize } from "./harness.js";
 import { corpusFile } from "./paths.js";
 import { startBin } from "./services.js";
+import { seedWorkspace } from "./stores.js";
 
 const RUNS = 30;
 /** Syncs timed per size, each of {@link SYNC_OPS} new ops. */
@@ -37,15 +37,12 @@ export async function benchWritePath(): Promise<BenchRow[]> {
   const base = readFileSync(file, "utf8");
   const rows: BenchRow[] = [];
   for (const size of [180, 5_000]) {
-    const text =
-      size === 180
-        ? base
-        : generateProgram({ name: "05-project-management", text: base }, size, 20261204).text;
+    const text = size === 180 ? base : atSize(base, size);
     const dir = mkdtempSync(path.join(tmpdir(), "kumiki-bench-write-"));
     const label = `${size.toLocaleString("en")} defs`;
     try {
       const ws = path.join(dir, "ws");
-      await seed(ws, text);
+      await seedWorkspace(ws, text);
       rows.push(await storeWrites(ws, label));
       rows.push(await mcpWrites(ws, label));
       rows.push(await serverSyncs(ws, path.join(dir, "server"), label));
@@ -54,18 +51,6 @@ export async function benchWritePath(): Promise<BenchRow[]> {
     }
   }
   return rows;
-}
-
-/** A workspace at `dir` holding `text`, imported in one go. */
-async function seed(dir: string, text: string): Promise<void> {
-  const init = await initWorkspace(dir);
-  if (!init.ok) throw new Error(init.error.message);
-  await init.value.log.close();
-  const loader = await openWorkspaceStore(dir, { author: "agent:import" });
-  if (!loader.ok) throw new Error(loader.error.message);
-  const imported = await importProgram(loader.value.store, text);
-  if (!imported.ok) throw new Error(imported.error.message);
-  await loader.value.close();
 }
 
 /** Wall per call of `write` over {@link RUNS} runs after 10 untimed, and this process's CPU per call. */
