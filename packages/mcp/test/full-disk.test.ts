@@ -5,11 +5,10 @@
  * lock file it could not create was one) — and stays up: automerge-repo's background saves fail on
  * the full disk too, and nothing catches them (they could end the process with an ENOSPC stack).
  *
- * Not asserted, because they do not hold yet (issue notes of 2026-12-06): that a refused add is
- * never seen or stored later — the refused change stays in the server's open document (seen: a
- * 10-byte add refused at 4 KiB free, then shown by kumiki_view once the space came back); and that
- * a write works again once there is space — the op log refuses every write after a failed one until
- * it is reopened, while the error says "retry the call".
+ * A refused add is never seen or stored later (it stayed in the server's open document, and
+ * kumiki_view showed it once the space came back), and the next add once there is space is stored
+ * (the op log refused every write after a failed one until it was reopened, while the error said
+ * "retry the call").
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -37,6 +36,8 @@ describe("the MCP server on a disk that fills up", () => {
       const ws = path.join(disk, "ws");
       await workspaceFrom(ws, "slot first : Int = 1");
       const session = await connect(process.execPath, [kumikiBin, "mcp", "serve", "--store", ws]);
+      const refused: string[] = [];
+      const stored: string[] = [];
       try {
         const outcomes: string[] = [];
         let n = 0;
@@ -54,8 +55,10 @@ describe("the MCP server on a disk that fills up", () => {
             fs.rmSync(filler);
             const seen = await session.call("kumiki_view", { selector: `slot.${name}` });
             outcomes.push(`${leave}/${size}: ${added.isError ? "refused" : "stored"}`);
+            (added.isError ? refused : stored).push(name);
             if (!added.isError) expect(seen.isError, `${name} answered as added`).toBe(false);
             else {
+              expect(seen.isError, `${name} answered as refused, then shown`).toBe(true);
               const e = added.value.error as { kind: string; code: string };
               expect(
                 `${e.kind} ${e.code}`,
@@ -67,12 +70,18 @@ describe("the MCP server on a disk that fills up", () => {
           outcomes.some((o) => o.endsWith("refused")),
           outcomes.join(", "),
         ).toBe(true);
-        // Still up, and reading.
+        // Still up, reading, and writing again now that there is space.
         ok(await session.call("kumiki_view", { selector: "slot.first" }));
+        ok(await session.call("kumiki_add", { layer: "slot", name: "after", body: ": Int = 2" }));
+        ok(await session.call("kumiki_view", { selector: "slot.after" }));
         expect(session.stderr()).not.toMatch(/ENOSPC[\s\S]*at |handleErrorFromBinding/);
       } finally {
         await session.close();
       }
+      // What the disk holds once the server is gone: every stored add, no refused one.
+      const log = fs.readFileSync(path.join(ws, ".kumiki", "op-log.jsonl"), "utf8");
+      for (const name of stored) expect(log, `${name} stored`).toContain(`"${name}"`);
+      for (const name of refused) expect(log, `${name} refused`).not.toContain(`"${name}"`);
     },
     180_000,
   );

@@ -167,20 +167,41 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     | undefined;
   private readonly onChange = (payload: DocHandleChangePayload<OpLogDocument>) => this.received(payload);
 
+  /** The Repo, handle and storage: replaced together when the log is opened again after a failed append. */
+  private parts: { repo: Repo; handle: DocHandle<OpLogDocument>; storage: LogStorage };
+  /**
+   * How to open the document again from its folder after a failed append (see {@link refuse}):
+   * set for a log of its own Repo with no network, whose document nobody else holds.
+   */
+  private reopenWith: (AutomergeOpLogOptions & { readonly url: string }) | undefined;
+
   private constructor(
-    /** The Repo holding the document; sync reuses it (add a network adapter, share policy). */
-    readonly repo: Repo,
-    /** The graph document's handle. */
-    readonly handle: DocHandle<OpLogDocument>,
-    /** The storage adapter under the Repo (its `lock` guards every write). */
-    readonly storage: LogStorage,
+    repo: Repo,
+    handle: DocHandle<OpLogDocument>,
+    storage: LogStorage,
     options: AutomergeOpLogOptions,
   ) {
+    this.parts = { repo, handle, storage };
     this.chunkSize = Math.max(1, options.chunkSize ?? CHUNK_SIZE);
     this.replaced = options.replaced;
     // Read-only or damaged: the readable op log is read (for what the document lacks), never written.
     this.mirror = options.mirror;
     if (this.mirror !== undefined) this.mirror.document = handle.documentId;
+  }
+
+  /** The Repo holding the document; sync reuses it (add a network adapter, share policy). */
+  get repo(): Repo {
+    return this.parts.repo;
+  }
+
+  /** The graph document's handle. */
+  get handle(): DocHandle<OpLogDocument> {
+    return this.parts.handle;
+  }
+
+  /** The storage adapter under the Repo (its `lock` guards every write). */
+  get storage(): LogStorage {
+    return this.parts.storage;
   }
 
   /** The graph document's URL (what `.kumiki/config.json` records). */
@@ -217,6 +238,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       });
       await repo.flush([handle.documentId]);
       const log = new AutomergeOpLog<T>(repo, handle, storage, options);
+      log.reopenWith = reopenable(options, handle.url, storage);
       storage.foreignChunks(handle.documentId);
       handle.on("change", log.onChange);
       log.mirror?.update(log.ops, log.heads());
@@ -360,6 +382,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
         );
       }
       handle.on("change", log.onChange);
+      if (!empty) log.reopenWith = reopenable(options, url, storage);
       log.readAll(doc);
       log.decideContested(doc);
       // Everything on disk was just loaded: this records the generation (and merges any stragglers).
@@ -409,8 +432,10 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
    * promise resolves, then the readable op log brought up to date. Before writing, chunks other
    * processes wrote are merged (their ops reach {@link onRemote} first). A bad op (not a JSON object
    * with a string "op-id") rejects the whole call before anything is written. If the storage write
-   * fails the promise rejects and the log refuses further appends (reopen it): the bundle may still
-   * reach the disk whole, never in part.
+   * fails the promise rejects, and the refused ops are neither held nor written later (see
+   * {@link refuse}); the next append opens the document again from the folder first. A log that
+   * cannot be opened again (attached to a caller's Repo, or syncing over a network, whose peers
+   * may have the change already) refuses further appends instead: reopen it.
    */
   append(ops: readonly T[]): Promise<readonly T[]> {
     const run = this.queue.then(() => this.appendNow(ops));
@@ -419,6 +444,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   }
 
   private async appendNow(ops: readonly T[]): Promise<readonly T[]> {
+    if (this.failure !== undefined && this.reopenWith !== undefined && !this.closed) await this.reopen();
     this.assertWritable();
     const batch = new Map<string, T>();
     for (const op of ops) {
@@ -443,7 +469,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       try {
         await this.repo.flush([this.handle.documentId]);
       } catch (e) {
-        this.failure = e;
+        this.refuse(fresh, e);
         throw e;
       }
       this.attached?.();
@@ -586,6 +612,56 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
         cause: this.failure,
       });
     }
+  }
+
+  /**
+   * An append whose flush failed (a full disk, an I/O error): its change stays in the open document
+   * (Automerge cannot take a change back), so that document must never be saved again — a later
+   * save, once there is space, would store a write its caller was told was refused, and a retry
+   * would then store it twice. The storage is frozen (automerge-repo's pending saves are dropped),
+   * the refused ops are let go (reads never show them; {@link generation} is bumped because `all()`
+   * shrank), and the next append opens the document again from the folder ({@link reopen}).
+   */
+  private refuse(refused: readonly T[], e: unknown): void {
+    this.failure = e;
+    if (this.reopenWith === undefined) return;
+    this.storage.freeze();
+    const ids = new Set(refused.map((op) => op["op-id"]));
+    for (const id of ids) this.byId.delete(id);
+    const kept = this.ops.filter((op) => !ids.has(op["op-id"]));
+    this.ops.length = 0;
+    this.ops.push(...kept);
+    this.gen++;
+  }
+
+  /**
+   * Opens the document again from the folder after a failed append (see {@link refuse}): what the
+   * disk holds is the truth again, other processes' writes included, and appends work once there
+   * is space. Rides on the same lock (two instances on one path would exclude each other). The old
+   * Repo is shut down with its storage frozen, so it writes nothing.
+   */
+  private async reopen(): Promise<void> {
+    const with_ = this.reopenWith;
+    if (with_ === undefined) return;
+    const fresh = await AutomergeOpLog.open<T>(with_);
+    const old = this.parts;
+    old.handle.off("change", this.onChange);
+    await old.repo.shutdown().catch(() => undefined);
+    old.storage.dispose();
+    fresh.handle.off("change", fresh.onChange);
+    this.parts = fresh.parts;
+    this.handle.on("change", this.onChange);
+    this.ops.length = 0;
+    this.ops.push(...fresh.ops);
+    this.byId.clear();
+    for (const [id, op] of fresh.byId) this.byId.set(id, op);
+    this.undecided = fresh.undecided;
+    this.invalidEntries = fresh.invalidEntries;
+    this.damageFound = fresh.damageFound;
+    // Positions in all() may differ from what was held (the disk's order): readers read afresh.
+    this.gen++;
+    this.mirrored = { count: this.ops.length, heads: this.heads(), gen: this.gen };
+    this.failure = undefined;
   }
 
   /** The mirror is derived: a failure here is kept and retried, it does not undo a stored append. */
@@ -796,4 +872,18 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       }
     }
   }
+}
+
+/**
+ * How a log opened from `options` is opened again after a failed append (see AutomergeOpLog's
+ * `refuse`), or undefined when it cannot be: read-only (it never appends), or with a network (its
+ * peers may hold the refused change already, so what the folder holds is not the whole truth).
+ */
+function reopenable(
+  options: AutomergeOpLogOptions,
+  url: string,
+  storage: DurableFSStorageAdapter,
+): (AutomergeOpLogOptions & { readonly url: string }) | undefined {
+  if (options.readOnly === true || (options.network ?? []).length > 0) return undefined;
+  return { ...options, url, lock: storage.lock };
 }
