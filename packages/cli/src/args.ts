@@ -128,3 +128,60 @@ export function listOption(options: OptionValues, name: string): string[] {
 export function flag(options: OptionValues, name: string): boolean {
   return options[name] === true;
 }
+
+/** The environment variable an option of a verb with `prefix` is read from: `KUMIKI_SERVE_` + `token-file` → `KUMIKI_SERVE_TOKEN_FILE`. */
+export function environmentName(prefix: string, option: string): string {
+  return `${prefix}${option.toUpperCase().replace(/-/g, "_")}`;
+}
+
+const TRUE_WORDS = new Set(["1", "true", "yes", "on"]);
+const FALSE_WORDS = new Set(["0", "false", "no", "off"]);
+
+/**
+ * Fills the options the command line left out from environment variables named `prefix` and the
+ * option (see {@link environmentName}): the way a service is configured where flags are awkward (a
+ * container, a unit file). The command line wins, a list option's variable holds its values
+ * separated by commas, an empty variable counts as unset, and a boolean takes 1/true/yes/on or
+ * 0/false/no/off. A variable with the prefix that names no option (a typo) is a usage error, as an
+ * unknown flag is. `sources` says which options came from which variable, so a bad value's error
+ * names the variable the user set.
+ */
+export function withEnvironment(
+  verb: string,
+  parsed: ParsedArgs,
+  specs: OptionSpecs,
+  prefix: string,
+  env: Readonly<Record<string, string | undefined>>,
+): ParsedArgs & { readonly sources: ReadonlyMap<string, string> } {
+  const byVariable = new Map(Object.keys(specs).map((name) => [environmentName(prefix, name), name]));
+  for (const variable of Object.keys(env)) {
+    if (!variable.startsWith(prefix) || byVariable.has(variable) || (env[variable] ?? "") === "") continue;
+    throw usageError(
+      `kumiki ${verb}: unknown environment variable ${variable}: the ones read are ${[...byVariable.keys()].join(", ")}`,
+      { variable },
+    );
+  }
+  const options: Record<string, boolean | string | readonly string[] | undefined> = { ...parsed.options };
+  const sources = new Map<string, string>();
+  for (const [variable, name] of byVariable) {
+    const text = env[variable];
+    if (text === undefined || text === "" || options[name] !== undefined) continue;
+    const spec = specs[name]!;
+    if (spec.type === "boolean") {
+      const word = text.trim().toLowerCase();
+      if (!TRUE_WORDS.has(word) && !FALSE_WORDS.has(word))
+        throw usageError(
+          `kumiki ${verb}: ${variable} takes 1, true, yes or on (or 0, false, no, off), got ${JSON.stringify(text.slice(0, 80))}`,
+          { variable },
+        );
+      options[name] = TRUE_WORDS.has(word);
+    } else if (spec.multiple === true) {
+      options[name] = text
+        .split(",")
+        .map((v) => v.trim())
+        .filter((v) => v !== "");
+    } else options[name] = text;
+    sources.set(name, variable);
+  }
+  return { positionals: parsed.positionals, options, sources };
+}

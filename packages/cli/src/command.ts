@@ -25,6 +25,11 @@ export interface CommandContext {
   /** `--store`, resolved against cwd, when given. */
   readonly storeDir: string | undefined;
   /**
+   * An option as the user gave it, for an error about its value: `--port`, or the environment
+   * variable it was read from (`KUMIKI_SERVE_PORT`, see {@link Command.environment}).
+   */
+  optionName(name: string): string;
+  /**
    * Opens the workspace's store (found from `--store` or upward from cwd). Opened once per
    * invocation; `main` closes it after the verb returns, so writes are durable before exit.
    */
@@ -76,6 +81,11 @@ export interface Command {
   readonly options: OptionSpecs;
   /** How many positionals it takes; outside the range is a usage error (exit 2). */
   readonly positionals: { readonly min: number; readonly max: number; readonly names: string };
+  /**
+   * The prefix of the environment variables this verb's options are also read from (`KUMIKI_SERVE_`:
+   * `--token-file` from `KUMIKI_SERVE_TOKEN_FILE`); the command line wins (args.ts withEnvironment).
+   */
+  readonly environment?: string;
   run(ctx: CommandContext): Promise<CommandResult>;
 }
 

@@ -75,6 +75,7 @@ export function createContext(
   positionals: readonly string[],
   options: OptionValues,
   stores?: StoreProvider,
+  sources: ReadonlyMap<string, string> = new Map(),
 ): OpenContext {
   const json = options.json === true;
   const storeOption = stringOption(options, "store");
@@ -118,6 +119,7 @@ export function createContext(
     author,
     task: stringOption(options, "task"),
     storeDir,
+    optionName: (name) => sources.get(name) ?? `--${name}`,
     async openStore() {
       return (await openFull()).store;
     },

@@ -1,13 +1,14 @@
 /**
  * `kumiki --help` and `kumiki <verb> --help`.
  */
-import { GLOBAL_OPTIONS, type OptionSpecs } from "./args.js";
+import { environmentName, GLOBAL_OPTIONS, type OptionSpecs } from "./args.js";
 import type { Command } from "./command.js";
 
-function optionLines(specs: OptionSpecs): string[] {
+function optionLines(specs: OptionSpecs, environment?: string): string[] {
   const rows = Object.entries(specs).map(([name, s]) => {
     const head = `${s.short === undefined ? "    " : `-${s.short}, `}--${name}${s.type === "string" ? ` ${s.value ?? "VALUE"}` : ""}`;
-    return [head, s.description] as const;
+    const env = environment === undefined ? "" : ` (or ${environmentName(environment, name)})`;
+    return [head, `${s.description}${env}`] as const;
   });
   const width = Math.max(0, ...rows.map(([h]) => h.length));
   return rows.map(([h, d]) => `  ${h.padEnd(width)}  ${d}`);
@@ -16,7 +17,7 @@ function optionLines(specs: OptionSpecs): string[] {
 /** `kumiki <verb> --help`. */
 export function verbHelp(c: Command): string {
   const lines = [`kumiki ${c.name} — ${c.summary}`, "", "Usage:", ...c.usage.map((u) => `  kumiki ${u}`)];
-  if (Object.keys(c.options).length > 0) lines.push("", "Options:", ...optionLines(c.options));
+  if (Object.keys(c.options).length > 0) lines.push("", "Options:", ...optionLines(c.options, c.environment));
   lines.push("", "Global options:", ...optionLines(GLOBAL_OPTIONS));
   if (c.examples.length > 0) lines.push("", "Examples:", ...c.examples.map((e) => `  ${e}`));
   return `${lines.join("\n")}\n`;

@@ -3,7 +3,7 @@
  * turns a failure into the exit codes of §9.2.5.
  */
 import { readFileSync } from "node:fs";
-import { GLOBAL_OPTIONS, parseCommandArgs } from "./args.js";
+import { GLOBAL_OPTIONS, parseCommandArgs, withEnvironment } from "./args.js";
 import { type Command, type CommandResult, type LazyCommand, resolveCommand } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
 import { checkAuthor, createContext, type StoreProvider } from "./context.js";
@@ -148,7 +148,11 @@ export async function main(
   const name = verb.name;
   try {
     const command = await resolveCommand(verb);
-    const parsed = parseCommandArgs(name, [...globals, ...rest], command.options);
+    const given = parseCommandArgs(name, [...globals, ...rest], command.options);
+    const parsed =
+      command.environment === undefined || given.options.help === true
+        ? { ...given, sources: new Map<string, string>() }
+        : withEnvironment(name, given, command.options, command.environment, io.env);
     if (parsed.options.help === true) {
       io.stdout(verbHelp(command));
       return 0;
@@ -165,7 +169,14 @@ export async function main(
         `kumiki ${name}: expected ${want} argument${want === "1" ? "" : "s"} (${command.positionals.names}), got ${n}: run 'kumiki ${name} --help'`,
       );
     }
-    const opened = createContext(io, name, parsed.positionals, parsed.options, options.stores);
+    const opened = createContext(
+      io,
+      name,
+      parsed.positionals,
+      parsed.options,
+      options.stores,
+      parsed.sources,
+    );
     close = opened.close;
     await checkAuthor(opened.ctx.author);
     const result = await command.run(opened.ctx);

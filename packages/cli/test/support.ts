@@ -99,8 +99,12 @@ app    Counter
 export async function startBin(
   args: readonly string[],
   listening: RegExp = /listening on (ws:\/\/\S+)/,
+  env: Readonly<Record<string, string>> = {},
 ): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
   let out = "";
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ${listening} within 20 s: ${out}`)), 20_000);

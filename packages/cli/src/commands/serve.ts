@@ -19,7 +19,8 @@ import { untilStopped } from "../stop-signal.js";
  * graph to disk and exits 0. The first line on stdout says where it listens (JSON with --json);
  * connection and refusal lines go to stderr. SIGHUP reads the token file again; a token taken out
  * of it is withdrawn from its connections. On PostgreSQL the tokens are the database's, shared live
- * by every server of the service: `--token-file` stores its tokens there (SIGHUP: again).
+ * by every server of the service: `--token-file` stores its tokens there (SIGHUP: again). Every
+ * option is also read from `KUMIKI_SERVE_<OPTION>` (docs/sync.md), the command line winning.
  */
 export const serve: Command = {
   name: "serve",
@@ -95,19 +96,23 @@ export const serve: Command = {
     },
   },
   positionals: { min: 0, max: 0, names: "none" },
+  // A service is configured by its environment where flags are awkward (a container, a unit file).
+  environment: "KUMIKI_SERVE_",
   async run(ctx) {
     const portText = stringOption(ctx.options, "port") ?? "7420";
     const port = Number(portText);
     if (!/^\d+$/.test(portText) || port > 65535)
       throw usageError(
-        `kumiki serve: --port must be a number from 0 to 65535, got ${JSON.stringify(portText)}`,
+        `kumiki serve: ${ctx.optionName("port")} must be a number from 0 to 65535, got ${JSON.stringify(portText)}`,
       );
     const storageUrl = stringOption(ctx.options, "storage");
     if (storageUrl !== undefined && stringOption(ctx.options, "data") !== undefined)
-      throw usageError("kumiki serve: give --data DIR or --storage postgres://…, not both");
+      throw usageError(
+        `kumiki serve: give ${ctx.optionName("data")} or ${ctx.optionName("storage")} (postgres://…), not both`,
+      );
     if (storageUrl !== undefined && !/^postgres(ql)?:\/\//.test(storageUrl))
       throw usageError(
-        `kumiki serve: --storage takes a PostgreSQL URL (postgres://user@host:5432/db), got ${JSON.stringify(redactedUrl(storageUrl))}`,
+        `kumiki serve: ${ctx.optionName("storage")} takes a PostgreSQL URL (postgres://user@host:5432/db), got ${JSON.stringify(redactedUrl(storageUrl))}`,
       );
     const mib = (name: string): number | undefined => {
       const text = stringOption(ctx.options, name);
@@ -115,7 +120,7 @@ export const serve: Command = {
       const n = Number(text);
       if (!/^\d+(\.\d+)?$/.test(text) || n <= 0 || n > 4096)
         throw usageError(
-          `kumiki serve: --${name} takes MiB from 0.001 to 4096 (64, 0.5), got ${JSON.stringify(text)}`,
+          `kumiki serve: ${ctx.optionName(name)} takes MiB from 0.001 to 4096 (64, 0.5), got ${JSON.stringify(text)}`,
         );
       return Math.round(n * 1024 * 1024);
     };
@@ -129,10 +134,13 @@ export const serve: Command = {
       const read = readCapabilityManifest(dir);
       if (!read.ok) throw failure(read.error.code, read.error.message);
       if (read.value === undefined)
-        throw usageError(`kumiki serve: --caps ${capsDir}: no ${CAPS_FILE} in ${dir}`);
+        throw usageError(`kumiki serve: ${ctx.optionName("caps")} ${capsDir}: no ${CAPS_FILE} in ${dir}`);
       capabilities = read.value;
     }
-    const mcpLimits = parseLimitAssignments(listOption(ctx.options, "mcp-limit"), "--mcp-limit");
+    const mcpLimits = parseLimitAssignments(
+      listOption(ctx.options, "mcp-limit"),
+      ctx.optionName("mcp-limit"),
+    );
     if (!mcpLimits.ok) throw usageError(`kumiki serve: ${mcpLimits.message}`);
     const dataDir = path.resolve(ctx.io.cwd, stringOption(ctx.options, "data") ?? "kumiki-server");
     const tokenFile = stringOption(ctx.options, "token-file");
