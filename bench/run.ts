@@ -13,6 +13,7 @@ import { benchLang } from "./lang.js";
 import { benchLive } from "./live.js";
 import { benchMcpContext } from "./mcp-context.js";
 import { benchMcpHttp } from "./mcp-http.js";
+import { benchMetrics } from "./metrics.js";
 import { benchRepair } from "./repair.js";
 import { benchScale } from "./scale.js";
 import { benchStore } from "./store.js";
@@ -34,6 +35,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["damage and repair (10k ops)", benchDamage],
   ["sync", benchSync],
   ["sync service (servers on FS and PostgreSQL)", benchSyncService],
+  ["metrics scrape of the sync server", benchMetrics],
   ["cli (real bin)", benchCli],
   ["cli at scale (5,000 definitions; 10,000 ops)", benchCliScale],
 ];

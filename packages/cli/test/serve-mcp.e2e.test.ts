@@ -156,6 +156,16 @@ describe("kumiki serve: MCP for each graph", () => {
         );
         expect(r.status, String(token)).toBe(status);
       }
+      // The MCP requests are timed on /metrics by HTTP status: answered ones and refused ones.
+      const metrics = await (await fetch(`${server.url.replace(/^ws/, "http")}/metrics`)).text();
+      const count = (status: number) =>
+        Number(
+          new RegExp(`^kumiki_mcp_request_seconds_count\\{status="${status}"\\} (\\d+)$`, "m").exec(
+            metrics,
+          )?.[1],
+        );
+      expect(count(200)).toBeGreaterThanOrEqual(6);
+      expect([count(401), count(403)]).toEqual([1, 2]);
       // Alice's token withdrawn (SIGHUP reads the file again): her session is ended, her next call refused.
       fs.writeFileSync(path.join(root, "tokens.json"), tokenFile(graph, false));
       server.child.kill("SIGHUP");

@@ -57,8 +57,10 @@ export {
 export {
   AccessControlledServerAdapter,
   type CheckVerdict,
+  type RefusalCode,
   type RefusalEvent,
   type ServerChecks,
+  type SlowPeerEvent,
 } from "./server-adapter.js";
 export {
   type Access,

@@ -48,7 +48,7 @@ export interface ServerChecks {
    */
   readonly maxBufferedBytes?: number;
   /** Told of every peer dropped for reading too slowly (`reason` gives the bytes it left unread). */
-  onSlowPeer?(event: RefusalEvent): void;
+  onSlowPeer?(event: SlowPeerEvent): void;
 }
 
 /** What {@link ServerChecks.check} decided. */
@@ -57,13 +57,37 @@ export type CheckVerdict =
   | { readonly ok: false; readonly reason: string };
 
 /** A refused message. */
+/** Why a server refused a connection or a message, as `/metrics` counts it. */
+export type RefusalCode =
+  /** A WebSocket upgrade without a token where tokens are required. */
+  | "unauthorized"
+  /** A token the server does not accept, or that grants no access to the graph. */
+  | "forbidden"
+  /** A client refused again and again, held back for a while (HTTP 429). */
+  | "too-many-refusals"
+  /** A message over maxMessageBytes: the connection closed unread (1009). */
+  | "message-too-large"
+  /** A peer id already connected with another token. */
+  | "peer-id-taken"
+  /** A sync message that does not decode. */
+  | "undecodable"
+  /** Changes the server's check refused (malformed, too large, by an author the token may not push as, read-only). */
+  | "change-refused"
+  /** A message whose screening failed on the server's side. */
+  | "internal";
+
 export interface RefusalEvent {
   readonly peer: string;
   /** The token entry's name. */
   readonly token: string;
   readonly documentId: string | undefined;
   readonly reason: string;
+  /** Why, as a stable code (what `/metrics` counts refusals by). */
+  readonly code: RefusalCode;
 }
+
+/** A peer dropped for leaving more than maxBufferedBytes unread: who, and how much. */
+export type SlowPeerEvent = Omit<RefusalEvent, "code">;
 
 interface Screened {
   readonly senderId?: PeerId;
@@ -149,7 +173,13 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
     const run = (this.queues.get(ws) ?? Promise.resolve())
       .then(() => this.screen(messageBytes, ws))
       .catch((e: unknown) => {
-        this.refuse(ws, undefined, undefined, `internal error while screening a message: ${String(e)}`);
+        this.refuse(
+          ws,
+          undefined,
+          undefined,
+          "internal",
+          `internal error while screening a message: ${String(e)}`,
+        );
       });
     this.queues.set(ws, run);
   }
@@ -206,10 +236,17 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
     ws: WebSocket,
     peer: PeerId | undefined,
     documentId: string | undefined,
+    code: RefusalCode,
     reason: string,
   ): void {
     const grant = this.checks.grantOf(ws);
-    this.checks.onRefused({ peer: peer ?? "(unknown)", token: grant?.name ?? "(none)", documentId, reason });
+    this.checks.onRefused({
+      peer: peer ?? "(unknown)",
+      token: grant?.name ?? "(none)",
+      documentId,
+      reason,
+      code,
+    });
     if (peer !== undefined && this.peerId !== undefined)
       this.reply(ws, { type: "error", senderId: this.peerId, targetId: peer, message: `refused: ${reason}` });
     ws.close(CLOSE_REFUSED, closeReason(`refused: ${reason}`));
@@ -238,7 +275,13 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
       const current = this.sockets[sender] as WebSocket | undefined;
       const held = this.grants.get(sender);
       if (current !== undefined && current !== ws && current.readyState === current.OPEN && held !== grant) {
-        this.refuse(ws, sender, undefined, `peer id ${sender} is connected with another token`);
+        this.refuse(
+          ws,
+          sender,
+          undefined,
+          "peer-id-taken",
+          `peer id ${sender} is connected with another token`,
+        );
         return;
       }
       this.grants.set(sender, grant);
@@ -280,7 +323,13 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
         try {
           decoded = A.decodeSyncMessage(message.data);
         } catch (e) {
-          this.refuse(ws, sender, documentId, `undecodable sync message: ${(e as Error).message}`);
+          this.refuse(
+            ws,
+            sender,
+            documentId,
+            "undecodable",
+            `undecodable sync message: ${(e as Error).message}`,
+          );
           return;
         }
         if (decoded.changes.length === 0) {
@@ -296,7 +345,7 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
         }
         const verdict = await this.checks.check(documentId, decoded.changes, grant);
         if (!verdict.ok) {
-          this.refuse(ws, sender, documentId, verdict.reason);
+          this.refuse(ws, sender, documentId, "change-refused", verdict.reason);
           return;
         }
         const counts = this.taken.get(ws) ?? new Map<string, number>();

@@ -24,11 +24,12 @@ import {
 import { checkChanges, DurableFSStorageAdapter, decodeChanges } from "@kumiki-graph/storage-automerge";
 import { type WebSocket, WebSocketServer } from "ws";
 import { GraphStores } from "./graph-stores.js";
+import { ServerMetrics } from "./metrics.js";
 import type { PostgresStorageAdapter } from "./postgres-storage.js";
 import { CLOSE_FORBIDDEN } from "./protocol.js";
 import { RefusalThrottle } from "./refusal-throttle.js";
 import { fail, ok, type SyncResult } from "./result.js";
-import { AccessControlledServerAdapter, type RefusalEvent } from "./server-adapter.js";
+import { AccessControlledServerAdapter, type CheckVerdict, type RefusalEvent } from "./server-adapter.js";
 import { ShapeCache } from "./shape-cache.js";
 import { SyncStateKeeper } from "./sync-state.js";
 import { type Access, type Grant, mayAuthor, OPEN_GRANT, type TokenTable, tokenDigest } from "./tokens.js";
@@ -224,6 +225,8 @@ export interface SyncServer {
   health(): SyncServerHealth;
   /** Refusals so far, oldest first. */
   refusals(): readonly RefusalEvent[];
+  /** What `GET /metrics` answers: the server's metrics in Prometheus' text format (metrics.ts). */
+  metrics(): Promise<string>;
   /**
    * The server's own store of a graph (`automerge:<id>`), opened on first use (graph-stores.ts):
    * its writes are the server's copy's, durable before they are answered and sent on to peers.
@@ -281,8 +284,15 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   const refusals: RefusalEvent[] = [];
   let refusedCount = 0;
   let slowPeers = 0;
+  // Read at each scrape; `wss`, `repo` and `storage` are set before the server listens.
+  const metrics = new ServerMetrics({
+    connections: () => wss.clients.size,
+    graphs: () => Object.keys(repo.handles).length,
+    storageFault: () => storage.fault !== undefined,
+  });
   const noteRefusal = (e: RefusalEvent) => {
     refusedCount++;
+    metrics.refused(e.code);
     refusals.push(e);
     if (refusals.length > 1000) refusals.shift();
     log(`refused ${e.peer} (token ${e.token})${e.documentId ? ` on ${e.documentId}` : ""}: ${e.reason}`);
@@ -343,66 +353,83 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     return handle;
   };
 
+  /** The check of a pushed message's changes: decoded, new ones only, by the graph's shape and the token's authors. */
+  const checkPushed = async (
+    documentId: string,
+    entries: readonly Uint8Array[],
+    grant: Grant,
+  ): Promise<CheckVerdict> => {
+    const handle = await handleOf(documentId);
+    const doc = handle.isReady() ? handle.doc() : undefined;
+    const decoded = decodeChanges(entries, doc);
+    if (typeof decoded === "string") return { ok: false, reason: decoded };
+    const shape = shapes.shape(documentId, doc);
+    // Changes the server holds or accepted already (sent again: a reconnect, a reply that
+    // crossed) were checked when they first came.
+    const seen = accepted.get(documentId) ?? new Set<string>();
+    accepted.set(documentId, seen);
+    const fresh: typeof decoded = [];
+    for (const c of decoded) {
+      if (seen.has(c.hash) || (doc !== undefined && A.hasHeads(doc, [c.hash]))) continue;
+      seen.add(c.hash);
+      fresh.push(c);
+    }
+    const authors = grant.authors;
+    const r = checkChanges(shape, fresh, {
+      maxBundleBytes: maxChangeBytes,
+      ...(authors === undefined
+        ? {}
+        : {
+            refuseAuthor: (author: string) =>
+              mayAuthor(authors, author)
+                ? undefined
+                : `authored ${JSON.stringify(author)}, but the token ${JSON.stringify(grant.name)} may push ops only by ${authors.join(", ")} (its "authors" in the token file)`,
+          }),
+    });
+    if (!r.ok) {
+      for (const c of fresh) seen.delete(c.hash);
+      return { ok: false, reason: r.reason };
+    }
+    if (seen.size > 10_000 && doc !== undefined)
+      for (const h of seen) if (A.hasHeads(doc, [h])) seen.delete(h);
+    const newOps = shapes.accept(
+      documentId,
+      r.shape,
+      fresh.map((c) => c.hash),
+    );
+    return { ok: true, newOps };
+  };
+
+  /** A graph stored durably at a client's request: the heads stored, or none when the storage failed. */
+  const flushGraph = async (documentId: string): Promise<string[]> => {
+    const handle = repo.handles[documentId as DocumentId];
+    if (handle === undefined || !handle.isReady()) return [];
+    const heads = A.getHeads(handle.doc());
+    try {
+      await repo.flush([documentId as DocumentId]);
+    } catch (e) {
+      // Not durable (a full disk): confirm nothing, so the client keeps its ops as unpushed.
+      if (!storage.threw(e)) throw e;
+      metrics.storageFailed();
+      return [];
+    }
+    return heads;
+  };
+
   const adapter = new AccessControlledServerAdapter(wss, {
     grantOf: (socket) => grants.get(socket),
-    async check(documentId, entries, grant) {
-      const handle = await handleOf(documentId);
-      const doc = handle.isReady() ? handle.doc() : undefined;
-      const decoded = decodeChanges(entries, doc);
-      if (typeof decoded === "string") return { ok: false, reason: decoded };
-      const shape = shapes.shape(documentId, doc);
-      // Changes the server holds or accepted already (sent again: a reconnect, a reply that
-      // crossed) were checked when they first came.
-      const seen = accepted.get(documentId) ?? new Set<string>();
-      accepted.set(documentId, seen);
-      const fresh: typeof decoded = [];
-      for (const c of decoded) {
-        if (seen.has(c.hash) || (doc !== undefined && A.hasHeads(doc, [c.hash]))) continue;
-        seen.add(c.hash);
-        fresh.push(c);
-      }
-      const authors = grant.authors;
-      const r = checkChanges(shape, fresh, {
-        maxBundleBytes: maxChangeBytes,
-        ...(authors === undefined
-          ? {}
-          : {
-              refuseAuthor: (author: string) =>
-                mayAuthor(authors, author)
-                  ? undefined
-                  : `authored ${JSON.stringify(author)}, but the token ${JSON.stringify(grant.name)} may push ops only by ${authors.join(", ")} (its "authors" in the token file)`,
-            }),
-      });
-      if (!r.ok) {
-        for (const c of fresh) seen.delete(c.hash);
-        return { ok: false, reason: r.reason };
-      }
-      if (seen.size > 10_000 && doc !== undefined)
-        for (const h of seen) if (A.hasHeads(doc, [h])) seen.delete(h);
-      const newOps = shapes.accept(
-        documentId,
-        r.shape,
-        fresh.map((c) => c.hash),
-      );
-      return { ok: true, newOps };
-    },
-    async flush(documentId) {
-      const handle = repo.handles[documentId as DocumentId];
-      if (handle === undefined || !handle.isReady()) return [];
-      const heads = A.getHeads(handle.doc());
-      try {
-        await repo.flush([documentId as DocumentId]);
-      } catch (e) {
-        // Not durable (a full disk): confirm nothing, so the client keeps its ops as unpushed.
-        if (!storage.threw(e)) throw e;
-        return [];
-      }
-      return heads;
-    },
+    check: (documentId, entries, grant) =>
+      metrics.timeCheck(async () => {
+        const verdict = await checkPushed(documentId, entries, grant);
+        if (verdict.ok) metrics.accepted(verdict.newOps);
+        return verdict;
+      }),
+    flush: (documentId) => metrics.timeFlush(() => flushGraph(documentId)),
     onRefused: noteRefusal,
     maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
     onSlowPeer(event) {
       slowPeers++;
+      metrics.slowPeer();
       log(`slow reader dropped: peer ${event.peer} (token ${event.token}): ${event.reason}`);
     },
     storageFault: () => storage.fault?.message,
@@ -564,7 +591,13 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
 
   const httpServer = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
-    if (url.pathname !== "/health" && self !== undefined && options.routes?.(req, res, self) === true) return;
+    if (url.pathname !== "/health" && url.pathname !== "/metrics" && self !== undefined) {
+      const answered = metrics.mcpRequest();
+      if (options.routes?.(req, res, self) === true) {
+        res.once("finish", () => answered(res.statusCode));
+        return;
+      }
+    }
     const json = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(`${JSON.stringify(body)}\n`);
@@ -572,11 +605,19 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     if (url.pathname === "/health" && (req.method === "GET" || req.method === "HEAD")) {
       const h = health();
       json(h.ok ? 200 : 503, h);
+    } else if (url.pathname === "/metrics" && (req.method === "GET" || req.method === "HEAD")) {
+      void metrics.scrape().then(
+        (m) => {
+          res.writeHead(200, { "content-type": m.contentType });
+          res.end(req.method === "HEAD" ? undefined : m.text);
+        },
+        (e: unknown) => json(500, { error: { code: "internal", message: `metrics: ${String(e)}` } }),
+      );
     } else
       json(404, {
         error: {
           code: "not-found",
-          message: `no ${req.method} ${url.pathname}: try GET /health, or a WebSocket`,
+          message: `no ${req.method} ${url.pathname}: try GET /health, GET /metrics, or a WebSocket`,
         },
       });
   });
@@ -590,6 +631,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     const wait = throttle.heldBack(client);
     if (wait !== undefined) {
       refusedCount++;
+      metrics.refused("too-many-refusals");
       refuseUpgrade(
         socket,
         429,
@@ -606,6 +648,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
           token: "(none)",
           documentId: undefined,
           reason: "no token",
+          code: "unauthorized",
         });
         refuseUpgrade(
           socket,
@@ -623,6 +666,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
           token: "(unknown)",
           documentId: undefined,
           reason: "unknown token",
+          code: "forbidden",
         });
         refuseUpgrade(
           socket,
@@ -651,6 +695,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
             token: accepted.name,
             documentId: pinned,
             reason: `a message over ${maxMessageBytes.toLocaleString("en")} bytes (maxMessageBytes): connection closed unread`,
+            code: "message-too-large",
           });
         else log(`connection error: ${e.message}`);
       });
@@ -691,6 +736,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     repo,
     health,
     refusals: () => refusals,
+    metrics: async () => (await metrics.scrape()).text,
     openStore: (graph) => stores.open(graph),
     accessOf,
     close() {
