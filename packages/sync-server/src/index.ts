@@ -43,6 +43,8 @@ export {
 } from "./remotes.js";
 export { fail, ok, type SyncError, type SyncErrorCode, type SyncResult } from "./result.js";
 export {
+  CLOSE_GOING_AWAY,
+  DEFAULT_DRAIN_MS,
   DEFAULT_MAX_BUFFERED_BYTES,
   DEFAULT_MAX_CHANGE_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,

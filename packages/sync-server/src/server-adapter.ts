@@ -130,6 +130,17 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
   }
 
   /**
+   * True once every connected peer's queued messages are handled (a flush request answered, a
+   * pushed change checked): what a draining server waits for before it closes the sockets.
+   */
+  settled(): boolean {
+    return this.busy === 0;
+  }
+
+  /** Messages received and not yet handled, over every socket. */
+  private busy = 0;
+
+  /**
    * Looks each connected peer's grant up again ({@link ServerChecks.grantOf}): what the server
    * calls when its tokens changed. A peer whose socket has no grant any more is forgotten.
    */
@@ -169,6 +180,7 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
 
   override receiveMessage(messageBytes: Uint8Array, socket: never): void {
     const ws = socket as WebSocket;
+    this.busy++;
     // One message at a time per socket, in arrival order, though screening may wait for a load.
     const run = (this.queues.get(ws) ?? Promise.resolve())
       .then(() => this.screen(messageBytes, ws))
@@ -180,6 +192,9 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
           "internal",
           `internal error while screening a message: ${String(e)}`,
         );
+      })
+      .finally(() => {
+        this.busy--;
       });
     this.queues.set(ws, run);
   }

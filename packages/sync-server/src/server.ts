@@ -119,6 +119,11 @@ export interface SyncServerOptions {
    * way: a table emptied later does not open the server again (restart it for that).
    */
   readonly openUntilTokens?: boolean;
+  /**
+   * How long a {@link SyncServer.drain} waits for requests and peers' messages in flight, ms
+   * (default {@link DEFAULT_DRAIN_MS}).
+   */
+  readonly drainMs?: number;
   /** Receives one line per notable event (connections, refusals). */
   readonly log?: (line: string) => void;
   /**
@@ -183,6 +188,30 @@ export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 /** The largest bundle (one write's ops) a pushed change may insert, unless told otherwise: 16 MiB. */
 export const DEFAULT_MAX_CHANGE_BYTES = 16 * 1024 * 1024;
 
+/** How long a drain waits for what is in flight by default, ms (a SIGTERM's grace is usually 30 s). */
+export const DEFAULT_DRAIN_MS = 10_000;
+
+/** WebSocket close code of a server shutting down: the client reconnects later (RFC 6455 "going away"). */
+export const CLOSE_GOING_AWAY = 1001;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Closes each socket with {@link CLOSE_GOING_AWAY} and waits (at most 1 s) for the peers to answer
+ * the close; the caller terminates what is left.
+ */
+async function goingAway(sockets: readonly WebSocket[]): Promise<void> {
+  const closed = sockets.map(
+    (ws) =>
+      new Promise<void>((resolve) => {
+        if (ws.readyState === ws.CLOSED) return resolve();
+        ws.once("close", () => resolve());
+        ws.close(CLOSE_GOING_AWAY, "the server is shutting down: reconnect later");
+      }),
+  );
+  await Promise.race([Promise.all(closed), sleep(1000)]);
+}
+
 /** At most this many damaged chunk files are named by `/health` (the count is whole). */
 export const HEALTH_DAMAGE_LIMIT = 20;
 
@@ -237,7 +266,17 @@ export interface SyncServer {
    * same tokens and grants as sync (asked again at each request: a withdrawn token is refused).
    */
   accessOf(req: http.IncomingMessage, graph: string): RequestAccess;
-  /** Flushes every graph to disk, disconnects every peer and stops listening. */
+  /**
+   * Stops taking new work and waits (at most `drainMs`) for what is in flight: no new connection,
+   * upgrade or request (one on a kept-alive connection is answered 503 `shutting-down`), every HTTP
+   * request received answered, every peer's queued messages and flush requests handled. {@link close}
+   * drains first; call this alone to close the server's neighbours in between (`kumiki serve`'s MCP).
+   */
+  drain(): Promise<void>;
+  /**
+   * Drains ({@link drain}), flushes every graph to disk, closes every peer's socket with 1001
+   * (going away: reconnect later) and stops listening.
+   */
   close(): Promise<void>;
 }
 
@@ -588,9 +627,25 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     return { ok: true, name: grant.name, access };
   };
   let self: SyncServer | undefined;
+  /** Set once the server drains (see {@link SyncServer.drain}): new requests are turned away. */
+  let draining = false;
+  /** HTTP requests (other than GET) received and not yet answered: what a drain waits for. */
+  const inFlight = new Set<http.ServerResponse>();
 
   const httpServer = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
+    if (draining) {
+      res.writeHead(503, { "content-type": "application/json", connection: "close", "retry-after": "1" });
+      res.end(
+        `${JSON.stringify({ error: { code: "shutting-down", message: "the server is shutting down: nothing was done; retry on another server or once it is back" } })}\n`,
+      );
+      return;
+    }
+    // A GET may be a stream that stays open (an MCP session's event stream): not waited for.
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      inFlight.add(res);
+      res.once("close", () => inFlight.delete(res));
+    }
     if (url.pathname !== "/health" && url.pathname !== "/metrics" && self !== undefined) {
       const answered = metrics.mcpRequest();
       if (options.routes?.(req, res, self) === true) {
@@ -729,6 +784,8 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   const port = listening.value.port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
+  let drained: Promise<void> | undefined;
+  const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
   self = {
     url: `ws://${urlHost}:${port}`,
     host,
@@ -739,16 +796,30 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     metrics: async () => (await metrics.scrape()).text,
     openStore: (graph) => stores.open(graph),
     accessOf,
+    drain() {
+      drained ??= (async () => {
+        draining = true;
+        // No new connection or upgrade; an idle keep-alive connection is closed now.
+        httpServer.close();
+        httpServer.closeIdleConnections();
+        const deadline = Date.now() + drainMs;
+        while (!(inFlight.size === 0 && adapter.settled()) && Date.now() < deadline) await sleep(10);
+        if (inFlight.size > 0) log(`drain: ${inFlight.size} request(s) not answered within ${drainMs} ms`);
+      })();
+      return drained;
+    },
     close() {
       closing ??= (async () => {
         unwatch?.();
         unwatchTokens?.();
-        httpServer.close();
+        await self!.drain();
         await stores.close();
         try {
           await repo.flush(readyGraphs());
           await syncStates.flush();
         } finally {
+          // Going away (1001), so a client knows to come back rather than that it was refused.
+          await goingAway([...wss.clients]);
           for (const a of repo.networkSubsystem.adapters) a.disconnect();
           await syncStates.flush().catch(() => undefined);
           for (const c of wss.clients) c.terminate();

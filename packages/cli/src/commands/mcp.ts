@@ -93,12 +93,15 @@ export const mcpServe: Command = {
       });
       if (!started.ok) throw failure(started.error.code, started.error.message);
       const server = started.value;
+      // Listened for before the first line says where it listens: a SIGTERM sent on reading that
+      // line (a supervisor's, a test's) stops it cleanly instead of killing it.
+      const stopped = untilStopped();
       ctx.io.stdout(
         ctx.json
           ? `${JSON.stringify({ listening: { url: server.url, port: server.port } })}\n`
           : `serving MCP on ${server.url}\n`,
       );
-      const signal = await untilStopped();
+      const signal = await stopped;
       await server.close();
       return { json: { stopped: signal, url: server.url }, text: `stopped on ${signal}` };
     }

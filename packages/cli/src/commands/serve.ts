@@ -209,6 +209,9 @@ export const serve: Command = {
       throw fromRejection(started.error);
     }
     const server = started.value;
+    // Listened for before the first line says where it listens: a SIGTERM sent on reading that
+    // line (a supervisor's, a test's) drains and flushes instead of killing the process.
+    const stopped = untilStopped();
     const info = {
       url: server.url,
       port: server.port,
@@ -251,10 +254,12 @@ export const serve: Command = {
       );
     };
     process.on("SIGHUP", reread);
-    const signal = await untilStopped();
+    const signal = await stopped;
     process.off("SIGHUP", reread);
     const health = server.health();
     unwatchTokens?.();
+    // What is in flight is answered first (an MCP write included), then the MCP sessions end.
+    await server.drain();
     await mcp.close();
     await server.close();
     await dbTokens?.close();
