@@ -24,6 +24,7 @@ import {
 import { checkChanges, DurableFSStorageAdapter, decodeChanges } from "@kumiki-graph/storage-automerge";
 import { type WebSocket, WebSocketServer } from "ws";
 import { GraphStores } from "./graph-stores.js";
+import type { LogFields, ServerLogger } from "./logger.js";
 import { ServerMetrics } from "./metrics.js";
 import type { PostgresStorageAdapter } from "./postgres-storage.js";
 import { CLOSE_FORBIDDEN } from "./protocol.js";
@@ -124,6 +125,12 @@ export interface SyncServerOptions {
    * (default {@link DEFAULT_DRAIN_MS}).
    */
   readonly drainMs?: number;
+  /**
+   * Receives each notable event (connections, refusals, a drain that ran out of time) as fields and
+   * a message, at a level: for JSON logs (`jsonServerLogger()`, or a pino logger of your own).
+   * When given, {@link log} is not called.
+   */
+  readonly logger?: ServerLogger;
   /** Receives one line per notable event (connections, refusals). */
   readonly log?: (line: string) => void;
   /**
@@ -319,6 +326,14 @@ function pinnedTo(grant: Grant, pinned: string | undefined): Grant {
 export async function startSyncServer(options: SyncServerOptions): Promise<SyncResult<SyncServer>> {
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? (() => undefined);
+  /** An event: to the structured logger when there is one, else as the text line `text`. */
+  const say = (level: "info" | "warn" | "error", fields: LogFields, text: string) => {
+    if (options.logger !== undefined) options.logger[level](fields, text);
+    else log(text);
+  };
+  /** Each accepted connection's id (`c1`, `c2`, …), named in every event about it. */
+  const connectionIds = new WeakMap<WebSocket, string>();
+  let connectionCount = 0;
   const started = Date.now();
   const refusals: RefusalEvent[] = [];
   let refusedCount = 0;
@@ -334,7 +349,17 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     metrics.refused(e.code);
     refusals.push(e);
     if (refusals.length > 1000) refusals.shift();
-    log(`refused ${e.peer} (token ${e.token})${e.documentId ? ` on ${e.documentId}` : ""}: ${e.reason}`);
+    say(
+      "warn",
+      {
+        event: "refused",
+        code: e.code,
+        peer: e.peer,
+        token: e.token,
+        ...(e.documentId === undefined ? {} : { graph: `automerge:${e.documentId}` }),
+      },
+      `refused ${e.peer} (token ${e.token})${e.documentId ? ` on ${e.documentId}` : ""}: ${e.reason}`,
+    );
   };
 
   if ((options.dataDir === undefined) === (options.storage === undefined))
@@ -469,7 +494,11 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     onSlowPeer(event) {
       slowPeers++;
       metrics.slowPeer();
-      log(`slow reader dropped: peer ${event.peer} (token ${event.token}): ${event.reason}`);
+      say(
+        "warn",
+        { event: "slow-peer-dropped", peer: event.peer, token: event.token },
+        `slow reader dropped: peer ${event.peer} (token ${event.token}): ${event.reason}`,
+      );
     },
     storageFault: () => storage.fault?.message,
   });
@@ -523,7 +552,13 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   const taking = new Set<Promise<void>>();
   const unwatch = storage.watch?.((key) => {
     const took: Promise<void> = takeStoredElsewhere(key)
-      .catch((e: unknown) => log(`taking in a change stored by another server failed: ${String(e)}`))
+      .catch((e: unknown) =>
+        say(
+          "error",
+          { event: "take-in-failed", err: String(e) },
+          `taking in a change stored by another server failed: ${String(e)}`,
+        ),
+      )
       .finally(() => taking.delete(took));
     taking.add(took);
   });
@@ -566,14 +601,23 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     const tokens = options.tokens;
     if (tokens === undefined) return;
     if (open && tokens.size === 0) return;
-    if (open) log(`tokens were stored (${tokens.size}): from now on every connection needs one`);
+    if (open)
+      say(
+        "info",
+        { event: "tokens-stored", tokens: tokens.size },
+        `tokens were stored (${tokens.size}): from now on every connection needs one`,
+      );
     open = false;
     for (const ws of wss.clients) {
       const p = presented.get(ws);
       const grant = p === undefined ? undefined : tokens.lookup(p.token);
       if (grant === undefined) {
         grants.delete(ws);
-        log(`disconnected: its token (${p === undefined ? "none" : "withdrawn"}) is no longer accepted`);
+        say(
+          "info",
+          { event: "token-withdrawn", connection: connectionIds.get(ws) },
+          `disconnected: its token (${p === undefined ? "none" : "withdrawn"}) is no longer accepted`,
+        );
         ws.close(
           CLOSE_FORBIDDEN,
           p === undefined ? "this server now requires a token" : "the token was withdrawn",
@@ -740,6 +784,7 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     )?.[1];
     const accepted = pinnedTo(grant, pinned);
     throttle.accepted(client);
+    const connection = `c${++connectionCount}`;
     wss.handleUpgrade(req, socket, head, (ws) => {
       // A socket error (a message over maxPayload: ws closes the connection with 1009) is this
       // connection's end, not the server's: without a listener it would be thrown.
@@ -752,11 +797,31 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
             reason: `a message over ${maxMessageBytes.toLocaleString("en")} bytes (maxMessageBytes): connection closed unread`,
             code: "message-too-large",
           });
-        else log(`connection error: ${e.message}`);
+        else
+          say(
+            "warn",
+            { event: "connection-error", connection, err: e.message },
+            `connection error: ${e.message}`,
+          );
       });
       grants.set(ws, accepted);
       if (token !== undefined) presented.set(ws, { token, ...(pinned === undefined ? {} : { pinned }) });
-      log(`connected: ${req.socket.remoteAddress ?? "?"} (token ${accepted.name})`);
+      connectionIds.set(ws, connection);
+      say(
+        "info",
+        {
+          event: "connected",
+          connection,
+          remote: req.socket.remoteAddress ?? "?",
+          token: accepted.name,
+          ...(pinned === undefined ? {} : { graph: `automerge:${pinned}` }),
+        },
+        `connected: ${req.socket.remoteAddress ?? "?"} (token ${accepted.name}, connection ${connection})`,
+      );
+      ws.once("close", (code) => {
+        if (options.logger !== undefined)
+          options.logger.info({ event: "closed", connection, code }, "connection closed");
+      });
       wss.emit("connection", ws, req);
     });
   });
@@ -804,7 +869,12 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
         httpServer.closeIdleConnections();
         const deadline = Date.now() + drainMs;
         while (!(inFlight.size === 0 && adapter.settled()) && Date.now() < deadline) await sleep(10);
-        if (inFlight.size > 0) log(`drain: ${inFlight.size} request(s) not answered within ${drainMs} ms`);
+        if (inFlight.size > 0)
+          say(
+            "warn",
+            { event: "drain-timeout", requests: inFlight.size, drainMs },
+            `drain: ${inFlight.size} request(s) not answered within ${drainMs} ms`,
+          );
       })();
       return drained;
     },

@@ -3,6 +3,7 @@ import path from "node:path";
 import { CAPS_FILE, type CapabilityManifest, readCapabilityManifest } from "@kumiki-graph/core";
 import { LOOPBACK_HOSTS, mcpGraphRoutes, parseLimitAssignments } from "@kumiki-graph/mcp";
 import {
+  jsonServerLogger,
   PostgresStorageAdapter,
   PostgresTokenTable,
   redactedUrl,
@@ -26,7 +27,7 @@ export const serve: Command = {
   name: "serve",
   summary: "run the sync server agents push to and pull from (127.0.0.1 by default)",
   usage: [
-    "serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F] [--mcp-origin URL]... [--mcp-limit NAME=N]... [--max-message MiB] [--max-change MiB] [--max-unread MiB] [--caps DIR]",
+    "serve [--port N] [--host ADDR] [--data DIR | --storage postgres://…] [--token-file F] [--mcp-origin URL]... [--mcp-limit NAME=N]... [--max-message MiB] [--max-change MiB] [--max-unread MiB] [--caps DIR] [--log-format text|json]",
   ],
   examples: [
     "kumiki serve --port 7420 --data ./graphs --token-file tokens.json",
@@ -87,6 +88,12 @@ export const serve: Command = {
       description:
         "a browser origin allowed to call the MCP endpoints /g/<graph>/mcp (others are refused, 403)",
     },
+    "log-format": {
+      type: "string",
+      value: "text|json",
+      description:
+        "how events go to stderr: text lines (default), or JSON lines with level, time and the event's fields (connection ids, codes) for a log collector",
+    },
     "mcp-limit": {
       type: "string",
       multiple: true,
@@ -137,6 +144,17 @@ export const serve: Command = {
         throw usageError(`kumiki serve: ${ctx.optionName("caps")} ${capsDir}: no ${CAPS_FILE} in ${dir}`);
       capabilities = read.value;
     }
+    const logFormat = stringOption(ctx.options, "log-format") ?? "text";
+    if (logFormat !== "text" && logFormat !== "json")
+      throw usageError(
+        `kumiki serve: ${ctx.optionName("log-format")} takes text or json, got ${JSON.stringify(logFormat.slice(0, 40))}`,
+      );
+    const logger = logFormat === "json" ? jsonServerLogger() : undefined;
+    /** An event of serve's own: a JSON line with --log-format json, else `kumiki serve: <text>`. */
+    const note = (level: "info" | "warn", fields: Record<string, unknown>, text: string) => {
+      if (logger !== undefined) logger[level](fields, text);
+      else ctx.io.stderr(`kumiki serve: ${text}\n`);
+    };
     const mcpLimits = parseLimitAssignments(
       listOption(ctx.options, "mcp-limit"),
       ctx.optionName("mcp-limit"),
@@ -181,7 +199,7 @@ export const serve: Command = {
     // MCP over Streamable HTTP for each graph, at /g/<graph>/mcp, on the server's own copy.
     const loopback = ["127.0.0.1", "::1", "localhost"].includes(host);
     const routes = mcpGraphRoutes({
-      log: (line) => ctx.io.stderr(`kumiki serve: mcp: ${line}\n`),
+      log: (line) => note("info", { component: "mcp" }, `mcp: ${line}`),
       limits: mcpLimits.value,
       allowedOrigins: listOption(ctx.options, "mcp-origin"),
       ...(capabilities === undefined ? {} : { capabilities }),
@@ -202,6 +220,7 @@ export const serve: Command = {
       ...(tokens === undefined ? {} : { tokens }),
       ...(dbTokens !== undefined && tokenPath === undefined ? { openUntilTokens: true } : {}),
       log: (line) => ctx.io.stderr(`kumiki serve: ${line}\n`),
+      ...(logger === undefined ? {} : { logger }),
     });
     if (!started.ok) {
       await dbTokens?.close();
@@ -226,31 +245,35 @@ export const serve: Command = {
         : `listening on ${server.url} (${storage === undefined ? "data" : "storage"} ${where}); MCP at ${server.url.replace(/^ws/, "http")}/g/<graph>/mcp\n`,
     );
     if (info.auth === "none")
-      ctx.io.stderr(
+      note(
+        "warn",
+        { event: "open-access" },
         storage === undefined
-          ? "kumiki serve: warning: no --token-file: any client that reaches this port may read and write every graph\n"
-          : "kumiki serve: warning: no --token-file and no tokens stored in the database: any client that reaches this port may read and write every graph, until tokens are stored (kumiki serve --storage … --token-file F, on any server of the database); from then on every connection needs one\n",
+          ? "warning: no --token-file: any client that reaches this port may read and write every graph"
+          : "warning: no --token-file and no tokens stored in the database: any client that reaches this port may read and write every graph, until tokens are stored (kumiki serve --storage … --token-file F, on any server of the database); from then on every connection needs one",
       );
     // SIGHUP: the token file read again (on PostgreSQL, stored for every server).
     const reread = () => {
+      const said = (level: "info" | "warn", text: string, tokens?: number) =>
+        note(level, { event: "sighup", ...(tokens === undefined ? {} : { tokens }) }, `SIGHUP: ${text}`);
       if (tokenPath === undefined || fileTokens === undefined) {
-        ctx.io.stderr("kumiki serve: SIGHUP: no --token-file to read again\n");
+        said("warn", "no --token-file to read again");
         return;
       }
       if (dbTokens === undefined) {
         const r = fileTokens.reload();
-        ctx.io.stderr(
-          r.ok
-            ? `kumiki serve: SIGHUP: ${r.value.tokens} token${r.value.tokens === 1 ? "" : "s"} from ${tokenPath} in use\n`
-            : `kumiki serve: SIGHUP: tokens unchanged: ${r.error.message}\n`,
-        );
+        if (r.ok)
+          said(
+            "info",
+            `${r.value.tokens} token${r.value.tokens === 1 ? "" : "s"} from ${tokenPath} in use`,
+            r.value.tokens,
+          );
+        else said("warn", `tokens unchanged: ${r.error.message}`);
         return;
       }
       storeTokens().then(
-        (n) =>
-          ctx.io.stderr(`kumiki serve: SIGHUP: ${n} token${n === 1 ? "" : "s"} from ${tokenPath} stored\n`),
-        (e: unknown) =>
-          ctx.io.stderr(`kumiki serve: SIGHUP: tokens unchanged: ${(e as Error).message ?? String(e)}\n`),
+        (n) => said("info", `${n} token${n === 1 ? "" : "s"} from ${tokenPath} stored`, n),
+        (e: unknown) => said("warn", `tokens unchanged: ${(e as Error).message ?? String(e)}`),
       );
     };
     process.on("SIGHUP", reread);
