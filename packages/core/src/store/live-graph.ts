@@ -28,6 +28,8 @@ export class LiveGraph {
   private taken = 0;
   /** The log's {@link OpLog.generation} the graph was folded at. */
   private generation = 0;
+  /** Stops watching the log for other processes' writes (set while there are listeners). */
+  private unwatch: (() => void) | undefined;
   /** True while a write of ours is being stored: its ops are held by the log but not yet done. */
   private storing = false;
 
@@ -146,12 +148,28 @@ export class LiveGraph {
     return run;
   }
 
-  /** Calls `listener` after every change; returns the function that stops it. */
+  /**
+   * Calls `listener` after every change; returns the function that stops it. While there are
+   * listeners the log is watched, so another process's writes are announced as they are stored,
+   * not at the next read.
+   */
   onChange(listener: (e: ChangeEvent) => void): () => void {
     // What a listener is told is relative to a folded graph: remote ops are announced as they come.
     this.fold();
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    if (this.unwatch === undefined && !this.closed)
+      this.unwatch = this.log.watch?.(() => {
+        void this.serially(async () => this.catchUp());
+      });
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) this.stopWatching();
+    };
+  }
+
+  private stopWatching(): void {
+    this.unwatch?.();
+    this.unwatch = undefined;
   }
 
   private emit(e: ChangeEvent): void {
@@ -163,6 +181,7 @@ export class LiveGraph {
     await this.serially(async () => {
       if (this.closed) return;
       this.closed = true;
+      this.stopWatching();
       this.unsubscribe();
       await this.log.close();
     });

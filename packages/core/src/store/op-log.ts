@@ -68,6 +68,12 @@ export interface OpLog<T extends StoredOp = StoredOp> {
    * that must see others' acknowledged writes ({@link Store.fence}).
    */
   fence?(): Promise<void>;
+  /**
+   * Optional, for logs other processes write too: calls `changed` soon (well within a second) after
+   * another process stored something, with no read needed, until the returned function is called. A
+   * store watches while it has change listeners, and takes in what changed (see {@link poll}).
+   */
+  watch?(changed: () => void): () => void;
   /** Optional: what is wrong with the stored form, when something is (then appends are refused). */
   readonly damage?: StoreDamage | undefined;
   /**

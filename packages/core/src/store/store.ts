@@ -290,7 +290,11 @@ export class Store {
     };
   }
 
-  /** Calls `listener` after every change; returns the function that stops it. */
+  /**
+   * Calls `listener` after every change; returns the function that stops it. Over a workspace's
+   * log, another process's writes are announced as they are stored (within a second: the log is
+   * watched while there are listeners); over a log that cannot watch, at the next read or write.
+   */
   onChange(listener: (e: ChangeEvent) => void): () => void {
     return this.live.onChange(listener);
   }
@@ -299,9 +303,10 @@ export class Store {
    * Calls `listener` whenever ops that arrived from elsewhere (another process on the workspace, a
    * sync) make the merge decide against ops this store wrote (while a listener was registered)
    * after their write was answered: each lost op once, with its conflict record and how to retry
-   * (loss-watch.ts). A write lost at once is told in its own answer (`write-lost`), not here. The
-   * store learns of other writers' ops when it reads, writes or is {@link refresh}ed: call
-   * `refresh` on a timer to be told promptly.
+   * (loss-watch.ts). A write lost at once is told in its own answer (`write-lost`), not here. A
+   * log that can watch (a workspace's) tells the store of another process's ops as they are
+   * stored; over any other log the store learns of them when it reads, writes or is
+   * {@link refresh}ed.
    */
   onLoss(listener: (notice: LossNotice) => void): () => void {
     if (!this.watchingLosses) {
