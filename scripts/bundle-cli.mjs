@@ -16,10 +16,9 @@ import { fileURLToPath } from "node:url";
 import { rolldown } from "rolldown";
 
 const cli = fileURLToPath(new URL("../packages/cli/", import.meta.url));
-// Core's read entry is bundled here from its modules (dist/read.js), not from the package's
-// read.bundle.js: that file holds its own copy of the fold and the store, so `check` and every
-// write loaded both copies (about 530 KB of code compiled twice). The modules it reaches are
-// grouped into one chunk, and the rest of core (the checker, fixes, projection) imports from it.
+// Core's read entry is bundled here from its modules (dist/read.js): the modules it reaches are
+// grouped into one chunk, and the rest of core (the checker, fixes, projection) imports from it, so
+// `check` and every write compile them once.
 const coreRead = fileURLToPath(new URL("../packages/core/dist/read.js", import.meta.url));
 const readPass = await rolldown({ input: coreRead, platform: "node", logLevel: "warn" });
 const readModules = new Set((await readPass.generate({ format: "esm" })).output[0].moduleIds);

@@ -16,7 +16,7 @@ import type { CliIo } from "./io.js";
 /**
  * The default author: KUMIKI_AUTHOR, else user:$USER, else user:anonymous. The same rule as core's
  * `defaultAuthor`, kept here because it is needed before any verb runs and importing core (even
- * its read bundle) at start-up would cost every call, `--help` included, its module loading.
+ * its read entry) at start-up would cost every call, `--help` included, its module loading.
  */
 export function defaultAuthor(env: Readonly<Record<string, string | undefined>>): string {
   const fromEnv = env.KUMIKI_AUTHOR;

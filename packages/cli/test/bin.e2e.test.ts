@@ -104,8 +104,7 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
     expect(loaded).not.toMatch(
       /@automerge|@modelcontextprotocol|sync-server|\/mcp\/dist|\/bundle\/(core|storage)-(?!read)/,
     );
-    // `check` adds the checker to the same read code: core's read modules are compiled once (the
-    // package's own read.bundle.js is a second copy of them, about 530 KB).
+    // `check` adds the checker to the same read code: core's read modules are compiled once.
     const checked = runRecordingLoads(dir, ["check"], { ...testEnv(cache), PATH: process.env.PATH ?? "" });
     expect(checked.p.status, checked.p.stderr).toBe(0);
     expect(checked.loaded).toMatch(/\/cli\/bundle\/core-(?!read)[^/]*\.js/);

@@ -1,9 +1,10 @@
 /**
  * `@kumiki-graph/core/read`: what a read-only caller needs to fold a store from ops it already
  * holds, the syntax predicates, and the workspace folder's name (what a storage's own read path
- * builds on) — none of it loads the checker. The package ships this entry as
- * one bundled file (scripts/bundle-read.mjs), because resolving and compiling its few hundred
- * modules one by one took about 150 ms of every `kumiki view`.
+ * builds on) — none of it loads the checker. Its modules are the main entry's: a class from here is
+ * the main entry's class (`instanceof` holds across them), and a process that loads both (every
+ * storage-automerge user) compiles them once. (It shipped as a bundle of its own until 0.x, for the
+ * CLI's start-up, which now bundles itself: scripts/bundle-cli.mjs.)
  */
 export { isLayer, LAYERS, type Layer } from "./lang/layers.js";
 export type { Result } from "./lang/result.js";

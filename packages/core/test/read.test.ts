@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import * as read from "../src/read.js";
 
-const bundle = fileURLToPath(new URL("../dist/read.bundle.js", import.meta.url));
+const readEntry = fileURLToPath(new URL("../dist/read.js", import.meta.url));
 
 describe("@kumiki-graph/core/read", () => {
   it("exports exactly what a read-only fold, the manifest reader and a storage's read path need", () => {
@@ -30,15 +30,30 @@ describe("@kumiki-graph/core/read", () => {
     );
   });
 
-  it("ships as one bundled file with the same exports and no Automerge in it", async () => {
-    expect(existsSync(bundle), "run `npm run build`: it writes dist/read.bundle.js").toBe(true);
-    const text = readFileSync(bundle, "utf8");
-    expect(text).not.toMatch(/@automerge|automerge_wasm/);
-    // Only Node built-ins are imported: everything else is inside the file.
-    const imports = [...text.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
-    expect(imports.filter((s) => !s?.startsWith("node:"))).toEqual([]);
-    const loaded = (await import("@kumiki-graph/core/read")) as Record<string, unknown>;
-    expect(Object.keys(loaded).sort()).toEqual(Object.keys(read).sort());
+  it("shares its modules with the main entry: one copy of each class, and no Automerge or checker", async () => {
+    const entry = await import("@kumiki-graph/core/read");
+    const main = await import("@kumiki-graph/core");
+    expect(Object.keys(entry).sort()).toEqual(Object.keys(read).sort());
+    expect(entry.MemoryOpLog).toBe(main.MemoryOpLog);
+    expect(entry.SnapshotOpLog).toBe(main.SnapshotOpLog);
+    expect(new entry.MemoryOpLog()).toBeInstanceOf(main.MemoryOpLog);
+    // Every module dist/read.js reaches, followed through its static imports.
+    const seen = new Set<string>();
+    const bare = new Set<string>();
+    const walk = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(file, "utf8");
+      for (const m of text.matchAll(/^(?:import|export)\s[^;]*?from\s+"([^"]+)";/gms)) {
+        const spec = m[1]!;
+        if (spec.startsWith(".")) walk(fileURLToPath(new URL(spec, pathToFileURL(file))));
+        else bare.add(spec);
+      }
+    };
+    walk(readEntry);
+    expect(seen.size).toBeGreaterThan(20);
+    expect([...bare].filter((s) => /automerge/.test(s))).toEqual([]);
+    expect([...seen].filter((f) => /[\\/]dist[\\/]check[\\/]/.test(f))).toEqual([]);
   });
 
   it("folds a store from held ops like the full entry", async () => {
