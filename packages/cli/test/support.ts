@@ -27,7 +27,7 @@ export function cleanup(...dirs: string[]): void {
 
 /**
  * The environment of a test run: a fixed author, and every call in its own process (a test that
- * kills the bin mid-write must kill the write; daemon.e2e.test turns the daemon on where it is the
+ * kills the bin mid-write must kill the write; daemon.property.e2e.test turns the daemon on where it is the
  * subject). (`_scratch` was the CLI's own read cache, which is gone: reads are served from the
  * workspace's op-log.jsonl. Kept so that callers' temporary folders stay where they are.)
  */

@@ -10,7 +10,7 @@
  * It answers only when it can answer exactly as `decodeChange` would, and `undefined` for anything
  * else (another chunk type, a compressed column, a column it does not know, a map key, an op with
  * predecessors, a value other than a string, a message, extra bytes, a bad checksum, any
- * inconsistency): the caller then asks Automerge. test/change-decoder.test.ts holds it to
+ * inconsistency): the caller then asks Automerge. test/change-decoder.property.test.ts holds it to
  * `decodeChange` over random changes and over their bytes mutated (checksum made good again).
  * Format: https://automerge.org/automerge-binary-format-spec/ (change chunks, columnar ops).
  */

@@ -2,7 +2,7 @@
  * automerge-repo's own storage-adapter acceptance suite, run against the adapter every workspace
  * and the sync server store their chunks in. The suite stores arbitrary bytes under "snapshot"
  * keys, which the adapter's chunk check (on by default) would hold back as damaged Automerge
- * chunks, so the check is off here; chunk-check.test.ts covers it with real chunks.
+ * chunks, so the check is off here; chunk-check.property.test.ts covers it with real chunks.
  */
 import fs from "node:fs";
 import os from "node:os";

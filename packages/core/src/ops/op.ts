@@ -257,7 +257,7 @@ export type BodyOp = AddOp | ReplaceOp | EditOp;
 
 // ---------------------------------------------------------------------------------------------
 // The zod schema: the wire format's definition, with messages. `parseOp` answers most ops with a
-// hand-written check that accepts exactly what the schema accepts (test/ops/op.test.ts proves the
+// hand-written check that accepts exactly what the schema accepts (test/ops/op.property.test.ts proves the
 // two agree on generated ops), because the schema costs ~3 µs an op and opening 100k ops must not
 // spend a third of its budget on validation.
 // ---------------------------------------------------------------------------------------------
