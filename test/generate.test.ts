@@ -1,7 +1,7 @@
 import { checkProgram, parseProgram, resolveProgram } from "@kumiki-graph/core";
+import { corpusProgram, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import { generateProgram } from "../bench/generate.js";
-import { corpusProgram, hasCorpus } from "../packages/core/test/support/corpus.js";
 
 describe.skipIf(!hasCorpus)("the benchmark generator scales real programs", () => {
   const base = () => {

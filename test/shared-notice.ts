@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { corpusMissingMessage, hasCorpus, kumikiShared } from "../packages/core/test/support/corpus.js";
+import { corpusMissingMessage, hasCorpus, kumikiShared } from "@kumiki-graph/test-support/corpus";
 
 /** Vitest runs a global setup once per project (four), in one process: said once for all. */
 const SAID = Symbol.for("kumiki.shared-notice");

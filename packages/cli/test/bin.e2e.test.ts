@@ -7,8 +7,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, type Dirent, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { corpusProgram } from "@kumiki-graph/test-support/corpus";
 import { afterEach, describe, expect, it } from "vitest";
-import { corpusProgram } from "../../core/test/support/corpus.js";
 import { BIN, cleanup, runBin, tempDir, testEnv } from "./support.js";
 
 const todo = corpusProgram("apps/02-todomvc/app.kumiki");

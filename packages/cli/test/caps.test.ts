@@ -1,7 +1,7 @@
 import { copyFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { hasCorpus, kumikiShared } from "@kumiki-graph/test-support/corpus";
 import { afterEach, describe, expect, it } from "vitest";
-import { hasCorpus, kumikiShared } from "../../core/test/support/corpus.js";
 import { cleanup, run, tempDir, testEnv } from "./support.js";
 
 const program = path.join(kumikiShared, "examples/features/27-custom-capability.kumiki");

@@ -8,8 +8,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { startSyncServer } from "@kumiki-graph/sync-server";
+import { chunkFiles } from "@kumiki-graph/test-support/files";
 import { afterAll, describe, expect, it } from "vitest";
-import { chunkFiles } from "../../storage-automerge/test/support.js";
 import { cleanup, run, runBin, snapshot, tempDir, testEnv } from "./support.js";
 
 const dirs: string[] = [];

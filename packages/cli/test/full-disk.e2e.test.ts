@@ -6,8 +6,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { fillDisk, mountable, mountTmpfs, NOT_MOUNTABLE, unmount } from "@kumiki-graph/test-support/tmpfs";
 import { afterAll, describe, expect, it } from "vitest";
-import { fillDisk, mountable, mountTmpfs, NOT_MOUNTABLE, unmount } from "../../core/test/support/tmpfs.js";
 import { cleanup, runBin, snapshot, tempDir, testEnv } from "./support.js";
 
 const dirs: string[] = [];

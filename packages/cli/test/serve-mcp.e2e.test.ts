@@ -11,10 +11,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { syncWorkspace } from "@kumiki-graph/sync-server";
+import { hasCorpus, kumikiShared } from "@kumiki-graph/test-support/corpus";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { hasCorpus, kumikiShared } from "../../core/test/support/corpus.js";
 import { cleanup, initializeOver, runBin, startBin, stopBin, tempDir } from "./support.js";
 
 const TOKENS = {

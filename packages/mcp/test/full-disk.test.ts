@@ -12,8 +12,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { fillDisk, mountable, mountTmpfs, NOT_MOUNTABLE, unmount } from "@kumiki-graph/test-support/tmpfs";
 import { afterAll, describe, expect, it } from "vitest";
-import { fillDisk, mountable, mountTmpfs, NOT_MOUNTABLE, unmount } from "../../core/test/support/tmpfs.js";
 import { connect, dispose, kumikiBin, ok, tempDir, workspaceFrom } from "./support/session.js";
 
 const mounts: string[] = [];

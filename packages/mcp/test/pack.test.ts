@@ -12,8 +12,8 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { repoRoot } from "@kumiki-graph/test-support/corpus";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../../core/test/support/corpus.js";
 import { type Called, connect, dispose, errorOf, type Session, tempDir } from "./support/session.js";
 
 const PACKAGES = ["core", "storage-automerge", "mcp", "sync-server", "cli"];

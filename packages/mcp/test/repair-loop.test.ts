@@ -9,14 +9,14 @@
 import { execFile } from "node:child_process";
 import { copyFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
 import {
   type BrokenCase,
   brokenCases,
   conformanceRoot,
   hasConformance,
   kumikiShared,
-} from "../../core/test/support/corpus.js";
+} from "@kumiki-graph/test-support/corpus";
+import { afterEach, describe, expect, it } from "vitest";
 import { dispose, kumikiBin, ok, serve, tempDir, workspaceFrom } from "./support/session.js";
 
 const root = conformanceRoot;

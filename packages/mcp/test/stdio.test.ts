@@ -3,8 +3,9 @@
  * --store DIR` on a workspace built from the TodoMVC example, through every tool and every error
  * form. Every structuredContent is validated against the tool's result schema from kumiki://schemas.
  */
+
+import { corpusProgram } from "@kumiki-graph/test-support/corpus";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { corpusProgram } from "../../core/test/support/corpus.js";
 import { dispose, errorOf, ok, type Session, serve, tempDir, workspaceFrom } from "./support/session.js";
 
 const todo = corpusProgram("apps/02-todomvc/app.kumiki");

@@ -10,8 +10,8 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fillDisk, mountable, mountTmpfs, NOT_MOUNTABLE, unmount } from "@kumiki-graph/test-support/tmpfs";
 import { afterAll, describe, expect, it } from "vitest";
-import { fillDisk, mountable, mountTmpfs, NOT_MOUNTABLE, unmount } from "../../core/test/support/tmpfs.js";
 import { openWorkspaceStore, type WorkspaceStore } from "../src/open-store.js";
 
 const mounts: string[] = [];

@@ -3,8 +3,8 @@
  * package's op log writes, and the tree's sync state is git-ignored there.
  */
 import { importProgram, openStore, syncFiles } from "@kumiki-graph/core";
+import { get, put, TempDirs } from "@kumiki-graph/test-support/files";
 import { afterEach, describe, expect, it } from "vitest";
-import { get, put, TempDirs } from "../../core/test/project/helpers.js";
 import { initWorkspace } from "../src/workspace.js";
 import { must, okValue } from "./support.js";
 

@@ -2,11 +2,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { StoredOp } from "@kumiki-graph/core";
+import { chunkFiles } from "@kumiki-graph/test-support/files";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { initWorkspace, openWorkspace, openWorkspaceReader } from "../src/workspace.js";
 import { readWorkspaceOps } from "../src/workspace-read.js";
-import { chunkFiles } from "./support.js";
 
 const dirs: string[] = [];
 function tempDir(): string {

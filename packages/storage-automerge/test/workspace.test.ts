@@ -3,12 +3,12 @@ import os from "node:os";
 import path from "node:path";
 import * as A from "@automerge/automerge";
 import { makeDirs } from "@kumiki-graph/core";
+import { chunkFiles } from "@kumiki-graph/test-support/files";
 import { afterEach, describe, expect, it } from "vitest";
 import { OpLogFile } from "../src/op-log-file.js";
 import { initWorkspace, openWorkspace, type Workspace } from "../src/workspace.js";
 import { findWorkspace, WORKSPACE_FORMAT, workspacePaths } from "../src/workspace-layout.js";
 import { opLogIds } from "./fixtures/children.js";
-import { chunkFiles } from "./support.js";
 
 const dirs: string[] = [];
 const open: Workspace[] = [];

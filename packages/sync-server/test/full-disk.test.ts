@@ -8,9 +8,9 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { repoRoot } from "@kumiki-graph/test-support/corpus";
+import { mountable } from "@kumiki-graph/test-support/tmpfs";
 import { afterEach, describe, expect, it } from "vitest";
-import { repoRoot } from "../../core/test/support/corpus.js";
-import { mountable } from "../../core/test/support/tmpfs.js";
 import { cloneWorkspace, type SyncServer, syncWorkspace } from "../src/index.js";
 import { must, newWorkspace, serve, TOKENS, tempDir, tokensFor, withStore } from "./helpers.js";
 

@@ -3,12 +3,18 @@
  * by: a committed chunk of a graph is announced to every other adapter on the table, once; the
  * same chunk stored again with the same bytes (a server re-saving what it merged from another)
  * writes nothing and announces nothing; sync states are never announced. On the machine's real
- * PostgreSQL (test/support/postgres.ts says when it is skipped or fails).
+ * PostgreSQL (test-support/postgres.ts says when it is skipped or fails).
  */
+
+import {
+  dropTable,
+  freshTable,
+  POSTGRES_URL,
+  skipWithoutPostgres,
+} from "@kumiki-graph/test-support/postgres";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresStorageAdapter } from "../src/postgres-storage.js";
-import { dropTable, freshTable, POSTGRES_URL, skipWithoutPostgres } from "./support/postgres.js";
 
 const skip = await skipWithoutPostgres();
 

@@ -2,10 +2,16 @@
  * Tokens kept in PostgreSQL, shared live by the servers of one service: two servers on one
  * database accept the same tokens; storing a token file without a token closes, on every server,
  * the connections that presented it and refuses new ones, while the others carry on; a file that
- * does not parse changes nothing. On the machine's real PostgreSQL (test/support/postgres.ts).
+ * does not parse changes nothing. On the machine's real PostgreSQL (test-support/postgres.ts).
  */
 import fs from "node:fs";
 import path from "node:path";
+import {
+  dropTable,
+  freshTable,
+  POSTGRES_URL,
+  skipWithoutPostgres,
+} from "@kumiki-graph/test-support/postgres";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
@@ -18,7 +24,6 @@ import {
   syncWorkspace,
 } from "../src/index.js";
 import { must, newWorkspace, TOKENS, tempDir, tokenFileFor, withStore } from "./helpers.js";
-import { dropTable, freshTable, POSTGRES_URL, skipWithoutPostgres } from "./support/postgres.js";
 
 const skip = await skipWithoutPostgres();
 

@@ -8,10 +8,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { type AutomergeUrl, type PeerId, Repo } from "@automerge/automerge-repo";
 import { WebSocketClientAdapter } from "@automerge/automerge-repo-network-websocket";
+import { freshTable, POSTGRES_URL, skipWithoutPostgres, sql } from "@kumiki-graph/test-support/postgres";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cloneWorkspace, syncWorkspace } from "../src/index.js";
 import { must, TOKENS, viewOf, withStore } from "./helpers.js";
-import { freshTable, POSTGRES_URL, skipWithoutPostgres, sql } from "./support/postgres.js";
 import { addMany, cleanUp, opsOfFreshClone, setup, startServer, stopServers } from "./support/processes.js";
 
 const skip = await skipWithoutPostgres();

@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { cbor } from "@automerge/automerge-repo";
+import { chunkFiles } from "@kumiki-graph/test-support/files";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
-import { chunkFiles } from "../../storage-automerge/test/support.js";
 import { cloneWorkspace, type SyncServer, syncWorkspace } from "../src/index.js";
 import { must, newWorkspace, serve, TOKENS, tempDir, tokensFor, viewOf, withStore } from "./helpers.js";
 

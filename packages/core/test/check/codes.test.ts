@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { kumikiShared, repoRoot } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import { BANDS, CODES, codeInfo, narrowingOf, renderErrorsDoc } from "../../src/check/codes.js";
-import { kumikiShared, repoRoot } from "../support/corpus.js";
 
 const specPath = join(kumikiShared, "spec", "errors.md");
 const hasSpec = existsSync(specPath);

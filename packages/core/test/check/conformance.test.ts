@@ -14,13 +14,13 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { kumikiShared } from "@kumiki-graph/test-support/corpus";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check/check.js";
 import { COMPILER_DIFFERENCES, type CompilerDifference } from "../../src/check/codes.js";
 import { parseProgram } from "../../src/lang/parser.js";
 import { resolveProgram } from "../../src/lang/resolve.js";
 import type { CapabilityManifest } from "../../src/lang/stdlib.js";
-import { kumikiShared } from "../support/corpus.js";
 
 const root = path.join(kumikiShared, "conformance");
 const examples = path.join(kumikiShared, "examples");

@@ -1,6 +1,6 @@
+import { corpusProgram, corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import { codeInfo } from "../../src/check/codes.js";
-import { corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { brief, check, errorsOf } from "./helpers.js";
 import { applyAutoPatch } from "./patch-apply.js";
 import { CUSTOM_CAP, optionsFor, SEEDS, TODO } from "./seeds.js";

@@ -1,8 +1,8 @@
+import { corpusProgram, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type CheckOptions, checkProgram, createChecker } from "../../src/check/check.js";
 import type { CheckInput } from "../../src/check/graph.js";
-import { corpusProgram, hasCorpus } from "../support/corpus.js";
 import { brief, inputsOf } from "./helpers.js";
 
 const POOL_PROGRAMS = [

@@ -10,10 +10,11 @@
  *
  * Were: clean, both (only literals in a fn body's own position, and no index was judged).
  */
+
+import { corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import type { Expr, FnDef, SlotDef } from "../../src/lang/ast.js";
 import { parseProgram } from "../../src/lang/parser.js";
-import { corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { check } from "./helpers.js";
 
 const PRIMITIVES: Readonly<Record<string, string>> = { Bool: '"x"', Int: '"x"', Float: '"x"', Text: "true" };

@@ -1,8 +1,8 @@
+import { corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { codeInfo } from "../../src/check/codes.js";
 import { parseProgram } from "../../src/lang/parser.js";
-import { corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { check } from "./helpers.js";
 
 describe.skipIf(!hasCorpus)("robustness", () => {

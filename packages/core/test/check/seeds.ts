@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { kumikiShared } from "../support/corpus.js";
+import { kumikiShared } from "@kumiki-graph/test-support/corpus";
 
 // Mistakes seeded into conformance-corpus programs, shared by the program-level tests
 // (corpus.test.ts) and the store-level ones (store-check.test.ts, ../fix/).

@@ -1,9 +1,9 @@
+import { corpusProgram, corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import { codeInfo } from "../../src/check/codes.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
 import { createCheckGate } from "../../src/integrity/gate.js";
 import { checkStore } from "../../src/integrity/store-check.js";
-import { corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { brief, errorsOf } from "./helpers.js";
 import { CUSTOM_CAP, manifest, optionsFor, SEEDS } from "./seeds.js";
 import { addItemsOf, seedMistake, storeFromPeer, storeOf } from "./store-support.js";

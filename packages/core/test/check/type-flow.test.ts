@@ -9,8 +9,9 @@
  * clean. Each rule is shown on a corpus program mutated here, and the unmutated programs stay
  * clean (the conformance suite holds every rule to the compiler's verdicts on the whole corpus).
  */
+
+import { corpusProgram, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
-import { corpusProgram, hasCorpus } from "../support/corpus.js";
 import { check, errorsOf } from "./helpers.js";
 
 const app05 = hasCorpus ? corpusProgram("apps/05-project-management/app.kumiki")!.source : "";

@@ -8,6 +8,12 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import {
+  type BrokenCase,
+  brokenCases,
+  conformanceRoot,
+  hasConformance,
+} from "@kumiki-graph/test-support/corpus";
 import { afterAll, describe, expect, it } from "vitest";
 import { codeInfo } from "../../src/check/codes.js";
 import { applyFixes } from "../../src/fix/apply.js";
@@ -17,7 +23,6 @@ import type { CapabilityManifest } from "../../src/lang/stdlib.js";
 import { exportProgram } from "../../src/project/program.js";
 import type { Store } from "../../src/store/store.js";
 import { brokenStoreOf, capsOf } from "../support/broken-store.js";
-import { type BrokenCase, brokenCases, conformanceRoot, hasConformance } from "../support/corpus.js";
 
 const root = conformanceRoot;
 const present = hasConformance;

@@ -8,6 +8,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { brokenCases, conformanceRoot, hasConformance } from "@kumiki-graph/test-support/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CheckOptions } from "../../src/check/check.js";
@@ -18,7 +19,6 @@ import { exportProgram } from "../../src/project/program.js";
 import type { BundleItem } from "../../src/store/inputs.js";
 import type { Store } from "../../src/store/store.js";
 import { brokenStoreOf, capsOf } from "../support/broken-store.js";
-import { brokenCases, conformanceRoot, hasConformance } from "../support/corpus.js";
 
 /** The bundles each offered auto-patch normalizes to, in diagnostic order. */
 function offered(store: Store, check: CheckOptions): (readonly BundleItem[])[] {

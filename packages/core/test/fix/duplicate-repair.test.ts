@@ -9,13 +9,6 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import type { Diagnostic } from "../../src/check/diagnostic.js";
-import { normalizePatch } from "../../src/fix/normalize.js";
-import { checkStore } from "../../src/integrity/store-check.js";
-import { exportProgram } from "../../src/project/program.js";
-import type { Store } from "../../src/store/store.js";
-import { brokenStoreOf, capsOf } from "../support/broken-store.js";
 import {
   brokenCases,
   conformanceRoot,
@@ -23,7 +16,14 @@ import {
   hasConformance,
   hasCorpus,
   kumikiShared,
-} from "../support/corpus.js";
+} from "@kumiki-graph/test-support/corpus";
+import { describe, expect, it } from "vitest";
+import type { Diagnostic } from "../../src/check/diagnostic.js";
+import { normalizePatch } from "../../src/fix/normalize.js";
+import { checkStore } from "../../src/integrity/store-check.js";
+import { exportProgram } from "../../src/project/program.js";
+import type { Store } from "../../src/store/store.js";
+import { brokenStoreOf, capsOf } from "../support/broken-store.js";
 
 /** Applies a diagnostic's auto-patch as `kumiki patch apply` does (the diagnostic itself given). */
 async function applyPatchOf(store: Store, d: Diagnostic): Promise<void> {

@@ -1,3 +1,4 @@
+import { corpusProgram, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import { applyFixes } from "../../src/fix/apply.js";
 import { normalizePatch } from "../../src/fix/normalize.js";
@@ -7,7 +8,6 @@ import type { Store } from "../../src/store/store.js";
 import { brief, errorsOf } from "../check/helpers.js";
 import { TODO } from "../check/seeds.js";
 import { seedMistake, storeOf } from "../check/store-support.js";
-import { corpusProgram, hasCorpus } from "../support/corpus.js";
 
 const PROGRAM = `slot count : Int = 0
 slot label : Text = "hi"

@@ -1,10 +1,10 @@
+import { corpusProgram, corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import { ContentHashSchema } from "../../src/lang/hash.js";
 import { parseDefinition, parseProgram } from "../../src/lang/parser.js";
 import { referenceSites } from "../../src/lang/references.js";
 import { renderDefinition } from "../../src/lang/render.js";
 import { hashProgram, resolveProgram } from "../../src/lang/resolve.js";
-import { corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
 
 function hashes(source: string, identity?: (qname: string) => string): Map<string, string> {
   const r = hashProgram(source, identity);

@@ -1,8 +1,8 @@
+import { corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import type { Definition, Program } from "../../src/lang/ast.js";
 import { LAYERS } from "../../src/lang/layers.js";
 import { parseDefinition, parseProgram } from "../../src/lang/parser.js";
-import { corpusPrograms, hasCorpus } from "../support/corpus.js";
 
 const programs = corpusPrograms();
 

@@ -1,9 +1,9 @@
+import { corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ParseResult } from "../../src/lang/parse-error.js";
 import { parseDefinition, parseProgram } from "../../src/lang/parser.js";
 import { referenceSites } from "../../src/lang/references.js";
-import { corpusPrograms, hasCorpus } from "../support/corpus.js";
 
 /** A hang or a quadratic blow-up shows as a call far slower than this (a corpus program takes ~5 ms). */
 const CALL_BUDGET_MS = 2_000;

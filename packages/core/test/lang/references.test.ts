@@ -1,3 +1,4 @@
+import { corpusProgram, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import type { Definition, Program } from "../../src/lang/ast.js";
 import type { Layer } from "../../src/lang/layers.js";
@@ -8,7 +9,6 @@ import {
   type ReferenceSite,
   referenceSites,
 } from "../../src/lang/references.js";
-import { corpusProgram, hasCorpus } from "../support/corpus.js";
 
 function program(source: string): Program {
   const r = parseProgram(source);

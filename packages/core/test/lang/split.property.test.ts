@@ -1,8 +1,8 @@
+import { corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseDefinition } from "../../src/lang/parser.js";
 import { joinPieces, splitProgram } from "../../src/lang/split.js";
-import { corpusPrograms, hasCorpus } from "../support/corpus.js";
 
 function split(source: string) {
   const r = splitProgram(source);

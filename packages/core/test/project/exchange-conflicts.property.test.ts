@@ -6,6 +6,7 @@
  * Then the same as a fast-check property over random edit sequences on both sides.
  */
 
+import { corpusProgram, corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/integrity/checked-store.js";
@@ -14,7 +15,6 @@ import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { StoredOp } from "../../src/store/op-log.js";
 import type { Store } from "../../src/store/store.js";
 import { observe } from "../store/support.js";
-import { corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { must } from "./helpers.js";
 
 function replica(author: string, skew: number): { store: Store; log: MemoryOpLog } {

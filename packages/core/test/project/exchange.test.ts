@@ -4,10 +4,10 @@
  * export the same program, byte for byte.
  */
 
+import { corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import { exportProgram, importProgram } from "../../src/project/program.js";
 import type { StoredOp } from "../../src/store/op-log.js";
-import { corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { memoryStore, must } from "./helpers.js";
 
 describe.skipIf(!hasCorpus)("every corpus program: A's ops applied into an empty B", () => {

@@ -10,6 +10,13 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import {
+  brokenCases,
+  conformanceRoot,
+  corpusPrograms,
+  hasConformance,
+  hasCorpus,
+} from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import { normalizePatch } from "../../src/fix/normalize.js";
 import { openStore } from "../../src/integrity/checked-store.js";
@@ -19,13 +26,6 @@ import { exportProgram, importProgram } from "../../src/project/program.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { StoredOp } from "../../src/store/op-log.js";
 import type { Store } from "../../src/store/store.js";
-import {
-  brokenCases,
-  conformanceRoot,
-  corpusPrograms,
-  hasConformance,
-  hasCorpus,
-} from "../support/corpus.js";
 import { memoryStore, must } from "./helpers.js";
 
 const root = conformanceRoot;

@@ -1,6 +1,6 @@
+import { corpusProgram, corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import { exportProgram, importProgram } from "../../src/project/program.js";
-import { corpusProgram, corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { memoryStore, must } from "./helpers.js";
 
 const PROGRAM = [

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { corpusPrograms, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { afterEach, describe, expect, it } from "vitest";
 import { importProgram } from "../../src/project/program.js";
 import { projectTree } from "../../src/project/project-tree.js";
@@ -7,7 +8,6 @@ import { projectGraph } from "../../src/project/projection.js";
 import { syncFiles } from "../../src/project/sync-files.js";
 import { SYNC_STATE_FILE } from "../../src/project/sync-state.js";
 import type { Store } from "../../src/store/store.js";
-import { corpusPrograms, hasCorpus } from "../support/corpus.js";
 import { get, memoryStore, must, snapshot, TempDirs } from "./helpers.js";
 
 const dirs = new TempDirs();

@@ -10,13 +10,19 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import {
+  brokenCases,
+  conformanceRoot,
+  corpusProgram,
+  hasConformance,
+  hasCorpus,
+} from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import type { Diagnostic } from "../../src/check/diagnostic.js";
 import { parseText } from "../../src/graph/materialize.js";
 import { checkStore } from "../../src/integrity/store-check.js";
 import type { Store } from "../../src/store/store.js";
 import { brokenStoreOf, capsOf } from "../support/broken-store.js";
-import { brokenCases, conformanceRoot, corpusProgram, hasConformance, hasCorpus } from "../support/corpus.js";
 
 /** The definition's lines as `body:N` numbers them, written out here on their own (line 1 first). */
 function bodyLines(text: string): string[] {

@@ -1,13 +1,13 @@
 /** Test support: the broken programs of the conformance corpus as memory stores, as an agent imports them. */
 import fs from "node:fs";
 import path from "node:path";
+import { type BrokenCase, kumikiShared } from "@kumiki-graph/test-support/corpus";
 import { openStore } from "../../src/integrity/checked-store.js";
 import { createCheckGate } from "../../src/integrity/gate.js";
 import type { CapabilityManifest } from "../../src/lang/stdlib.js";
 import { importProgram } from "../../src/project/program.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { Store } from "../../src/store/store.js";
-import { type BrokenCase, kumikiShared } from "./corpus.js";
 
 /** The capability manifest a case is checked with (its `caps`), if any. */
 export function capsOf(c: BrokenCase): CapabilityManifest | undefined {

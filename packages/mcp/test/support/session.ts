@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { openStore, splitProgram } from "@kumiki-graph/core";
 import { initWorkspace } from "@kumiki-graph/storage-automerge";
+import { repoRoot } from "@kumiki-graph/test-support/corpus";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -14,7 +15,6 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js";
 import { expect } from "vitest";
-import { repoRoot } from "../../../core/test/support/corpus.js";
 
 /** The built CLI launcher (tests of the bin use dist: run `npx tsc -b` first). */
 export const kumikiBin = path.join(repoRoot, "packages/cli/bin/kumiki.js");

@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The repository root (this file lives at packages/core/test/support/). */
-export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /**
  * The shared Kumiki reference material beside the repository (../shared/kumiki). A fresh clone
