@@ -7,7 +7,7 @@
  * It announces nothing: it syncs a graph only with a peer that asks for it and may see it.
  */
 import { randomUUID } from "node:crypto";
-import http from "node:http";
+import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Duplex } from "node:stream";
@@ -24,6 +24,7 @@ import {
 import { checkChanges, DurableFSStorageAdapter, decodeChanges } from "@kumiki-graph/storage-automerge";
 import { type WebSocket, WebSocketServer } from "ws";
 import { GraphStores } from "./graph-stores.js";
+import { HttpFront } from "./http-front.js";
 import type { LogFields, ServerLogger } from "./logger.js";
 import { ServerMetrics } from "./metrics.js";
 import type { PostgresStorageAdapter } from "./postgres-storage.js";
@@ -671,55 +672,15 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     return { ok: true, name: grant.name, access };
   };
   let self: SyncServer | undefined;
-  /** Set once the server drains (see {@link SyncServer.drain}): new requests are turned away. */
-  let draining = false;
-  /** HTTP requests (other than GET) received and not yet answered: what a drain waits for. */
-  const inFlight = new Set<http.ServerResponse>();
 
-  const httpServer = http.createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://x");
-    if (draining) {
-      res.writeHead(503, { "content-type": "application/json", connection: "close", "retry-after": "1" });
-      res.end(
-        `${JSON.stringify({ error: { code: "shutting-down", message: "the server is shutting down: nothing was done; retry on another server or once it is back" } })}\n`,
-      );
-      return;
-    }
-    // A GET may be a stream that stays open (an MCP session's event stream): not waited for.
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      inFlight.add(res);
-      res.once("close", () => inFlight.delete(res));
-    }
-    if (url.pathname !== "/health" && url.pathname !== "/metrics" && self !== undefined) {
-      const answered = metrics.mcpRequest();
-      if (options.routes?.(req, res, self) === true) {
-        res.once("finish", () => answered(res.statusCode));
-        return;
-      }
-    }
-    const json = (status: number, body: unknown) => {
-      res.writeHead(status, { "content-type": "application/json" });
-      res.end(`${JSON.stringify(body)}\n`);
-    };
-    if (url.pathname === "/health" && (req.method === "GET" || req.method === "HEAD")) {
-      const h = health();
-      json(h.ok ? 200 : 503, h);
-    } else if (url.pathname === "/metrics" && (req.method === "GET" || req.method === "HEAD")) {
-      void metrics.scrape().then(
-        (m) => {
-          res.writeHead(200, { "content-type": m.contentType });
-          res.end(req.method === "HEAD" ? undefined : m.text);
-        },
-        (e: unknown) => json(500, { error: { code: "internal", message: `metrics: ${String(e)}` } }),
-      );
-    } else
-      json(404, {
-        error: {
-          code: "not-found",
-          message: `no ${req.method} ${url.pathname}: try GET /health, GET /metrics, or a WebSocket`,
-        },
-      });
+  const front = new HttpFront({
+    health,
+    metrics,
+    ...(options.routes === undefined
+      ? {}
+      : { routes: (req, res) => self !== undefined && options.routes!(req, res, self) }),
   });
+  const httpServer = front.server;
 
   // Clients refused again and again are held back (refusal-throttle.ts).
   const throttle = new RefusalThrottle();
@@ -863,17 +824,12 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
     accessOf,
     drain() {
       drained ??= (async () => {
-        draining = true;
-        // No new connection or upgrade; an idle keep-alive connection is closed now.
-        httpServer.close();
-        httpServer.closeIdleConnections();
-        const deadline = Date.now() + drainMs;
-        while (!(inFlight.size === 0 && adapter.settled()) && Date.now() < deadline) await sleep(10);
-        if (inFlight.size > 0)
+        const unanswered = await front.drain(drainMs, () => adapter.settled());
+        if (unanswered > 0)
           say(
             "warn",
-            { event: "drain-timeout", requests: inFlight.size, drainMs },
-            `drain: ${inFlight.size} request(s) not answered within ${drainMs} ms`,
+            { event: "drain-timeout", requests: unanswered, drainMs },
+            `drain: ${unanswered} request(s) not answered within ${drainMs} ms`,
           );
       })();
       return drained;
