@@ -10,7 +10,6 @@ import { randomUUID } from "node:crypto";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import type { Duplex } from "node:stream";
 import * as A from "@automerge/automerge";
 import { type DocumentId, type PeerId, Repo, type StorageAdapterInterface } from "@automerge/automerge-repo";
 import {
@@ -29,12 +28,12 @@ import type { LogFields, ServerLogger } from "./logger.js";
 import { ServerMetrics } from "./metrics.js";
 import type { PostgresStorageAdapter } from "./postgres-storage.js";
 import { CLOSE_FORBIDDEN } from "./protocol.js";
-import { RefusalThrottle } from "./refusal-throttle.js";
 import { fail, ok, type SyncResult } from "./result.js";
 import { AccessControlledServerAdapter, type CheckVerdict, type RefusalEvent } from "./server-adapter.js";
 import { ShapeCache } from "./shape-cache.js";
 import { SyncStateKeeper } from "./sync-state.js";
-import { type Access, type Grant, mayAuthor, OPEN_GRANT, type TokenTable, tokenDigest } from "./tokens.js";
+import { type Access, type Grant, mayAuthor, OPEN_GRANT, type TokenTable } from "./tokens.js";
+import { pinnedTo, tokenOf, UpgradeGate } from "./upgrade-gate.js";
 
 /**
  * What a sync server stores its graphs in: an automerge-repo storage adapter, and what `/health`
@@ -286,41 +285,6 @@ export interface SyncServer {
    * (going away: reconnect later) and stops listening.
    */
   close(): Promise<void>;
-}
-
-function tokenOf(req: http.IncomingMessage): string | undefined {
-  const auth = req.headers.authorization;
-  if (typeof auth === "string") {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (m) return m[1];
-  }
-  // automerge-repo's own client cannot set headers: it may put the token in the query.
-  const q = new URL(req.url ?? "/", "http://x").searchParams.get("token");
-  return q ?? undefined;
-}
-
-function refuseUpgrade(
-  socket: Duplex,
-  status: 401 | 403 | 429,
-  code: string,
-  message: string,
-  retryAfter = 0,
-): void {
-  const body = JSON.stringify({ error: { code, message } });
-  const reason = status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : "Too Many Requests";
-  const wait = retryAfter > 0 ? `Retry-After: ${retryAfter}\r\n` : "";
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${wait}Connection: close\r\n\r\n${body}`,
-  );
-}
-
-/** A grant narrowed to one graph when the connection's path pins it (`…/g/automerge:<id>`). */
-function pinnedTo(grant: Grant, pinned: string | undefined): Grant {
-  if (pinned === undefined) return grant;
-  return {
-    ...grant,
-    access: (documentId) => (documentId === pinned ? grant.access(documentId) : undefined),
-  };
 }
 
 /** Starts a sync server; resolves once it listens (or with `listen-failed`). */
@@ -682,69 +646,18 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
   });
   const httpServer = front.server;
 
-  // Clients refused again and again are held back (refusal-throttle.ts).
-  const throttle = new RefusalThrottle();
+  const gate = new UpgradeGate(() => (open ? undefined : options.tokens));
   httpServer.on("upgrade", (req, socket, head) => {
-    let grant: Grant | undefined = OPEN_GRANT;
-    const token = tokenOf(req);
-    const client = `${req.socket.remoteAddress ?? "?"} ${token === undefined ? "-" : tokenDigest(token)}`;
-    const wait = throttle.heldBack(client);
-    if (wait !== undefined) {
-      refusedCount++;
-      metrics.refused("too-many-refusals");
-      refuseUpgrade(
-        socket,
-        429,
-        "too-many-refusals",
-        `refused ${throttle.free} times or more in a row: try again in ${wait} s (with a token this server accepts)`,
-        wait,
-      );
+    const verdict = gate.judge(req, socket);
+    if (!verdict.ok) {
+      if (verdict.refusal !== undefined) noteRefusal(verdict.refusal);
+      else {
+        refusedCount++;
+        metrics.refused("too-many-refusals");
+      }
       return;
     }
-    if (!open && options.tokens !== undefined) {
-      if (token === undefined) {
-        noteRefusal({
-          peer: req.socket.remoteAddress ?? "?",
-          token: "(none)",
-          documentId: undefined,
-          reason: "no token",
-          code: "unauthorized",
-        });
-        refuseUpgrade(
-          socket,
-          401,
-          "unauthorized",
-          "a token is required: send `Authorization: Bearer <token>` (kumiki remote add NAME URL --token-file F)",
-          throttle.refused(client),
-        );
-        return;
-      }
-      grant = options.tokens.lookup(token);
-      if (grant === undefined) {
-        noteRefusal({
-          peer: req.socket.remoteAddress ?? "?",
-          token: "(unknown)",
-          documentId: undefined,
-          reason: "unknown token",
-          code: "forbidden",
-        });
-        refuseUpgrade(
-          socket,
-          403,
-          "forbidden",
-          "the token is not accepted by this server (check --token-file)",
-          throttle.refused(client),
-        );
-        return;
-      }
-    }
-    // A connection to a graph's own path (`…/g/automerge:<id>`, what clients use so a proxy can
-    // route by graph) reaches that graph only, whatever else its token grants.
-    const pinned = /\/g\/automerge:([1-9A-HJ-NP-Za-km-z]+)\/?$/.exec(
-      new URL(req.url ?? "/", "http://x").pathname,
-    )?.[1];
-    const accepted = pinnedTo(grant, pinned);
-    throttle.accepted(client);
+    const { grant: accepted, token, pinned } = verdict;
     const connection = `c${++connectionCount}`;
     wss.handleUpgrade(req, socket, head, (ws) => {
       // A socket error (a message over maxPayload: ws closes the connection with 1009) is this
