@@ -1,5 +1,6 @@
 import * as A from "@automerge/automerge";
-import { createStore, MemoryOpLog, type StoredOp } from "@kumiki-graph/core";
+import type { StoredOp } from "@kumiki-graph/core";
+import { makeOps } from "@kumiki-graph/test-support/ops";
 import { describe, expect, it } from "vitest";
 import {
   checkBundle,
@@ -12,18 +13,6 @@ import {
   pushBundle,
   shapeOf,
 } from "../src/index.js";
-
-/** `n` valid ops (one `add` each), written by a store. */
-async function makeOps(n: number): Promise<StoredOp[]> {
-  const log = new MemoryOpLog();
-  const store = createStore({ log, author: "agent:test" });
-  if (!store.ok) throw new Error(store.error.message);
-  for (let i = 0; i < n; i++) {
-    const r = await store.value.add({ layer: "slot", name: `s${i}`, body: `Int = ${i}` });
-    if (!r.ok) throw new Error(r.error.message);
-  }
-  return [...log.all()];
-}
 
 function newDoc(): A.Doc<OpLogDocument> {
   const init: OpLogDocument = { kind: new A.ImmutableString(OP_LOG_KIND), format: OP_LOG_FORMAT, chunks: [] };

@@ -121,23 +121,13 @@ export class ServerMetrics {
   }
 
   /** Times `work` as a change check. */
-  async timeCheck<T>(work: () => Promise<T>): Promise<T> {
-    const end = this.checkSeconds.startTimer();
-    try {
-      return await work();
-    } finally {
-      end();
-    }
+  timeCheck<T>(work: () => Promise<T>): Promise<T> {
+    return timed(this.checkSeconds, work);
   }
 
   /** Times `work` as a flush. */
-  async timeFlush<T>(work: () => Promise<T>): Promise<T> {
-    const end = this.flushSeconds.startTimer();
-    try {
-      return await work();
-    } finally {
-      end();
-    }
+  timeFlush<T>(work: () => Promise<T>): Promise<T> {
+    return timed(this.flushSeconds, work);
   }
 
   /** Starts timing an MCP request; call the result with the status it was answered with. */
@@ -149,5 +139,15 @@ export class ServerMetrics {
   /** The text a scrape gets, and its content type. */
   async scrape(): Promise<{ readonly text: string; readonly contentType: string }> {
     return { text: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}
+
+/** `work`'s time observed in `histogram`, whether it resolves or rejects. */
+async function timed<T>(histogram: Histogram, work: () => Promise<T>): Promise<T> {
+  const end = histogram.startTimer();
+  try {
+    return await work();
+  } finally {
+    end();
   }
 }

@@ -3,7 +3,7 @@
  * than this server's check: real Automerge documents in the op log's layout, real ops.
  */
 import * as A from "@automerge/automerge";
-import { createStore, MemoryOpLog, type StoredOp } from "@kumiki-graph/core";
+import type { StoredOp } from "@kumiki-graph/core";
 import {
   checkChanges,
   decodeChanges,
@@ -12,19 +12,9 @@ import {
   type OpLogDocument,
   pushBundle,
 } from "@kumiki-graph/storage-automerge";
+import { makeOps } from "@kumiki-graph/test-support/ops";
 import { describe, expect, it } from "vitest";
 import { ShapeCache } from "../src/shape-cache.js";
-
-async function makeOps(n: number): Promise<StoredOp[]> {
-  const log = new MemoryOpLog();
-  const store = createStore({ log, author: "agent:test" });
-  if (!store.ok) throw new Error(store.error.message);
-  for (let i = 0; i < n; i++) {
-    const r = await store.value.add({ layer: "slot", name: `s${i}`, body: `Int = ${i}` });
-    if (!r.ok) throw new Error(r.error.message);
-  }
-  return [...log.all()];
-}
 
 type Doc = A.Doc<OpLogDocument>;
 
