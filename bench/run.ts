@@ -7,6 +7,7 @@ import { benchCheck } from "./check.js";
 import { benchCli } from "./cli.js";
 import { benchCliScale } from "./cli-scale.js";
 import { benchDamage } from "./damage.js";
+import { benchEdges } from "./edges.js";
 import { benchExport } from "./export.js";
 import { type BenchRow, formatTable } from "./harness.js";
 import { benchLang } from "./lang.js";
@@ -36,6 +37,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["sync", benchSync],
   ["sync service (servers on FS and PostgreSQL)", benchSyncService],
   ["metrics scrape of the sync server", benchMetrics],
+  ["edges in time: onChange latency, reconnect schedule", benchEdges],
   ["cli (real bin)", benchCli],
   ["cli at scale (5,000 definitions; 10,000 ops)", benchCliScale],
 ];
