@@ -105,8 +105,15 @@ function scaleRound(k: Kumiki, next: () => number): Case[] {
   return [
     { label: "view slot.tasks", run: read, target: "≤ 3× (read)" },
     { label: "view slot.tasks, first read after a write", run: read, setup: write, target: "≤ 3× (read)" },
-    { label: "check", run: () => k(["check"]), target: "≤ 5×" },
-    { label: "add slot x 'Int = 0'", run: write, target: "≤ 5× (write)" },
+    // The ops unchanged since the last check: answered from .kumiki/cache/check.json (issue 42: ≤ 3×).
+    { label: "check", run: () => k(["check"]), target: "≤ 3×" },
+    {
+      label: "check, first after a write (a full check)",
+      run: () => k(["check"]),
+      setup: write,
+      target: "≤ 3×",
+    },
+    { label: "add slot x 'Int = 0'", run: write, target: "≤ 4× (write)" },
   ];
 }
 

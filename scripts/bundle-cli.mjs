@@ -54,7 +54,7 @@ await bundle.write({
       { name: "core", test: /packages[\\/]core[\\/]/ },
       {
         name: "storage-read",
-        test: /storage-automerge[\\/]dist[\\/](read|workspace-read|workspace-layout|chunk-files|file-lock|op-log-file)\.js$/,
+        test: /storage-automerge[\\/]dist[\\/](read|workspace-read|workspace-layout|chunk-files|file-lock|op-log-file|check-cache-file)\.js$/,
       },
       { name: "storage", test: /storage-automerge[\\/]/ },
       { name: "automerge-repo", test: /node_modules[\\/]/ },

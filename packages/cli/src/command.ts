@@ -2,7 +2,7 @@
  * What a verb is (`Command`, or a `LazyCommand` loaded on use) and what it gets: the streams, the
  * global options, the workspace on demand.
  */
-import type { CapabilityManifest, Store } from "@kumiki-graph/core";
+import type { CapabilityManifest, CheckCache, Store } from "@kumiki-graph/core";
 import type { OptionSpecs, OptionValues } from "./args.js";
 import { failure } from "./errors.js";
 import type { CliIo } from "./io.js";
@@ -40,6 +40,13 @@ export interface CommandContext {
    * store. Never write through it.
    */
   openReadStore(): Promise<Store>;
+  /**
+   * Where `check` keeps its results for the state {@link openReadStore} read
+   * (`.kumiki/cache/check.json`): only when that store was served from the workspace's files and
+   * `KUMIKI_CHECK_CACHE` is not `off`; undefined for a store held open (a daemon's is checked
+   * incrementally in memory).
+   */
+  checkCache(): Promise<CheckCache | undefined>;
   /** Every op the workspace holds, in the wire format (what `patch export` writes). */
   heldOps(): Promise<readonly unknown[]>;
   /** The next line of standard input (without its newline), or undefined at its end. */

@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { CapabilityManifest, Store, StoredOp } from "@kumiki-graph/core";
+import type { CapabilityManifest, CheckCache, Store, StoredOp } from "@kumiki-graph/core";
 import type { OptionValues } from "./args.js";
 import { stringOption } from "./args.js";
 import type { CommandContext } from "./command.js";
@@ -36,7 +36,16 @@ export interface HeldStore {
   readonly store: Store;
   /** Every op the workspace's log holds now. */
   readonly ops: () => readonly StoredOp[];
+  /** Where check results for the state this store read are kept (read from the workspace's files only). */
+  readonly checkCache?: CheckCache;
 }
+
+/**
+ * What checked, for the check cache: this module's URL, in a bundle chunk whose file name carries
+ * a hash of its content and of the chunks it imports (core's checker among them), so a rebuilt or
+ * upgraded CLI never answers with results an older checker kept.
+ */
+const CHECK_STAMP = import.meta.url;
 
 /**
  * Where a long-lived process (the CLI daemon) keeps workspace stores open across calls. A call
@@ -66,6 +75,17 @@ export async function openWorkspaceHeld(
   if (!ws.ok) throw fromRejection(ws.error);
   const log = ws.value.workspace.log;
   return { store: ws.value.store, ops: () => log.all(), close: () => ws.value.close() };
+}
+
+/**
+ * Thrown by a read store's first read when op-log.jsonl, vouched for by its sidecar, does not
+ * parse: the fast path found out too late to fall back, so `main` runs the read verb again with
+ * `KUMIKI_READ_SNAPSHOT=off` (a read verb has written nothing by then).
+ */
+export class SnapshotUnreadable extends Error {
+  constructor(file: string) {
+    super(`${file} does not parse although its sidecar vouches for it`);
+  }
 }
 
 /** Builds the context a verb runs in. */
@@ -127,6 +147,9 @@ export function createContext(
     async openReadStore() {
       return (await openRead()).store;
     },
+    async checkCache() {
+      return (await openRead()).checkCache;
+    },
     async heldOps() {
       return (await (full ?? openRead())).ops();
     },
@@ -169,11 +192,24 @@ export function createContext(
       if (io.env.KUMIKI_READ_SNAPSHOT !== "off") {
         const [sr, rc] = await Promise.all([loadStorageRead(), loadReadCore()]);
         const fast = await sr.readWorkspaceOps(storeDir ?? io.cwd, { walkUp: true });
-        if (fast.ok && fast.value.ops !== undefined) {
-          const log = new rc.SnapshotOpLog(fast.value.ops);
+        if (fast.ok && fast.value.state !== undefined) {
+          const held = fast.value;
+          // Parsed when first read: a check answered from its cache reads no op.
+          const log = new rc.SnapshotOpLog(() => {
+            if (held.ops !== undefined) return held.ops;
+            // The bytes matched their sidecar's stamps (size, inode, mtime) yet hold a line that is
+            // not an op (a crash between the two writes): `main` runs the verb again, opened in full.
+            throw new SnapshotUnreadable(held.paths.opLog);
+          });
           const store = rc.openStore({ log, author });
           if (!store.ok) throw fromRejection(store.error);
-          return { store: store.value, ops: () => log.all() };
+          const { paths, state } = fast.value;
+          const cached = state !== undefined && io.env.KUMIKI_CHECK_CACHE !== "off";
+          return {
+            store: store.value,
+            ops: () => log.all(),
+            ...(cached ? { checkCache: new sr.CheckCacheFile(paths, state, CHECK_STAMP) } : {}),
+          };
         }
       }
       // Not current, or no workspace: the full open (which says what is wrong, if anything).

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { GLOBAL_OPTIONS, parseCommandArgs, withEnvironment } from "./args.js";
 import { type Command, type CommandResult, type LazyCommand, resolveCommand } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
-import { checkAuthor, createContext, type StoreProvider } from "./context.js";
+import { checkAuthor, createContext, SnapshotUnreadable, type StoreProvider } from "./context.js";
 import { CliError, usageError } from "./errors.js";
 import { mainHelp, verbHelp } from "./help.js";
 import { printable } from "./input-text.js";
@@ -169,17 +169,21 @@ export async function main(
         `kumiki ${name}: expected ${want} argument${want === "1" ? "" : "s"} (${command.positionals.names}), got ${n}: run 'kumiki ${name} --help'`,
       );
     }
-    const opened = createContext(
-      io,
-      name,
-      parsed.positionals,
-      parsed.options,
-      options.stores,
-      parsed.sources,
-    );
+    const open = (from: Required<CliIo>) =>
+      createContext(from, name, parsed.positionals, parsed.options, options.stores, parsed.sources);
+    let opened = open(io);
     close = opened.close;
     await checkAuthor(opened.ctx.author);
-    const result = await command.run(opened.ctx);
+    let result: CommandResult;
+    try {
+      result = await command.run(opened.ctx);
+    } catch (e) {
+      if (!(e instanceof SnapshotUnreadable)) throw e;
+      await opened.close();
+      opened = open({ ...io, env: { ...io.env, KUMIKI_READ_SNAPSHOT: "off" } });
+      close = opened.close;
+      result = await command.run(opened.ctx);
+    }
     // Closing flushes the store: a write is reported done only once it is durable.
     await opened.close();
     close = undefined;

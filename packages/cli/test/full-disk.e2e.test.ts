@@ -45,7 +45,7 @@ describe("kumiki add on a disk that fills up", () => {
           fs.rmSync(filler);
           const seen = runBin(["view", `slot.${name}`], opts);
           outcomes.push(`${leave}/${size}: ${r.code === 0 ? "stored" : "refused"}`);
-          if (r.code === 0) expect(seen.code, `${name} answered as added`).toBe(0);
+          if (r.code === 0) expect(seen.code, `${name} answered as added: ${seen.err} ${seen.out}`).toBe(0);
           else {
             expect(r.err, name).toMatch(/storage-failed|nothing changed|cannot open the store/);
             expect(r.err, name).toContain("ENOSPC");

@@ -53,6 +53,7 @@ export type { Materializer, ShownSite } from "./graph/materialize.js";
 export type { BrokenSite, DefinitionView, GraphReader } from "./graph/reader.js";
 export { type RemedyStep, remedyStepsOf } from "./graph/remedy.js";
 export { addsStandAlone } from "./graph/stand-alone.js";
+export type { CheckCache } from "./integrity/check-cache.js";
 export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-store.js";
 export { type CheckGateOptions, checkGate, createCheckGate } from "./integrity/gate.js";
 export {

@@ -156,7 +156,6 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private local = false;
   private closed = false;
   private failure: unknown;
-  private mirrorError: unknown;
   /**
    * What op-log.jsonl was last brought up to (or held at open): how many of {@link ops}, at which
    * heads, at which {@link generation}. The ops after that count are what it lacks, so ops taken in
@@ -568,7 +567,8 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
 
   /**
    * Flushes what is pending (changes that arrived from a peer), brings the readable op log up to
-   * date and shuts the Repo down. Rejects if the final write or the readable log failed.
+   * date and shuts the Repo down. Rejects if the final write failed (not if only the readable log
+   * could not be written: see below).
    */
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
@@ -583,7 +583,6 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
             // The readable log is rewritten from what this process holds: first take in what
             // others wrote since our last append, or the rewrite would drop their ops.
             this.mergeForeign();
-            this.mirrorError = undefined;
             this.updateMirror();
           });
       } finally {
@@ -594,7 +593,9 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
         this.storage.dispose();
         this.mirror?.dispose();
       }
-      if (this.mirrorError !== undefined) throw this.mirrorError;
+      // A readable log that could not be written (a full disk) is not a failed close: the document
+      // is stored, the file's sidecar no longer vouches for it (so no reader takes it for the
+      // document), and the next writer rewrites it — as after an append whose mirror failed.
     });
     this.queue = run.catch(() => undefined);
     return run;
@@ -702,7 +703,10 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     this.failure = undefined;
   }
 
-  /** The mirror is derived: a failure here is kept and retried, it does not undo a stored append. */
+  /**
+   * The mirror is derived: a failure here is mended by the next update (a rewrite), and never
+   * undoes a stored append.
+   */
   private updateMirror(added: readonly T[] = [], before: readonly string[] = []): void {
     if (!this.mirror || this.storage.readOnly) return;
     try {
@@ -718,9 +722,8 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       const heads = this.heads();
       this.mirror.update(this.ops, heads, delta.added, delta.before, chunks);
       this.mirrored = { count: this.ops.length, heads, gen: this.gen };
-      this.mirrorError = undefined;
-    } catch (e) {
-      this.mirrorError = e;
+    } catch {
+      // Left as it is: `mirrored` still says what the file holds, so the next update rewrites it.
     }
   }
 

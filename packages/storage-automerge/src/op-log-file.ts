@@ -115,7 +115,10 @@ export class OpLogFile {
         const sorted = [...added].sort(byId);
         if (side.maxId === "" || sorted[0]!["op-id"] > side.maxId) {
           const fd = this.appender(st.ino);
-          fs.writeSync(fd, lines(sorted));
+          // All of it or a throw (a full disk writes short first, then refuses): a sidecar written
+          // after a short write vouched for a torn last line, or for a file missing whole ops.
+          const bytes = Buffer.from(lines(sorted));
+          for (let off = 0; off < bytes.length; ) off += fs.writeSync(fd, bytes, off, bytes.length - off);
           this.writeSidecar(heads, sorted[sorted.length - 1]!["op-id"], fs.fstatSync(fd, { bigint: true }));
           return "appended";
         }
@@ -144,17 +147,34 @@ export class OpLogFile {
    * document). Call it while holding the store's lock, so no writer moves between listing and read.
    */
   readVerified(chunks: readonly string[]): StoredOp[] | undefined {
+    const read = this.readVerifiedBytes(chunks);
+    return read === undefined ? undefined : OpLogFile.parse(read.bytes);
+  }
+
+  /**
+   * The file's bytes under the conditions of {@link readVerified}, not yet parsed, and the
+   * Automerge heads its sidecar says they were written at: what a reader that may need no op at
+   * all takes under the lock (a copy, a few milliseconds), parsing later.
+   */
+  readVerifiedBytes(
+    chunks: readonly string[],
+  ): { readonly bytes: Buffer; readonly heads: readonly string[] } | undefined {
     const side = this.readSidecar();
     const st = this.stat();
     if (side === undefined || st === undefined || !matches(side, st) || !sameList(side.chunks, chunks))
       return undefined;
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = fs.readFileSync(this.path, "utf8");
+      bytes = fs.readFileSync(this.path);
     } catch {
       return undefined;
     }
-    if (BigInt(Buffer.byteLength(text)) !== st.size) return undefined;
+    return BigInt(bytes.length) === st.size ? { bytes, heads: side.heads } : undefined;
+  }
+
+  /** The ops of an op-log.jsonl's bytes, one a line; undefined when a line is not an op. */
+  static parse(bytes: Buffer): StoredOp[] | undefined {
+    const text = bytes.toString("utf8");
     const ops: StoredOp[] = [];
     let at = 0;
     while (at < text.length) {

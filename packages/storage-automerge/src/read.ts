@@ -5,6 +5,7 @@
  * open the workspace through the main entry.
  */
 
+export { CheckCacheFile } from "./check-cache-file.js";
 export { chunkStampsIn } from "./chunk-files.js";
 export {
   findWorkspace,

@@ -31,7 +31,13 @@ import { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import { OpLogFile } from "./op-log-file.js";
 import { type ContestedReport, claimsOf, contestedOps, remoteOps, takeUpRemote } from "./repair-contested.js";
-import { findWorkspace, readConfig, type WorkspacePaths, type WorkspaceResult } from "./workspace-layout.js";
+import {
+  findWorkspace,
+  ignoreInGit,
+  readConfig,
+  type WorkspacePaths,
+  type WorkspaceResult,
+} from "./workspace-layout.js";
 
 /** One damaged chunk file, and where the repair put it. */
 export interface RepairedChunk {
@@ -382,8 +388,5 @@ async function repairLocked(
 
 /** Keeps `.kumiki/damaged/` out of git: what was moved aside is evidence, not state. */
 function ignoreDamagedFolder(paths: WorkspacePaths): void {
-  const file = path.join(paths.dir, ".gitignore");
-  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
-  if (!text.split("\n").includes("damaged/"))
-    fs.appendFileSync(file, `${text === "" || text.endsWith("\n") ? "" : "\n"}damaged/\n`);
+  ignoreInGit(paths, "damaged/");
 }

@@ -22,6 +22,8 @@ export interface WorkspacePaths {
   readonly storage: string;
   /** `.kumiki/op-log.jsonl`: the readable op log. */
   readonly opLog: string;
+  /** `.kumiki/cache/`: results kept to spare work (machine-local, never the truth; safe to delete). */
+  readonly cache: string;
 }
 
 /** `.kumiki/config.json`. */
@@ -72,7 +74,19 @@ export function workspacePaths(root: string): WorkspacePaths {
     config: path.join(dir, "config.json"),
     storage: path.join(dir, "automerge"),
     opLog: path.join(dir, "op-log.jsonl"),
+    cache: path.join(dir, "cache"),
   };
+}
+
+/**
+ * Keeps `entry` (a path relative to `.kumiki/`) out of git, in `.kumiki/.gitignore`: for what a
+ * later version writes into a workspace an earlier one made.
+ */
+export function ignoreInGit(paths: WorkspacePaths, entry: string): void {
+  const file = path.join(paths.dir, ".gitignore");
+  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+  if (!text.split("\n").includes(entry))
+    fs.appendFileSync(file, `${text === "" || text.endsWith("\n") ? "" : "\n"}${entry}\n`);
 }
 
 /** The nearest workspace at or above `from`: the first ancestor holding a `.kumiki/` directory. */

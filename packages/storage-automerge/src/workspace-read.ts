@@ -24,11 +24,17 @@ export interface WorkspaceOps<T extends StoredOp = StoredOp> {
   readonly paths: WorkspacePaths;
   readonly config: WorkspaceConfig;
   /**
-   * The stored ops, from op-log.jsonl; undefined when the file cannot be shown to hold exactly what
+   * The stored ops, from op-log.jsonl (parsed on first access, from the bytes read under the
+   * lock: a reader that needs no op pays no parse); undefined when the file cannot be shown to hold exactly what
    * the storage holds (another process wrote since and has not brought it up to date, a peer's
    * changes are not in it yet, it was edited by hand, nothing was stored yet): open the workspace.
    */
   readonly ops: readonly T[] | undefined;
+  /**
+   * With `ops`: what they are, as one string — the Automerge document and its heads the file was
+   * derived from (equal states, equal ops): what a {@link CheckCacheFile} is bound to.
+   */
+  readonly state?: string;
 }
 
 /**
@@ -48,13 +54,31 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
   // Without write access no writer is ours to wait for (a read-only mount, another user's folder):
   // read without the lock, as a read-only open does; the sidecar's checks still hold.
   const lock = writable(paths.storage) ? new FileLock(path.join(paths.storage, ".lock")) : undefined;
-  const read = (): readonly T[] | undefined => {
+  const read = (): { bytes: Buffer; state: string } | undefined => {
     const chunks = chunkStampsIn(paths.storage, documentId);
-    return chunks.length === 0 ? undefined : (mirror.readVerified(chunks) as T[] | undefined);
+    const read = chunks.length === 0 ? undefined : mirror.readVerifiedBytes(chunks);
+    // The heads of the sidecar that vouched for the bytes: the state is theirs.
+    return read === undefined
+      ? undefined
+      : { bytes: read.bytes, state: `${documentId}@${[...read.heads].sort().join(",")}` };
   };
   try {
-    const ops = lock === undefined ? read() : await lock.run(read);
-    return { ok: true, value: { paths, config, ops } };
+    const got = lock === undefined ? read() : await lock.run(read);
+    if (got === undefined) return { ok: true, value: { paths, config, ops: undefined } };
+    let ops: readonly T[] | undefined | null = null;
+    const { bytes, state } = got;
+    return {
+      ok: true,
+      value: {
+        paths,
+        config,
+        state,
+        get ops() {
+          if (ops === null) ops = OpLogFile.parse(bytes) as T[] | undefined;
+          return ops;
+        },
+      },
+    };
   } catch {
     // The fast path is an optimisation: whatever stops it (a lock held past its timeout, an
     // unreadable folder) is left to the full open, which reports it properly.

@@ -63,7 +63,7 @@ export interface WorkspaceOpenOptions {
 }
 
 const GITIGNORE =
-  "# Machine-local files of the store (kumiki writes them):\nop-log.jsonl.state\nautomerge/.lock\nautomerge/.generation\nautomerge/.tmp/\nidempotency.jsonl\ndamaged/\n";
+  "# Machine-local files of the store (kumiki writes them):\nop-log.jsonl.state\nautomerge/.lock\nautomerge/.generation\nautomerge/.tmp/\nidempotency.jsonl\ndamaged/\ncache/\n";
 
 function openFailure<T>(e: unknown, paths: WorkspacePaths): WorkspaceResult<T> {
   if (e instanceof OpLogOpenError) {

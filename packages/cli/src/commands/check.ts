@@ -43,18 +43,23 @@ export const check: Command = {
   },
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
-    const [core, store, capabilities] = await Promise.all([
+    const [core, store, capabilities, cache] = await Promise.all([
       loadCore(),
       ctx.openReadStore(),
       ctx.capabilities(),
+      ctx.checkCache(),
     ]);
-    const report = core.checkStore(store, {
-      ...(capabilities === undefined ? {} : { capabilities }),
-      ...(flag(ctx.options, "types") ? { types: true } : {}),
-      ...(flag(ctx.options, "refs") ? { refs: true } : {}),
-      ...(flag(ctx.options, "effects") ? { effects: true } : {}),
-      ...(flag(ctx.options, "a11y") ? { a11y: true } : {}),
-    });
+    const report = core.checkStore(
+      store,
+      {
+        ...(capabilities === undefined ? {} : { capabilities }),
+        ...(flag(ctx.options, "types") ? { types: true } : {}),
+        ...(flag(ctx.options, "refs") ? { refs: true } : {}),
+        ...(flag(ctx.options, "effects") ? { effects: true } : {}),
+        ...(flag(ctx.options, "a11y") ? { a11y: true } : {}),
+      },
+      cache,
+    );
     const summary =
       report.errors === 0 && report.warnings === 0
         ? "ok: no diagnostics"

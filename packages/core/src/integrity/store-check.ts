@@ -6,6 +6,7 @@ import { type CheckOptions, narrowingFilter } from "../check/check.js";
 import type { Diagnostic } from "../check/diagnostic.js";
 import type { DefId } from "../ops/ids.js";
 import type { Store } from "../store/store.js";
+import { type CheckCache, checkCacheKey } from "./check-cache.js";
 import { LiveCheck } from "./live.js";
 
 /** What `checkStore` returns (`kumiki check --json`). */
@@ -112,10 +113,27 @@ export function reportOf(diagnostics: readonly Diagnostic[]): CheckReport {
  * under its name, with the current names — locations read `tile.TodoRow.body:2`, a diagnostic's
  * `definition` is the DefId, and auto-patches are anchored in the text `view` shows. Incremental
  * across calls on the same store: the first call checks everything, later calls re-check what
- * changed since (and what that can affect).
+ * changed since (and what that can affect). With `cache` (bound to the state of the ops the store
+ * read: a read-only store opened from a workspace), a result kept there for that state and these
+ * options is answered without checking, and a result computed is kept there.
  */
-export function checkStore(store: Store, options: CheckOptions = {}): CheckReport {
-  const all = liveCheckOf(store, options).diagnostics();
+export function checkStore(store: Store, options: CheckOptions = {}, cache?: CheckCache): CheckReport {
+  let all: readonly Diagnostic[];
+  if (cache === undefined) all = liveCheckOf(store, options).diagnostics();
+  else {
+    // Narrowing filters the result: the full result is what is kept, for every narrowing alike.
+    // The whole manifest, not only its names: another process may have read another kumiki.caps.json.
+    const key = checkCacheKey(
+      cache.state,
+      JSON.stringify([checkerKey(options), options.capabilities ?? null]),
+    );
+    const hit = cache.get(key);
+    if (hit !== undefined) all = hit;
+    else {
+      all = liveCheckOf(store, options).diagnostics();
+      cache.put(key, all);
+    }
+  }
   const keep = narrowingFilter(options);
   return reportOf(keep === undefined ? all : all.filter(keep));
 }

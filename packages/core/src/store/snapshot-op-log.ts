@@ -7,10 +7,17 @@ import type { OpLog, StoredOp } from "./op-log.js";
  */
 export class SnapshotOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private closed = false;
+  private ops: readonly T[] | undefined;
+  private readonly read: (() => readonly T[]) | undefined;
 
-  constructor(private readonly ops: readonly T[]) {}
+  /** `ops`, or a function that reads them on the first call of {@link all} (a check answered from a cache reads none). */
+  constructor(ops: readonly T[] | (() => readonly T[])) {
+    if (typeof ops === "function") this.read = ops;
+    else this.ops = ops;
+  }
 
   all(): readonly T[] {
+    this.ops ??= this.read!();
     return this.ops;
   }
 

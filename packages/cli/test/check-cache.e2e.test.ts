@@ -1,0 +1,126 @@
+/**
+ * `kumiki check`'s cache (.kumiki/cache/check.json): a check of ops nobody changed answers from it,
+ * and never with another state's findings — after a write by another process, with other options,
+ * after a hand edit of the cache, or from another version of the checker.
+ */
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { cleanup, runBin, SMALL_PROGRAM, tempDir, testEnv } from "./support.js";
+
+const dirs: string[] = [];
+afterAll(() => cleanup(...dirs));
+
+const cacheFile = (dir: string) => path.join(dir, ".kumiki", "cache", "check.json");
+
+interface CacheFile {
+  v: number;
+  stamp: string;
+  entries: { key: string; diagnostics: { code: string; message: string; severity: string }[] }[];
+}
+
+function workspace(): { dir: string; bin: (argv: string[], extra?: Record<string, string>) => string } {
+  const dir = tempDir("check-cache");
+  dirs.push(dir);
+  writeFileSync(path.join(dir, "prog.kumiki"), SMALL_PROGRAM);
+  const env = testEnv(dir);
+  const bin = (argv: string[], extra: Record<string, string> = {}) =>
+    runBin(argv, { cwd: dir, env: { ...env, ...extra } }).out;
+  expect(runBin(["init"], { cwd: dir, env }).code).toBe(0);
+  expect(runBin(["import", "prog.kumiki"], { cwd: dir, env }).code).toBe(0);
+  return { dir, bin };
+}
+
+describe("kumiki check answers from its cache only for the state it was computed from", () => {
+  it("answers as a full check does, before and after writes that add and mend an error", () => {
+    const { dir, bin } = workspace();
+    const uncached = (argv: string[]) => bin(argv, { KUMIKI_CHECK_CACHE: "off" });
+    const same = () => {
+      for (const argv of [
+        ["check", "--json"],
+        ["check", "--refs", "--json"],
+        ["check", "--types"],
+        ["check"],
+      ])
+        expect(bin(argv), argv.join(" ")).toBe(uncached(argv));
+    };
+    same();
+    expect(JSON.parse(readFileSync(cacheFile(dir), "utf8")).entries).toHaveLength(1);
+    // A forced remove leaves tile.Field's reference to slot.draft dangling: an error the cache had not seen.
+    expect(runBin(["remove", "slot.draft", "--force"], { cwd: dir, env: testEnv(dir) }).code).toBe(0);
+    const broken = JSON.parse(bin(["check", "--json"]));
+    expect(broken.ok).toBe(false);
+    expect(broken.diagnostics.map((d: { location: string }) => d.location).join(" ")).toMatch(
+      /draft|Field|clear/,
+    );
+    same();
+    expect(runBin(["add", "slot", "draft", 'Text = ""'], { cwd: dir, env: testEnv(dir) }).code).toBe(0);
+    same();
+    expect(JSON.parse(readFileSync(cacheFile(dir), "utf8")).entries.length).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+
+  it("serves what it kept for this state (a planted finding shows) and drops it once the ops change", () => {
+    const { dir, bin } = workspace();
+    expect(JSON.parse(bin(["check", "--json"])).ok).toBe(true);
+    const file = JSON.parse(readFileSync(cacheFile(dir), "utf8")) as CacheFile;
+    const planted = {
+      code: "E0101",
+      kind: "undef-ref",
+      severity: "error",
+      location: "slot.count",
+      message: "planted",
+    };
+    file.entries[0]!.diagnostics.push(planted as never);
+    writeFileSync(cacheFile(dir), JSON.stringify(file));
+    // Proof that a check of the same state reads the cache (and only the cache: no check ran).
+    expect(bin(["check"])).toContain("planted");
+    expect(runBin(["add", "slot", "other", "Int = 1"], { cwd: dir, env: testEnv(dir) }).code).toBe(0);
+    expect(bin(["check"])).not.toContain("planted");
+    expect(bin(["check"])).toBe(bin(["check"], { KUMIKI_CHECK_CACHE: "off" }));
+  }, 60_000);
+
+  it("is a miss when unreadable, of another checker, or for another capability manifest", () => {
+    const { dir, bin } = workspace();
+    const truth = bin(["check", "--json"], { KUMIKI_CHECK_CACHE: "off" });
+    // A workspace made before the cache existed: its .gitignore does not name the folder yet.
+    const ignore = path.join(dir, ".kumiki", ".gitignore");
+    writeFileSync(ignore, readFileSync(ignore, "utf8").replace("cache/\n", ""));
+    expect(bin(["check", "--json"])).toBe(truth);
+    expect(readFileSync(ignore, "utf8").split("\n")).toContain("cache/");
+    writeFileSync(cacheFile(dir), "{ not json");
+    expect(bin(["check", "--json"])).toBe(truth);
+    const file = JSON.parse(readFileSync(cacheFile(dir), "utf8")) as CacheFile;
+    file.entries[0]!.diagnostics.push({ code: "E0101", severity: "error", message: "stale" });
+    writeFileSync(cacheFile(dir), JSON.stringify({ ...file, stamp: "file:///an/older/kumiki.js" }));
+    expect(bin(["check", "--json"])).toBe(truth);
+    // The cache was rewritten for this checker: planted again, then the manifest changes.
+    const again = JSON.parse(readFileSync(cacheFile(dir), "utf8")) as CacheFile;
+    again.entries[0]!.diagnostics.push({ code: "E0101", severity: "error", message: "stale" });
+    writeFileSync(cacheFile(dir), JSON.stringify(again));
+    expect(bin(["check"])).toContain("stale");
+    writeFileSync(path.join(dir, "kumiki.caps.json"), JSON.stringify({ capabilities: [] }));
+    expect(bin(["check"])).not.toContain("stale");
+  }, 60_000);
+});
+
+describe("a read that finds op-log.jsonl unreadable only once it parses it", () => {
+  it("runs again from the full open: same answers as with the fast path off", () => {
+    const { dir, bin } = workspace();
+    const truth = ["check --json", "view slot.*", "list --json"].map((a) =>
+      bin(a.split(" "), { KUMIKI_READ_SNAPSHOT: "off" }),
+    );
+    // A line damaged in place, its sidecar vouching for the damage (size, inode and mtime as now):
+    // what a crash between the file's write and the sidecar's could leave.
+    const log = path.join(dir, ".kumiki", "op-log.jsonl");
+    const text = readFileSync(log, "utf8");
+    writeFileSync(log, `#${text.slice(1)}`);
+    const st = statSync(log, { bigint: true });
+    const side = JSON.parse(readFileSync(`${log}.state`, "utf8"));
+    writeFileSync(
+      `${log}.state`,
+      JSON.stringify({ ...side, size: String(st.size), ino: String(st.ino), mtimeNs: String(st.mtimeNs) }),
+    );
+    rmSync(path.join(dir, ".kumiki", "cache"), { recursive: true, force: true });
+    expect(["check --json", "view slot.*", "list --json"].map((a) => bin(a.split(" ")))).toEqual(truth);
+  }, 60_000);
+});

@@ -1,0 +1,24 @@
+/**
+ * Check results kept across processes: a workspace whose ops have not changed since the last
+ * `kumiki check` (or since the process that checked it last) is not checked again.
+ */
+import type { Diagnostic } from "../check/diagnostic.js";
+
+/**
+ * A place to keep a store's check results, bound to the exact state of the ops the store read:
+ * `state` must differ whenever the ops differ (a workspace's Automerge heads do). `checkStore`
+ * asks it before checking and stores what it finds; `get` answers only what `put` was given under
+ * the same key, or undefined (a miss, a cache of another version of the checker, an unreadable
+ * cache). A cache is never the truth: a miss costs a check, never a wrong answer.
+ */
+export interface CheckCache {
+  /** What the cached results were computed from: equal states, equal ops. */
+  readonly state: string;
+  get(key: string): readonly Diagnostic[] | undefined;
+  put(key: string, diagnostics: readonly Diagnostic[]): void;
+}
+
+/** The key a check's results are kept under: the ops' state and the options the checker was built with. */
+export function checkCacheKey(state: string, checker: string): string {
+  return JSON.stringify([state, checker]);
+}
