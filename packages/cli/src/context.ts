@@ -227,7 +227,14 @@ export function createContext(
       const opened = [full, read].filter((p): p is Promise<HeldStore> => p !== undefined);
       for (const p of new Set(opened)) {
         const o = await p.catch(() => undefined);
-        await o?.store.close();
+        try {
+          await o?.store.close();
+        } catch (e) {
+          // Only the readable op-log.jsonl failed (a full disk): what the verb wrote is stored, so
+          // its answer stands, with the file's state said beside it.
+          if ((e as { code?: unknown }).code !== "op-log-file-failed") throw e;
+          io.stderr(`kumiki ${verb}: warning: ${(e as Error).message}\n`);
+        }
       }
     },
   };

@@ -44,9 +44,17 @@ describe("kumiki add on a disk that fills up", () => {
           const after = snapshot(path.join(ws, ".kumiki"));
           fs.rmSync(filler);
           const seen = runBin(["view", `slot.${name}`], opts);
-          outcomes.push(`${leave}/${size}: ${r.code === 0 ? "stored" : "refused"}`);
-          if (r.code === 0) expect(seen.code, `${name} answered as added: ${seen.err} ${seen.out}`).toBe(0);
-          else {
+          outcomes.push(
+            `${leave}/${size}: ${r.code === 0 ? (r.err === "" ? "stored" : "stored, warned") : "refused"}`,
+          );
+          if (r.code === 0) {
+            expect(seen.code, `${name} answered as added: ${seen.err} ${seen.out}`).toBe(0);
+            // Stored, and only the readable op-log.jsonl left behind (a full disk) is said, as a warning.
+            if (r.err !== "")
+              expect(r.err, name).toMatch(
+                /^kumiki add: warning: the graph is stored, but \S+op-log\.jsonl could not be brought up to date \(ENOSPC\)/,
+              );
+          } else {
             expect(r.err, name).toMatch(/storage-failed|nothing changed|cannot open the store/);
             expect(r.err, name).toContain("ENOSPC");
             expect(seen.code, `${name} was refused, yet is stored`).not.toBe(0);
@@ -60,7 +68,7 @@ describe("kumiki add on a disk that fills up", () => {
         outcomes.join(", "),
       ).toBe(true);
       expect(
-        outcomes.some((o) => o.endsWith("stored")),
+        outcomes.some((o) => o.includes("stored")),
         outcomes.join(", "),
       ).toBe(true);
       expect(runBin(["add", "slot", "last", "Int = 2"], opts).code).toBe(0);

@@ -53,7 +53,7 @@ import {
 // The document layout is op-log-document.ts; these stay importable from here.
 export { CHUNK_SIZE, type InvalidEntry, OP_LOG_FORMAT, OP_LOG_KIND, type OpLogDocument, pushBundle };
 
-import type { OpLogFile } from "./op-log-file.js";
+import { type OpLogFile, OpLogFileError } from "./op-log-file.js";
 
 /** How {@link AutomergeOpLog} builds its Repo. */
 export interface AutomergeOpLogOptions {
@@ -156,6 +156,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private local = false;
   private closed = false;
   private failure: unknown;
+  private mirrorError: unknown;
   /**
    * What op-log.jsonl was last brought up to (or held at open): how many of {@link ops}, at which
    * heads, at which {@link generation}. The ops after that count are what it lacks, so ops taken in
@@ -567,8 +568,8 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
 
   /**
    * Flushes what is pending (changes that arrived from a peer), brings the readable op log up to
-   * date and shuts the Repo down. Rejects if the final write failed (not if only the readable log
-   * could not be written: see below).
+   * date and shuts the Repo down. Rejects if the final write failed, and with an
+   * {@link OpLogFileError} when only the readable log could not be written (the document is stored).
    */
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
@@ -583,6 +584,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
             // The readable log is rewritten from what this process holds: first take in what
             // others wrote since our last append, or the rewrite would drop their ops.
             this.mergeForeign();
+            this.mirrorError = undefined;
             this.updateMirror();
           });
       } finally {
@@ -593,9 +595,11 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
         this.storage.dispose();
         this.mirror?.dispose();
       }
-      // A readable log that could not be written (a full disk) is not a failed close: the document
-      // is stored, the file's sidecar no longer vouches for it (so no reader takes it for the
-      // document), and the next writer rewrites it — as after an append whose mirror failed.
+      // The document is stored; the file's sidecar no longer vouches for it (no reader takes it for
+      // the document) and the next writer rewrites it. Said apart from a failed write, so that a
+      // caller whose write was stored can say so (the CLI warns), and one that needs the file fails.
+      if (this.mirrorError !== undefined && this.mirror !== undefined)
+        throw new OpLogFileError(this.mirror.path, this.mirrorError);
     });
     this.queue = run.catch(() => undefined);
     return run;
@@ -722,8 +726,10 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       const heads = this.heads();
       this.mirror.update(this.ops, heads, delta.added, delta.before, chunks);
       this.mirrored = { count: this.ops.length, heads, gen: this.gen };
-    } catch {
-      // Left as it is: `mirrored` still says what the file holds, so the next update rewrites it.
+      this.mirrorError = undefined;
+    } catch (e) {
+      // `mirrored` still says what the file holds, so the next update rewrites it.
+      this.mirrorError = e;
     }
   }
 

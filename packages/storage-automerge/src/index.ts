@@ -42,7 +42,7 @@ export {
   type OpLogDocument,
   pushBundle,
 } from "./op-log-document.js";
-export type { MirrorUpdate, OpLogFile } from "./op-log-file.js";
+export { type MirrorUpdate, type OpLogFile, OpLogFileError } from "./op-log-file.js";
 export {
   defaultAuthor,
   IDEMPOTENCY_FILE,
