@@ -65,6 +65,7 @@ export {
   type ServerChecks,
   type SlowPeerEvent,
 } from "./server-adapter.js";
+export { type SyncService, type SyncServiceOptions, startSyncService } from "./service.js";
 export {
   type Access,
   ChangingTokenTable,

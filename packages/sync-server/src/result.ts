@@ -8,6 +8,10 @@ import type { Result } from "@kumiki-graph/core";
 export type SyncErrorCode =
   // Configuration.
   | "token-file-invalid"
+  /** reloadTokens of a service started without a token file. */
+  | "no-token-file"
+  /** Options that contradict each other (a folder and a database, or neither). */
+  | "invalid-options"
   | "invalid-url"
   | "invalid-remote"
   | "remote-exists"

@@ -1,18 +1,10 @@
-import fs from "node:fs";
 import path from "node:path";
 import { CAPS_FILE, type CapabilityManifest, readCapabilityManifest } from "@kumiki-graph/core";
 import { LOOPBACK_HOSTS, mcpGraphRoutes, parseLimitAssignments } from "@kumiki-graph/mcp";
-import {
-  jsonServerLogger,
-  PostgresStorageAdapter,
-  PostgresTokenTable,
-  redactedUrl,
-  startSyncServer,
-  TokenFileTable,
-} from "@kumiki-graph/sync-server";
+import { jsonServerLogger, redactedUrl, startSyncService } from "@kumiki-graph/sync-server";
 import { listOption, stringOption } from "../args.js";
 import type { Command } from "../command.js";
-import { CliError, failure, fromRejection, usageError } from "../errors.js";
+import { failure, fromRejection, usageError } from "../errors.js";
 import { untilStopped } from "../stop-signal.js";
 
 /**
@@ -162,40 +154,7 @@ export const serve: Command = {
     if (!mcpLimits.ok) throw usageError(`kumiki serve: ${mcpLimits.message}`);
     const dataDir = path.resolve(ctx.io.cwd, stringOption(ctx.options, "data") ?? "kumiki-server");
     const tokenFile = stringOption(ctx.options, "token-file");
-    const tokenPath = tokenFile === undefined ? undefined : path.resolve(ctx.io.cwd, tokenFile);
-    let tokens: Parameters<typeof startSyncServer>[0]["tokens"];
-    // Checked before anything is stored or opened: a bad file changes nothing.
-    let fileTokens: TokenFileTable | undefined;
-    if (tokenPath !== undefined) {
-      const t = TokenFileTable.load(tokenPath);
-      if (!t.ok) throw fromRejection(t.error);
-      fileTokens = t.value;
-      tokens = fileTokens;
-    }
     const host = stringOption(ctx.options, "host") ?? "127.0.0.1";
-    let storage: PostgresStorageAdapter | undefined;
-    let dbTokens: PostgresTokenTable | undefined;
-    const storeTokens = async (): Promise<number> => {
-      const text = fs.readFileSync(tokenPath!, "utf8");
-      const stored = await PostgresTokenTable.store(storageUrl!, text, tokenPath!);
-      if (!stored.ok) throw fromRejection(stored.error);
-      return stored.value.tokens;
-    };
-    if (storageUrl !== undefined) {
-      try {
-        storage = await PostgresStorageAdapter.open(storageUrl);
-        if (tokenPath !== undefined) await storeTokens();
-        dbTokens = await PostgresTokenTable.open(storageUrl);
-      } catch (e) {
-        await storage?.close();
-        if (e instanceof CliError) throw e;
-        throw failure("storage-failed", (e as Error).message);
-      }
-      // The database's tokens, live, every server alike; while it holds none (and no file was
-      // given) the server is open, until tokens are stored from any server.
-      tokens = dbTokens;
-    }
-    const where = storage === undefined ? dataDir : `${redactedUrl(storageUrl!)} (table ${storage.table})`;
     // MCP over Streamable HTTP for each graph, at /g/<graph>/mcp, on the server's own copy.
     const loopback = ["127.0.0.1", "::1", "localhost"].includes(host);
     const routes = mcpGraphRoutes({
@@ -207,8 +166,7 @@ export const serve: Command = {
     });
     if (!routes.ok) throw failure(routes.error.code, routes.error.message);
     const mcp = routes.value;
-    const unwatchTokens = tokens?.onChange?.(() => void mcp.review());
-    const started = await startSyncServer({
+    const started = await startSyncService({
       routes: (req, res, s) => mcp.route(req, res, s),
       ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
       ...(maxChangeBytes === undefined ? {} : { maxChangeBytes }),
@@ -216,18 +174,19 @@ export const serve: Command = {
       ...(capabilities === undefined ? {} : { capabilities }),
       port,
       host,
-      ...(storage === undefined ? { dataDir } : { storage }),
-      ...(tokens === undefined ? {} : { tokens }),
-      ...(dbTokens !== undefined && tokenPath === undefined ? { openUntilTokens: true } : {}),
+      ...(storageUrl === undefined ? { dataDir } : { storageUrl }),
+      ...(tokenFile === undefined ? {} : { tokenFile: path.resolve(ctx.io.cwd, tokenFile) }),
       log: (line) => ctx.io.stderr(`kumiki serve: ${line}\n`),
       ...(logger === undefined ? {} : { logger }),
     });
     if (!started.ok) {
-      await dbTokens?.close();
-      await storage?.close();
+      await mcp.close();
       throw fromRejection(started.error);
     }
-    const server = started.value;
+    const service = started.value;
+    const { where } = service;
+    const unwatchTokens = service.tokens?.onChange?.(() => void mcp.review());
+    const server = service.server;
     // Listened for before the first line says where it listens: a SIGTERM sent on reading that
     // line (a supervisor's, a test's) drains and flushes instead of killing the process.
     const stopped = untilStopped();
@@ -235,46 +194,38 @@ export const serve: Command = {
       url: server.url,
       port: server.port,
       host: server.host,
-      ...(storage === undefined ? { data: dataDir } : { storage: where }),
+      ...(storageUrl === undefined ? { data: dataDir } : { storage: where }),
       auth: server.health().auth,
     };
     // A long-running verb: where it listens must be known before it returns.
     ctx.io.stdout(
       ctx.json
         ? `${JSON.stringify({ listening: info })}\n`
-        : `listening on ${server.url} (${storage === undefined ? "data" : "storage"} ${where}); MCP at ${server.url.replace(/^ws/, "http")}/g/<graph>/mcp\n`,
+        : `listening on ${server.url} (${storageUrl === undefined ? "data" : "storage"} ${where}); MCP at ${server.url.replace(/^ws/, "http")}/g/<graph>/mcp\n`,
     );
     if (info.auth === "none")
       note(
         "warn",
         { event: "open-access" },
-        storage === undefined
+        storageUrl === undefined
           ? "warning: no --token-file: any client that reaches this port may read and write every graph"
           : "warning: no --token-file and no tokens stored in the database: any client that reaches this port may read and write every graph, until tokens are stored (kumiki serve --storage … --token-file F, on any server of the database); from then on every connection needs one",
       );
     // SIGHUP: the token file read again (on PostgreSQL, stored for every server).
     const reread = () => {
-      const said = (level: "info" | "warn", text: string, tokens?: number) =>
-        note(level, { event: "sighup", ...(tokens === undefined ? {} : { tokens }) }, `SIGHUP: ${text}`);
-      if (tokenPath === undefined || fileTokens === undefined) {
-        said("warn", "no --token-file to read again");
-        return;
-      }
-      if (dbTokens === undefined) {
-        const r = fileTokens.reload();
-        if (r.ok)
-          said(
-            "info",
-            `${r.value.tokens} token${r.value.tokens === 1 ? "" : "s"} from ${tokenPath} in use`,
-            r.value.tokens,
-          );
-        else said("warn", `tokens unchanged: ${r.error.message}`);
-        return;
-      }
-      storeTokens().then(
-        (n) => said("info", `${n} token${n === 1 ? "" : "s"} from ${tokenPath} stored`, n),
-        (e: unknown) => said("warn", `tokens unchanged: ${(e as Error).message ?? String(e)}`),
-      );
+      void service.reloadTokens().then((r) => {
+        if (!r.ok) {
+          const text =
+            r.error.code === "no-token-file"
+              ? "no --token-file to read again"
+              : `tokens unchanged: ${r.error.message}`;
+          note("warn", { event: "sighup" }, `SIGHUP: ${text}`);
+          return;
+        }
+        const n = r.value.tokens;
+        const text = `${n} token${n === 1 ? "" : "s"} from ${path.resolve(ctx.io.cwd, tokenFile!)} ${r.value.stored ? "stored" : "in use"}`;
+        note("info", { event: "sighup", tokens: n }, `SIGHUP: ${text}`);
+      });
     };
     process.on("SIGHUP", reread);
     const signal = await stopped;
@@ -284,9 +235,7 @@ export const serve: Command = {
     // What is in flight is answered first (an MCP write included), then the MCP sessions end.
     await server.drain();
     await mcp.close();
-    await server.close();
-    await dbTokens?.close();
-    await storage?.close();
+    await service.close();
     return {
       json: { stopped: signal, ...info, refused: health.refused },
       text: `stopped on ${signal}: every graph flushed to ${where}`,

@@ -1,0 +1,74 @@
+/**
+ * What the server checks of a pushed sync message before automerge-repo applies it: the changes
+ * decode, only those new to the graph are judged, each fits the graph's document shape
+ * (ShapeCache) and the size limit, and every op in them is by an author the token may push as.
+ */
+import * as A from "@automerge/automerge";
+import type { DocHandle } from "@automerge/automerge-repo";
+import { checkChanges, decodeChanges } from "@kumiki-graph/storage-automerge";
+import type { CheckVerdict } from "./server-adapter.js";
+import type { ShapeCache } from "./shape-cache.js";
+import { type Grant, mayAuthor } from "./tokens.js";
+
+/** What a {@link PushCheck} needs of the server. */
+export interface PushCheckOptions {
+  /** The graph's handle, loaded (or found unavailable) first. */
+  readonly handleOf: (documentId: string) => Promise<DocHandle<unknown>>;
+  readonly shapes: ShapeCache;
+  /** The largest bundle of ops one change may carry, in bytes. */
+  readonly maxChangeBytes: number;
+}
+
+/** Forgets accepted hashes the document holds once this many are kept for one graph. */
+const ACCEPTED_SWEEP = 10_000;
+
+/** The check of pushed changes, one per server (it remembers what it accepted, per graph). */
+export class PushCheck {
+  /** Change hashes accepted per graph and maybe not applied yet. */
+  private readonly accepted = new Map<string, Set<string>>();
+
+  constructor(private readonly options: PushCheckOptions) {}
+
+  /** The verdict on `entries` (a sync message's changes) pushed to `documentId` under `grant`. */
+  async check(documentId: string, entries: readonly Uint8Array[], grant: Grant): Promise<CheckVerdict> {
+    const handle = await this.options.handleOf(documentId);
+    const doc = handle.isReady() ? (handle.doc() as A.Doc<unknown>) : undefined;
+    const decoded = decodeChanges(entries, doc);
+    if (typeof decoded === "string") return { ok: false, reason: decoded };
+    const shape = this.options.shapes.shape(documentId, doc);
+    // Changes the server holds or accepted already (sent again: a reconnect, a reply that
+    // crossed) were checked when they first came.
+    const seen = this.accepted.get(documentId) ?? new Set<string>();
+    this.accepted.set(documentId, seen);
+    const fresh: typeof decoded = [];
+    for (const c of decoded) {
+      if (seen.has(c.hash) || (doc !== undefined && A.hasHeads(doc, [c.hash]))) continue;
+      seen.add(c.hash);
+      fresh.push(c);
+    }
+    const authors = grant.authors;
+    const r = checkChanges(shape, fresh, {
+      maxBundleBytes: this.options.maxChangeBytes,
+      ...(authors === undefined
+        ? {}
+        : {
+            refuseAuthor: (author: string) =>
+              mayAuthor(authors, author)
+                ? undefined
+                : `authored ${JSON.stringify(author)}, but the token ${JSON.stringify(grant.name)} may push ops only by ${authors.join(", ")} (its "authors" in the token file)`,
+          }),
+    });
+    if (!r.ok) {
+      for (const c of fresh) seen.delete(c.hash);
+      return { ok: false, reason: r.reason };
+    }
+    if (seen.size > ACCEPTED_SWEEP && doc !== undefined)
+      for (const h of seen) if (A.hasHeads(doc, [h])) seen.delete(h);
+    const newOps = this.options.shapes.accept(
+      documentId,
+      r.shape,
+      fresh.map((c) => c.hash),
+    );
+    return { ok: true, newOps };
+  }
+}
