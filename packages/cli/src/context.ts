@@ -8,7 +8,7 @@ import type { CapabilityManifest, CheckCache, Store, StoredOp } from "@kumiki-gr
 import type { OptionValues } from "./args.js";
 import { stringOption } from "./args.js";
 import type { CommandContext } from "./command.js";
-import { loadReadCore, loadStorage, loadStorageRead } from "./core.js";
+import { loadCore, loadReadCore, loadStorage, loadStorageRead } from "./core.js";
 import { failure, fromRejection, usageError } from "./errors.js";
 import { decodeInput } from "./input-text.js";
 import type { CliIo } from "./io.js";
@@ -38,6 +38,8 @@ export interface HeldStore {
   readonly ops: () => readonly StoredOp[];
   /** Where check results for the state this store read are kept (read from the workspace's files only). */
   readonly checkCache?: CheckCache;
+  /** Where check results for the state this store holds now are kept (a store this process opened in full). */
+  readonly checkCacheNow?: () => CheckCache;
 }
 
 /**
@@ -73,8 +75,15 @@ export async function openWorkspaceHeld(
   // As git finds .git: the workspace at or above the folder (core opens only the folder given unless asked).
   const ws = await storage.openWorkspaceStore(dir, { author, walkUp: true });
   if (!ws.ok) throw fromRejection(ws.error);
-  const log = ws.value.workspace.log;
-  return { store: ws.value.store, ops: () => log.all(), close: () => ws.value.close() };
+  const { log, paths } = ws.value.workspace;
+  // The state as readWorkspaceOps names it: the document and its heads.
+  const state = () => `${log.url.slice("automerge:".length)}@${[...log.heads()].sort().join(",")}`;
+  return {
+    store: ws.value.store,
+    ops: () => log.all(),
+    checkCacheNow: () => new storage.CheckCacheFile(paths, state(), CHECK_STAMP),
+    close: () => ws.value.close(),
+  };
 }
 
 /**
@@ -218,12 +227,33 @@ export function createContext(
     return read;
   }
 
+  /**
+   * The check the write gate left at the state the store holds now, kept for the next `kumiki
+   * check` of it (core's `keepCheck`: nothing is checked here). Best effort: the verb's answer
+   * stands whatever happens to the cache.
+   */
+  async function keepCheck(opened: Promise<HeldStore>): Promise<void> {
+    try {
+      const held = await opened;
+      if (held.checkCacheNow === undefined) return;
+      const [core, manifest] = await Promise.all([loadCore(), capabilities()]);
+      core.keepCheck(
+        held.store,
+        manifest === undefined ? {} : { capabilities: manifest },
+        held.checkCacheNow(),
+      );
+    } catch {
+      // An open that failed is the verb's to report; a cache not kept costs the next check a check.
+    }
+  }
+
   return {
     ctx,
     async close() {
       if (progressShown) io.stderr("\r\x1b[2K");
       // A held store stays open: its appends were flushed before they were answered.
       if (stores !== undefined) return;
+      if (full !== undefined && io.env.KUMIKI_CHECK_CACHE !== "off") await keepCheck(full);
       const opened = [full, read].filter((p): p is Promise<HeldStore> => p !== undefined);
       for (const p of new Set(opened)) {
         const o = await p.catch(() => undefined);

@@ -85,6 +85,7 @@ describe("kumiki check answers from its cache only for the state it was computed
     // A workspace made before the cache existed: its .gitignore does not name the folder yet.
     const ignore = path.join(dir, ".kumiki", ".gitignore");
     writeFileSync(ignore, readFileSync(ignore, "utf8").replace("cache/\n", ""));
+    rmSync(path.join(dir, ".kumiki", "cache"), { recursive: true, force: true });
     expect(bin(["check", "--json"])).toBe(truth);
     expect(readFileSync(ignore, "utf8").split("\n")).toContain("cache/");
     writeFileSync(cacheFile(dir), "{ not json");
@@ -100,6 +101,38 @@ describe("kumiki check answers from its cache only for the state it was computed
     expect(bin(["check"])).toContain("stale");
     writeFileSync(path.join(dir, "kumiki.caps.json"), JSON.stringify({ capabilities: [] }));
     expect(bin(["check"])).not.toContain("stale");
+  }, 60_000);
+});
+
+describe("a write keeps the check its gate made for the state it leaves", () => {
+  it("so the next kumiki check answers from it (a planted finding shows), and equals a full check", () => {
+    const { dir, bin } = workspace();
+    const write = (argv: string[]) => runBin(argv, { cwd: dir, env: testEnv(dir) });
+    expect(write(["add", "slot", "other", "Int = 1"]).code).toBe(0);
+    const file = JSON.parse(readFileSync(cacheFile(dir), "utf8")) as CacheFile;
+    // The import's and the add's, the latest first.
+    expect(file.entries).toHaveLength(2);
+    const clean = bin(["check", "--json"], { KUMIKI_CHECK_CACHE: "off" });
+    file.entries[0]!.diagnostics.push({ code: "E0101", severity: "error", message: "planted by the test" });
+    writeFileSync(cacheFile(dir), JSON.stringify(file));
+    expect(bin(["check"])).toContain("planted by the test");
+    // A forced remove leaves errors: kept as the gate saw them, equal to a full check's.
+    expect(write(["remove", "slot.draft", "--force"]).code).toBe(0);
+    expect(bin(["check", "--json"])).toBe(bin(["check", "--json"], { KUMIKI_CHECK_CACHE: "off" }));
+    expect(bin(["check", "--json"])).not.toBe(clean);
+    // A refused write leaves nothing for a state it did not make.
+    const refused = write(["add", "slot", "broken", "Int = nowhere"]);
+    expect(refused.code).not.toBe(0);
+    expect(bin(["check", "--json"])).toBe(bin(["check", "--json"], { KUMIKI_CHECK_CACHE: "off" }));
+    // KUMIKI_CHECK_CACHE=off keeps nothing either.
+    const before = readFileSync(cacheFile(dir), "utf8");
+    expect(
+      runBin(["add", "slot", "third", "Int = 3"], {
+        cwd: dir,
+        env: testEnv(dir, { KUMIKI_CHECK_CACHE: "off" }),
+      }).code,
+    ).toBe(0);
+    expect(readFileSync(cacheFile(dir), "utf8")).toBe(before);
   }, 60_000);
 });
 

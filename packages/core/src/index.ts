@@ -61,7 +61,7 @@ export {
   type MergeErrorNotice,
   onMergeErrors,
 } from "./integrity/merge-errors.js";
-export { type CheckReport, checkStore } from "./integrity/store-check.js";
+export { type CheckReport, checkStore, keepCheck } from "./integrity/store-check.js";
 export type {
   AnyIdWildcard,
   AppDef,

@@ -92,6 +92,7 @@ const EXPECTED = [
   "isRefKey",
   "isWireOp",
   "joinPieces",
+  "keepCheck",
   "manifestCapabilities",
   "matchesLockPattern",
   "matchesPattern",

@@ -3,10 +3,10 @@
  * error diagnostic the graph did not have.
  */
 import { describeDiagnostics, errorDelta, errorKeys } from "../check/regression.js";
-import type { Graph as OpGraph } from "../graph/graph.js";
 import type { CapabilityManifest } from "../lang/stdlib.js";
 import type { ProposedWrite, ValidationProblem, WriteValidator } from "../store/validate.js";
 import { headsKey, LiveCheck } from "./live.js";
+import { shareCheck, sharedCheck } from "./shared-checks.js";
 
 /** Options of the checker's write gate. */
 export interface CheckGateOptions {
@@ -25,27 +25,24 @@ export interface CheckGateOptions {
  * scan of the definitions plus a re-check of what the write can affect, not a full check.
  */
 export function createCheckGate(options: CheckGateOptions = {}): WriteValidator {
-  const checks = new WeakMap<OpGraph, LiveCheck>();
-  const checkOptions = {
-    requireApp: false,
-    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
-  };
+  // `kumiki check`'s own configuration (E0003 is left out of the delta below, not of the check),
+  // so the check a write leaves behind answers the next `checkStore` (shared-checks.ts).
+  const checkOptions = options.capabilities === undefined ? {} : { capabilities: options.capabilities };
   return {
     validate({ ops, before, after, touched }: ProposedWrite): ValidationProblem[] {
       // While the write is tried, the store's graph shares its causal order with the fork, so its
       // own heads are the fork's: the heads the write was made on are its first op's parents.
       const parents = (ops[0] as { "parent-ops"?: readonly string[] } | undefined)?.["parent-ops"];
       const baseHeads = parents === undefined ? undefined : headsKey({ heads: parents });
-      let live = checks.get(before.graph);
-      if (live === undefined) {
-        live = new LiveCheck(before.graph, checkOptions, baseHeads);
-        checks.set(before.graph, live);
-      }
+      const live =
+        sharedCheck(before.graph, checkOptions) ??
+        shareCheck(before.graph, checkOptions, new LiveCheck(before.graph, checkOptions, baseHeads));
       const text = (id: string): string | undefined => live.input(id)?.source;
       // Unknown heads: an impossible key, so the whole graph is compared.
       const was = errorKeys(live.sync(before.graph, undefined, baseHeads ?? "\u0000unknown"), text);
       const now = errorKeys(live.sync(after.graph, touched), text);
-      const { added } = errorDelta(was, now);
+      // A program is built one definition at a time: no app yet is not the write's error (errors.md E0003).
+      const { added } = errorDelta(was, now, { ignore: ["E0003"] });
       if (added.length === 0) return [];
       return [
         {

@@ -120,6 +120,11 @@ export class LiveCheck {
     this.key = heads;
   }
 
+  /** The heads ({@link headsKey}) of the graph last synced to: what {@link diagnostics} are of. */
+  get at(): string {
+    return this.key;
+  }
+
   /** The diagnostics as of the last sync. */
   diagnostics(): Diagnostic[] {
     return this.current;

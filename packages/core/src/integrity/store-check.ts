@@ -7,7 +7,8 @@ import type { Diagnostic } from "../check/diagnostic.js";
 import type { DefId } from "../ops/ids.js";
 import type { Store } from "../store/store.js";
 import { type CheckCache, checkCacheKey } from "./check-cache.js";
-import { LiveCheck } from "./live.js";
+import { headsKey, LiveCheck } from "./live.js";
+import { checkerKey, shareCheck, sharedCheck } from "./shared-checks.js";
 
 /** What `checkStore` returns (`kumiki check --json`). */
 export interface CheckReport {
@@ -19,82 +20,75 @@ export interface CheckReport {
   readonly ok: boolean;
 }
 
-/** The options a checker is built with; narrowing is a filter over its result, not a checker of its own. */
-function checkerKey(options: CheckOptions): string {
-  const caps = options.capabilities;
-  const names =
-    caps === undefined
-      ? []
-      : (Array.isArray(caps)
-          ? (caps as readonly string[])
-          : (caps as { capabilities: readonly unknown[] }).capabilities
-        )
-          .map((c) => (typeof c === "string" ? c : String((c as { name?: unknown }).name)))
-          .sort();
-  return JSON.stringify([options.a11y === true, options.requireApp !== false, names]);
-}
+/**
+ * Per live check this store has synced: the definitions its own writes changed since ("all" after
+ * ops from elsewhere), and the heads the check was left at. A check the write gate has moved since
+ * (to a fork it tried) is compared in full, or taken back by its own undo.
+ */
+type Pending = Map<LiveCheck, { ids: Set<DefId> | "all"; at: string }>;
 
-/** At most this many differently configured checkers are kept per store (oldest dropped first). */
-const CHECKERS_PER_STORE = 4;
+const stores = new WeakMap<Store, Pending>();
 
-/** A store's live checks, and per check what the store's own writes changed since it last synced. */
-interface StoreChecks {
-  readonly byKey: Map<string, LiveCheck>;
-  /** Definitions written locally since the check's last sync; "all" after ops from elsewhere. */
-  readonly pending: Map<LiveCheck, Set<DefId> | "all">;
-}
-
-const stores = new WeakMap<Store, StoreChecks>();
-
-function checksOf(store: Store): StoreChecks {
-  let checks = stores.get(store);
-  if (checks === undefined) {
-    const made: StoreChecks = { byKey: new Map(), pending: new Map() };
+function pendingOf(store: Store): Pending {
+  let pending = stores.get(store);
+  if (pending === undefined) {
+    const made: Pending = new Map();
     store.onChange((e) => {
-      for (const [check, ids] of made.pending) {
-        if (ids === "all") continue;
+      for (const p of made.values()) {
+        if (p.ids === "all") continue;
         // A local write says what it touched; a remote arrival may re-fold anything.
         if (e.source !== "local") {
-          made.pending.set(check, "all");
+          p.ids = "all";
           continue;
         }
         for (const op of e.ops) {
           const def = (op as { def?: unknown }).def;
           if (typeof def !== "string") {
-            made.pending.set(check, "all");
+            p.ids = "all";
             break;
           }
-          ids.add(def as DefId);
+          p.ids.add(def as DefId);
         }
       }
     });
     stores.set(store, made);
-    checks = made;
+    pending = made;
   }
-  return checks;
+  return pending;
 }
 
 /** The live check of `store` for `options`, brought to the store's current graph. */
 export function liveCheckOf(store: Store, options: CheckOptions = {}): LiveCheck {
   const graph = store.read().graph;
-  const checks = checksOf(store);
-  const key = checkerKey(options);
-  let check = checks.byKey.get(key);
-  if (check === undefined) {
-    const { types: _t, refs: _r, effects: _e, ...rest } = options;
-    check = new LiveCheck(graph, rest);
-    checks.byKey.set(key, check);
-    if (checks.byKey.size > CHECKERS_PER_STORE) {
-      const oldest = checks.byKey.keys().next().value!;
-      checks.pending.delete(checks.byKey.get(oldest)!);
-      checks.byKey.delete(oldest);
-    }
-  } else {
-    const pending = checks.pending.get(check);
-    check.sync(graph, pending === "all" ? undefined : pending);
+  const pending = pendingOf(store);
+  const { types: _t, refs: _r, effects: _e, ...rest } = options;
+  let check = sharedCheck(graph, rest);
+  if (check === undefined) check = shareCheck(graph, rest, new LiveCheck(graph, rest));
+  else {
+    const p = pending.get(check);
+    check.sync(graph, p === undefined || p.ids === "all" || p.at !== check.at ? undefined : p.ids);
   }
-  checks.pending.set(check, new Set());
+  pending.set(check, { ids: new Set(), at: check.at });
   return check;
+}
+
+/**
+ * Keeps in `cache` the check of the store's graph as it is now, when one is at hand — the write
+ * gate's, after a write — and checks nothing itself: what lets the next `checkStore` of this state
+ * (another process's `kumiki check`) answer without checking. Returns whether it kept one.
+ */
+export function keepCheck(store: Store, options: CheckOptions, cache: CheckCache): boolean {
+  const graph = store.read().graph;
+  const check = sharedCheck(graph, options);
+  if (check === undefined || check.at !== headsKey(graph)) return false;
+  cache.put(resultKey(cache.state, options), check.diagnostics());
+  return true;
+}
+
+/** Where a check's full result is kept: the state, the checker, and the whole manifest. */
+function resultKey(state: string, options: CheckOptions): string {
+  // The whole manifest, not only its names: another process may have read another kumiki.caps.json.
+  return checkCacheKey(state, JSON.stringify([checkerKey(options), options.capabilities ?? null]));
 }
 
 /** A report of `diagnostics`. */
@@ -122,11 +116,7 @@ export function checkStore(store: Store, options: CheckOptions = {}, cache?: Che
   if (cache === undefined) all = liveCheckOf(store, options).diagnostics();
   else {
     // Narrowing filters the result: the full result is what is kept, for every narrowing alike.
-    // The whole manifest, not only its names: another process may have read another kumiki.caps.json.
-    const key = checkCacheKey(
-      cache.state,
-      JSON.stringify([checkerKey(options), options.capabilities ?? null]),
-    );
+    const key = resultKey(cache.state, options);
     const hit = cache.get(key);
     if (hit !== undefined) all = hit;
     else {

@@ -1,0 +1,48 @@
+/**
+ * The live checks of a store's graph, one per checker configuration, shared by the write gate and
+ * `checkStore`: the check a write's gate brought to the graph it made is the next check's answer,
+ * and a check the store ran is the next write's starting point.
+ */
+import type { CheckOptions } from "../check/check.js";
+import type { Graph as OpGraph } from "../graph/graph.js";
+import type { LiveCheck } from "./live.js";
+
+/** At most this many differently configured checks are kept per graph (oldest dropped first). */
+const CHECKS_PER_GRAPH = 4;
+
+const byGraph = new WeakMap<OpGraph, Map<string, LiveCheck>>();
+
+/**
+ * The options a checker is built with, as a key: narrowing (`types`, `refs`, `effects`) is a
+ * filter over its result, not a checker of its own, and of a manifest only the names count.
+ */
+export function checkerKey(options: CheckOptions): string {
+  const caps = options.capabilities;
+  const names =
+    caps === undefined
+      ? []
+      : (Array.isArray(caps)
+          ? (caps as readonly string[])
+          : (caps as { capabilities: readonly unknown[] }).capabilities
+        )
+          .map((c) => (typeof c === "string" ? c : String((c as { name?: unknown }).name)))
+          .sort();
+  return JSON.stringify([options.a11y === true, options.requireApp !== false, names]);
+}
+
+/** The check of `graph` for `options` kept here, if any (wherever it was last synced to: see {@link LiveCheck.at}). */
+export function sharedCheck(graph: OpGraph, options: CheckOptions): LiveCheck | undefined {
+  return byGraph.get(graph)?.get(checkerKey(options));
+}
+
+/** Keeps `check` as `graph`'s check for `options`; returns it. */
+export function shareCheck(graph: OpGraph, options: CheckOptions, check: LiveCheck): LiveCheck {
+  let checks = byGraph.get(graph);
+  if (checks === undefined) {
+    checks = new Map();
+    byGraph.set(graph, checks);
+  }
+  checks.set(checkerKey(options), check);
+  if (checks.size > CHECKS_PER_GRAPH) checks.delete(checks.keys().next().value!);
+  return check;
+}
