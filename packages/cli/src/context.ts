@@ -197,54 +197,9 @@ export function createContext(
   function openRead(): Promise<HeldStore> {
     // A held store is live (it takes in every other writer's ops as it is read): read from it.
     if (full !== undefined || stores !== undefined) return openFull();
-    read ??= (async () => {
-      if (io.env.KUMIKI_READ_SNAPSHOT !== "off") {
-        const [sr, rc] = await Promise.all([loadStorageRead(), loadReadCore()]);
-        const fast = await sr.readWorkspaceOps(storeDir ?? io.cwd, { walkUp: true });
-        if (fast.ok && fast.value.state !== undefined) {
-          const held = fast.value;
-          // Parsed when first read: a check answered from its cache reads no op.
-          const log = new rc.SnapshotOpLog(() => {
-            if (held.ops !== undefined) return held.ops;
-            // The bytes matched their sidecar's stamps (size, inode, mtime) yet hold a line that is
-            // not an op (a crash between the two writes): `main` runs the verb again, opened in full.
-            throw new SnapshotUnreadable(held.paths.opLog);
-          });
-          const store = rc.openStore({ log, author });
-          if (!store.ok) throw fromRejection(store.error);
-          const { paths, state } = fast.value;
-          const cached = state !== undefined && io.env.KUMIKI_CHECK_CACHE !== "off";
-          return {
-            store: store.value,
-            ops: () => log.all(),
-            ...(cached ? { checkCache: new sr.CheckCacheFile(paths, state, CHECK_STAMP) } : {}),
-          };
-        }
-      }
-      // Not current, or no workspace: the full open (which says what is wrong, if anything).
-      return openFull();
-    })();
+    // Not current, or no workspace: the full open (which says what is wrong, if anything).
+    read ??= (async () => (await readFromFiles(storeDir ?? io.cwd, author, io.env)) ?? openFull())();
     return read;
-  }
-
-  /**
-   * The check the write gate left at the state the store holds now, kept for the next `kumiki
-   * check` of it (core's `keepCheck`: nothing is checked here). Best effort: the verb's answer
-   * stands whatever happens to the cache.
-   */
-  async function keepCheck(opened: Promise<HeldStore>): Promise<void> {
-    try {
-      const held = await opened;
-      if (held.checkCacheNow === undefined) return;
-      const [core, manifest] = await Promise.all([loadCore(), capabilities()]);
-      core.keepCheck(
-        held.store,
-        manifest === undefined ? {} : { capabilities: manifest },
-        held.checkCacheNow(),
-      );
-    } catch {
-      // An open that failed is the verb's to report; a cache not kept costs the next check a check.
-    }
   }
 
   return {
@@ -253,7 +208,7 @@ export function createContext(
       if (progressShown) io.stderr("\r\x1b[2K");
       // A held store stays open: its appends were flushed before they were answered.
       if (stores !== undefined) return;
-      if (full !== undefined && io.env.KUMIKI_CHECK_CACHE !== "off") await keepCheck(full);
+      if (full !== undefined && io.env.KUMIKI_CHECK_CACHE !== "off") await keepCheck(full, capabilities);
       const opened = [full, read].filter((p): p is Promise<HeldStore> => p !== undefined);
       for (const p of new Set(opened)) {
         const o = await p.catch(() => undefined);
@@ -268,6 +223,62 @@ export function createContext(
       }
     },
   };
+}
+
+/**
+ * The read store served from the workspace's op-log.jsonl, when the storage shows it current
+ * (storage-automerge's read path): no Automerge loaded. Undefined when it does not serve.
+ */
+async function readFromFiles(
+  dir: string,
+  author: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<HeldStore | undefined> {
+  if (env.KUMIKI_READ_SNAPSHOT === "off") return undefined;
+  const [sr, rc] = await Promise.all([loadStorageRead(), loadReadCore()]);
+  const fast = await sr.readWorkspaceOps(dir, { walkUp: true });
+  if (!fast.ok || fast.value.state === undefined) return undefined;
+  const { paths, state } = fast.value;
+  const held = fast.value;
+  // Parsed when first read: a check answered from its cache reads no op.
+  const log = new rc.SnapshotOpLog(() => {
+    if (held.ops !== undefined) return held.ops;
+    // The bytes matched their sidecar's stamps (size, inode, mtime) yet hold a line that is not an
+    // op (a crash between the two writes): `main` runs the verb again, opened in full.
+    throw new SnapshotUnreadable(paths.opLog);
+  });
+  const store = rc.openStore({ log, author });
+  if (!store.ok) throw fromRejection(store.error);
+  return {
+    store: store.value,
+    ops: () => log.all(),
+    ...(env.KUMIKI_CHECK_CACHE === "off"
+      ? {}
+      : { checkCache: new sr.CheckCacheFile(paths, state, CHECK_STAMP) }),
+  };
+}
+
+/**
+ * Keeps the check the write gate left at the state the store holds now, for the next `kumiki
+ * check` of it (core's `keepCheck`: nothing is checked here). Best effort: the verb's answer
+ * stands whatever happens to the cache.
+ */
+async function keepCheck(
+  opened: Promise<HeldStore>,
+  capabilities: () => Promise<CapabilityManifest | undefined>,
+): Promise<void> {
+  try {
+    const held = await opened;
+    if (held.checkCacheNow === undefined) return;
+    const [core, manifest] = await Promise.all([loadCore(), capabilities()]);
+    core.keepCheck(
+      held.store,
+      manifest === undefined ? {} : { capabilities: manifest },
+      held.checkCacheNow(),
+    );
+  } catch {
+    // An open that failed is the verb's to report; a cache not kept costs the next check a check.
+  }
 }
 
 /** A usage error when `author` is not a valid author id; checked before the store is read. */

@@ -40,6 +40,8 @@ export interface FlushReply {
 export const CLOSE_REFUSED = 1008;
 /** Close code: the peer's token was replaced or withdrawn while connected (application range). */
 export const CLOSE_FORBIDDEN = 4403;
+/** Close code of a server shutting down: the client reconnects later (RFC 6455 "going away"). */
+export const CLOSE_GOING_AWAY = 1001;
 
 /** True for a decoded message of the given Kumiki type. */
 export function isKumikiMessage<T extends FlushRequest | FlushReply>(

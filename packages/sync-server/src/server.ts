@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import * as A from "@automerge/automerge";
 import { type DocumentId, type PeerId, Repo } from "@automerge/automerge-repo";
 import type { CapabilityManifest, Store } from "@kumiki-graph/core";
-import { type WebSocket, WebSocketServer } from "ws";
+import { WebSocketServer } from "ws";
 import { acceptConnections } from "./connections.js";
 import { GraphStores } from "./graph-stores.js";
 import { HttpFront } from "./http-front.js";
@@ -21,6 +21,11 @@ import { ServerMetrics } from "./metrics.js";
 import type { PostgresStorageAdapter } from "./postgres-storage.js";
 import { CLOSE_FORBIDDEN } from "./protocol.js";
 import { fail, ok, type SyncResult } from "./result.js";
+import { RunningSyncServer } from "./running-server.js";
+import { followStorageFaults } from "./storage-faults.js";
+
+export { CLOSE_GOING_AWAY } from "./protocol.js";
+
 import { ServerEvents } from "./server-events.js";
 
 export type { RequestAccess } from "./server-access.js";
@@ -34,7 +39,6 @@ import { type SyncServerHealth, serverHealth } from "./server-health.js";
 import { idempotencyLedgerOf, openServerStorage, type ServerStorage } from "./server-storage.js";
 import { ShapeCache } from "./shape-cache.js";
 import { StoredElsewhere } from "./stored-elsewhere.js";
-import { SyncStateKeeper } from "./sync-state.js";
 import type { TokenTable } from "./tokens.js";
 import { UpgradeGate } from "./upgrade-gate.js";
 
@@ -103,43 +107,6 @@ export interface SyncServerOptions {
   readonly routes?: (req: http.IncomingMessage, res: http.ServerResponse, server: SyncServer) => boolean;
 }
 
-/** The storages of the servers running in this process, for {@link watchStorageFaults}. */
-const faultSources = new Set<ServerStorage>();
-let watching = false;
-
-/**
- * automerge-repo saves in the background and does not catch a failed save: an ENOSPC from the
- * storage became an unhandled rejection and ended the server, and every client lost it. A fault
- * one of our storages threw is handled here instead: `/health` reports it (503) until a write as
- * large as the failed one fits again, no push is confirmed meanwhile, and the next save retries.
- * Anything else is rethrown, so a bug still ends the process as it would without this handler.
- */
-function watchStorageFaults(): void {
-  if (watching) return;
-  watching = true;
-  process.on("unhandledRejection", (reason) => {
-    for (const s of faultSources) if (s.threw(reason)) return;
-    // automerge-repo's own wait for a document that never became ready (60 s, withTimeout): its
-    // synchronizer does not catch it (DocSynchronizer.beginSync), and after a storage fault left a
-    // document loading it ended the server about a minute later. The document's peers are told
-    // it is unavailable by the Repo; the server serves on.
-    if (isRepoTimeout(reason)) {
-      process.stderr.write(
-        `kumiki sync server: ${(reason as Error).message} (a document did not become ready); serving on\n`,
-      );
-      return;
-    }
-    throw reason;
-  });
-}
-
-/** automerge-repo's TimeoutError (helpers/withTimeout.js), told by its name and message. */
-function isRepoTimeout(reason: unknown): boolean {
-  return (
-    reason instanceof Error && reason.name === "TimeoutError" && reason.message.startsWith("withTimeout:")
-  );
-}
-
 /** The largest WebSocket message a server reads, unless told otherwise: 64 MiB. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 /** {@link SyncServerOptions.maxBufferedBytes}'s default: 64 MiB unread by one peer. */
@@ -149,27 +116,6 @@ export const DEFAULT_MAX_CHANGE_BYTES = 16 * 1024 * 1024;
 
 /** How long a drain waits for what is in flight by default, ms (a SIGTERM's grace is usually 30 s). */
 export const DEFAULT_DRAIN_MS = 10_000;
-
-/** WebSocket close code of a server shutting down: the client reconnects later (RFC 6455 "going away"). */
-export const CLOSE_GOING_AWAY = 1001;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/**
- * Closes each socket with {@link CLOSE_GOING_AWAY} and waits (at most 1 s) for the peers to answer
- * the close; the caller terminates what is left.
- */
-async function goingAway(sockets: readonly WebSocket[]): Promise<void> {
-  const closed = sockets.map(
-    (ws) =>
-      new Promise<void>((resolve) => {
-        if (ws.readyState === ws.CLOSED) return resolve();
-        ws.once("close", () => resolve());
-        ws.close(CLOSE_GOING_AWAY, "the server is shutting down: reconnect later");
-      }),
-  );
-  await Promise.race([Promise.all(closed), sleep(1000)]);
-}
 
 /** A running sync server. */
 export interface SyncServer {
@@ -210,70 +156,128 @@ export interface SyncServer {
 
 /** Starts a sync server; resolves once it listens (or with `listen-failed`). */
 export async function startSyncServer(options: SyncServerOptions): Promise<SyncResult<SyncServer>> {
-  const host = options.host ?? "127.0.0.1";
   const started = Date.now();
-  // Read at each scrape; `wss`, `repo` and `storage` are set before the server listens.
+  const opened = openServerStorage(options);
+  if (!opened.ok) return opened;
+  const { storage, own } = opened.value;
+  // Read at each scrape: `wss` and `repo` are set before the server listens.
   const metrics = new ServerMetrics({
     connections: () => wss.clients.size,
     graphs: () => Object.keys(repo.handles).length,
     storageFault: () => storage.fault !== undefined,
   });
-  const events = new ServerEvents(
-    {
-      ...(options.log === undefined ? {} : { log: options.log }),
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
-    },
-    metrics,
-  );
-  const say = events.say.bind(events);
-
-  const opened = openServerStorage(options);
-  if (!opened.ok) return opened;
-  const { storage, own } = opened.value;
-
+  const events = new ServerEvents(options, metrics);
   const access = new ServerAccess(options.tokens, options.openUntilTokens === true);
-  const maxChangeBytes = options.maxChangeBytes ?? DEFAULT_MAX_CHANGE_BYTES;
   // A larger message is not read into memory: ws closes the connection (1009), and the client
   // says why (client-adapter.ts).
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
   const shapes = new ShapeCache();
-  const readyGraphs = () =>
-    Object.values(repo.handles)
-      .filter((h) => h.isReady())
-      .map((h) => h.documentId);
   let repo: Repo;
+  const handleOf = (documentId: string) => handleIn(repo, documentId);
+  const pushCheck = new PushCheck({
+    handleOf,
+    shapes,
+    maxChangeBytes: options.maxChangeBytes ?? DEFAULT_MAX_CHANGE_BYTES,
+  });
+  const adapter = serverAdapter(wss, {
+    access,
+    pushCheck,
+    metrics,
+    events,
+    storage,
+    repo: () => repo,
+    maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+  });
+  repo = await serverRepo(storage, own === undefined, adapter);
+  // Another server on the same storage stored a change: a graph loaded here takes it in, and
+  // automerge-repo sends it on to this server's peers of that graph, live.
+  const elsewhere = new StoredElsewhere(repo, storage, {
+    stale: (documentId) => shapes.stale(documentId),
+    failed: (e) =>
+      events.say(
+        "error",
+        { event: "take-in-failed", err: String(e) },
+        `taking in a change stored by another server failed: ${String(e)}`,
+      ),
+  });
+  const stores = new GraphStores(repo, {
+    handleOf,
+    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
+    // The server's own writes grow a graph's document: the peers' change check reads its shape again.
+    appended: (documentId) => shapes.stale(documentId),
+    catchUp: (documentId) => elsewhere.catchUp(documentId),
+    fence: (documentId) => elsewhere.fence(documentId),
+    ledgerOf: (documentId) => idempotencyLedgerOf(storage, options.dataDir, documentId),
+  });
+  // Tokens that change while the server runs (kept in a database): every grant looked up again.
+  const unwatchTokens = options.tokens?.onChange?.(() => reviewGrants(access, wss, events, adapter));
+  let self: SyncServer | undefined;
+  const front = new HttpFront({
+    health: () => serverHealth({ storage, repo, events, access, started }),
+    metrics,
+    ...(options.routes === undefined
+      ? {}
+      : { routes: (req, res) => self !== undefined && options.routes!(req, res, self) }),
+  });
+  const gate = new UpgradeGate(() => access.tokensInForce());
+  acceptConnections(front.server, { gate, wss, access, events, maxMessageBytes });
+  const releaseFaults = followStorageFaults(storage);
+  // automerge-repo connects its network adapter once it has read the storage id: a peer that
+  // joined before then was never answered (a plain automerge-repo client hung until it retried).
+  await adapter.connected;
+  const host = options.host ?? "127.0.0.1";
+  const listening = await listen(front.server, host, options.port ?? 0);
+  if (!listening.ok) {
+    releaseFaults();
+    await repo.shutdown().catch(() => undefined);
+    wss.close();
+    own?.dispose();
+    return listening;
+  }
+  self = new RunningSyncServer(
+    { host, port: listening.value.port, drainMs: options.drainMs ?? DEFAULT_DRAIN_MS, started },
+    { repo, wss, front, adapter, stores, events, access, metrics, storage },
+    () => {
+      elsewhere.close();
+      unwatchTokens?.();
+    },
+    () => {
+      own?.dispose();
+      releaseFaults();
+    },
+  );
+  return ok(self);
+}
 
-  const handleOf = async (documentId: string) => {
-    const cached = repo.handles[documentId as DocumentId];
-    const handle =
-      cached ??
-      (await repo.find(documentId as DocumentId, {
-        allowableStates: ["ready", "unavailable", "requesting"],
-      }));
-    await handle.whenReady(["ready", "unavailable", "requesting"]);
-    return handle;
-  };
+/** A graph's handle, loaded (or found unavailable, or still asked for) first. */
+async function handleIn(repo: Repo, documentId: string) {
+  const states = ["ready", "unavailable", "requesting"] as const;
+  const handle =
+    repo.handles[documentId as DocumentId] ??
+    (await repo.find(documentId as DocumentId, { allowableStates: [...states] }));
+  await handle.whenReady([...states]);
+  return handle;
+}
 
-  const pushCheck = new PushCheck({ handleOf, shapes, maxChangeBytes });
-
-  /** A graph stored durably at a client's request: the heads stored, or none when the storage failed. */
-  const flushGraph = async (documentId: string): Promise<string[]> => {
-    const handle = repo.handles[documentId as DocumentId];
-    if (handle === undefined || !handle.isReady()) return [];
-    const heads = A.getHeads(handle.doc());
-    try {
-      await repo.flush([documentId as DocumentId]);
-    } catch (e) {
-      // Not durable (a full disk): confirm nothing, so the client keeps its ops as unpushed.
-      if (!storage.threw(e)) throw e;
-      metrics.storageFailed();
-      return [];
-    }
-    return heads;
-  };
-
-  const adapter = new AccessControlledServerAdapter(wss, {
+/**
+ * The WebSocket adapter between the peers and the Repo: each push checked (timed, its new ops
+ * counted), each flush request answered with the heads stored, refusals and slow peers told.
+ */
+function serverAdapter(
+  wss: WebSocketServer,
+  parts: {
+    readonly access: ServerAccess;
+    readonly pushCheck: PushCheck;
+    readonly metrics: ServerMetrics;
+    readonly events: ServerEvents;
+    readonly storage: ServerStorage;
+    readonly repo: () => Repo;
+    readonly maxBufferedBytes: number;
+  },
+): AccessControlledServerAdapter {
+  const { access, pushCheck, metrics, events, storage } = parts;
+  return new AccessControlledServerAdapter(wss, {
     grantOf: (socket) => access.grantOf(socket),
     check: (documentId, entries, grant) =>
       metrics.timeCheck(async () => {
@@ -281,25 +285,33 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
         if (verdict.ok) metrics.accepted(verdict.newOps);
         return verdict;
       }),
-    flush: (documentId) => metrics.timeFlush(() => flushGraph(documentId)),
+    flush: (documentId) => metrics.timeFlush(() => flushGraph(parts.repo(), storage, metrics, documentId)),
     onRefused: (e) => events.refused(e),
-    maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+    maxBufferedBytes: parts.maxBufferedBytes,
     onSlowPeer: (e) => events.slowPeer(e),
     storageFault: () => storage.fault?.message,
   });
+}
 
+/**
+ * The server's Repo over its storage and network. Servers sharing one database share its storage
+ * id; each process is a peer of its own. Nothing is offered to a peer that did not ask for it; a
+ * graph a peer synced before is offered again when it reconnects (hasAsked).
+ */
+async function serverRepo(
+  storage: ServerStorage,
+  shared: boolean,
+  adapter: AccessControlledServerAdapter,
+): Promise<Repo> {
   const idBytes = await storage.load(["storage-adapter-id"]);
   const storageId = idBytes === undefined ? "unknown" : Buffer.from(idBytes).toString("utf8");
-  repo = new Repo({
+  return new Repo({
     storage,
     network: [adapter],
-    // Servers sharing one database share its storage id; each process is a peer of its own.
-    peerId: (own === undefined
+    peerId: (shared
       ? `kumiki-sync-server-${storageId}-${process.pid}-${randomUUID().slice(0, 8)}`
       : `kumiki-sync-server-${storageId}`) as PeerId,
     shareConfig: {
-      // Nothing is offered to a peer that did not ask for it; a graph a peer synced before is
-      // offered again when it reconnects, which restarts that sync afresh (hasAsked).
       announce: async (peer, documentId) =>
         documentId !== undefined &&
         adapter.hasAsked(peer, documentId) &&
@@ -308,141 +320,63 @@ export async function startSyncServer(options: SyncServerOptions): Promise<SyncR
         documentId !== undefined && adapter.accessOf(peer, documentId) !== undefined,
     },
   });
+}
 
-  // Another server on the same storage stored a change: a graph loaded here takes it in, and
-  // automerge-repo sends it on to this server's peers of that graph, live.
-  const elsewhere = new StoredElsewhere(repo, storage, {
-    stale: (documentId) => shapes.stale(documentId),
-    failed: (e) =>
-      say(
-        "error",
-        { event: "take-in-failed", err: String(e) },
-        `taking in a change stored by another server failed: ${String(e)}`,
-      ),
-  });
-  // The server's own writes to a graph grow its document: the peers' change check reads its shape again.
-  const stores = new GraphStores(repo, {
-    handleOf,
-    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
-    appended: (documentId) => shapes.stale(documentId),
-    catchUp: (documentId) => elsewhere.catchUp(documentId),
-    fence: (documentId) => elsewhere.fence(documentId),
-    ledgerOf: (documentId) => idempotencyLedgerOf(storage, options.dataDir, documentId),
-  });
+/** A graph stored durably at a client's request: the heads stored, or none when the storage failed. */
+async function flushGraph(
+  repo: Repo,
+  storage: ServerStorage,
+  metrics: ServerMetrics,
+  documentId: string,
+): Promise<string[]> {
+  const handle = repo.handles[documentId as DocumentId];
+  if (handle === undefined || !handle.isReady()) return [];
+  const heads = A.getHeads(handle.doc());
+  try {
+    await repo.flush([documentId as DocumentId]);
+  } catch (e) {
+    // Not durable (a full disk): confirm nothing, so the client keeps its ops as unpushed.
+    if (!storage.threw(e)) throw e;
+    metrics.storageFailed();
+    return [];
+  }
+  return heads;
+}
 
-  // Tokens that change while the server runs (kept in a database): each connection's grant is
-  // looked up again, and a connection whose token was withdrawn is closed.
-  const reviewGrants = () => {
-    const review = access.review(wss.clients);
-    if (review === undefined) return;
-    if (review.closedToAll !== undefined)
-      say(
-        "info",
-        { event: "tokens-stored", tokens: review.closedToAll },
-        `tokens were stored (${review.closedToAll}): from now on every connection needs one`,
-      );
-    for (const { socket, presented, reason } of review.withdrawn) {
-      say(
-        "info",
-        { event: "token-withdrawn", connection: events.connectionOf(socket) },
-        `disconnected: its token (${presented ? "withdrawn" : "none"}) is no longer accepted`,
-      );
-      socket.close(CLOSE_FORBIDDEN, reason);
-    }
-    adapter.reviewGrants();
-  };
-  const unwatchTokens = options.tokens?.onChange?.(reviewGrants);
+/** The tokens changed: every connection's grant looked up again, a withdrawn token's connection closed. */
+function reviewGrants(
+  access: ServerAccess,
+  wss: WebSocketServer,
+  events: ServerEvents,
+  adapter: AccessControlledServerAdapter,
+): void {
+  const review = access.review(wss.clients);
+  if (review === undefined) return;
+  if (review.closedToAll !== undefined)
+    events.say(
+      "info",
+      { event: "tokens-stored", tokens: review.closedToAll },
+      `tokens were stored (${review.closedToAll}): from now on every connection needs one`,
+    );
+  for (const { socket, presented, reason } of review.withdrawn) {
+    events.say(
+      "info",
+      { event: "token-withdrawn", connection: events.connectionOf(socket) },
+      `disconnected: its token (${presented ? "withdrawn" : "none"}) is no longer accepted`,
+    );
+    socket.close(CLOSE_FORBIDDEN, reason);
+  }
+  adapter.reviewGrants();
+}
 
-  const syncStates = new SyncStateKeeper(repo, 1000);
-  faultSources.add(storage);
-  watchStorageFaults();
-
-  const health = (): SyncServerHealth => serverHealth({ storage, repo, events, access, started });
-
-  let self: SyncServer | undefined;
-
-  const front = new HttpFront({
-    health,
-    metrics,
-    ...(options.routes === undefined
-      ? {}
-      : { routes: (req, res) => self !== undefined && options.routes!(req, res, self) }),
-  });
-  const httpServer = front.server;
-
-  const gate = new UpgradeGate(() => access.tokensInForce());
-  acceptConnections(httpServer, { gate, wss, access, events, maxMessageBytes });
-
-  // automerge-repo connects its network adapter once it has read the storage id: a peer that
-  // joined before then was never answered (a plain automerge-repo client hung until it retried).
-  await adapter.connected;
-  const listening = await new Promise<SyncResult<AddressInfo>>((resolve) => {
-    httpServer.once("error", (e: NodeJS.ErrnoException) =>
+/** Listens on `host:port`: the address, or `listen-failed` naming why. */
+function listen(server: http.Server, host: string, port: number): Promise<SyncResult<AddressInfo>> {
+  return new Promise((resolve) => {
+    server.once("error", (e: NodeJS.ErrnoException) =>
       resolve(
-        fail("listen-failed", `cannot listen on ${host}:${options.port ?? 0}: ${e.code ?? e.message}`, {
-          host,
-          port: options.port ?? 0,
-        }),
+        fail("listen-failed", `cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { host, port }),
       ),
     );
-    httpServer.listen(options.port ?? 0, host, () => resolve(ok(httpServer.address() as AddressInfo)));
+    server.listen(port, host, () => resolve(ok(server.address() as AddressInfo)));
   });
-  if (!listening.ok) {
-    await repo.shutdown().catch(() => undefined);
-    wss.close();
-    own?.dispose();
-    return listening;
-  }
-  const port = listening.value.port;
-  const urlHost = host.includes(":") ? `[${host}]` : host;
-  let closing: Promise<void> | undefined;
-  let drained: Promise<void> | undefined;
-  const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
-  self = {
-    url: `ws://${urlHost}:${port}`,
-    host,
-    port,
-    repo,
-    health,
-    refusals: () => events.refusals,
-    metrics: async () => (await metrics.scrape()).text,
-    openStore: (graph) => stores.open(graph),
-    accessOf: (req, graph) => access.ofRequest(req, graph),
-    drain() {
-      drained ??= (async () => {
-        const unanswered = await front.drain(drainMs, () => adapter.settled());
-        if (unanswered > 0)
-          say(
-            "warn",
-            { event: "drain-timeout", requests: unanswered, drainMs },
-            `drain: ${unanswered} request(s) not answered within ${drainMs} ms`,
-          );
-      })();
-      return drained;
-    },
-    close() {
-      closing ??= (async () => {
-        elsewhere.close();
-        unwatchTokens?.();
-        await self!.drain();
-        await stores.close();
-        try {
-          await repo.flush(readyGraphs());
-          await syncStates.flush();
-        } finally {
-          // Going away (1001), so a client knows to come back rather than that it was refused.
-          await goingAway([...wss.clients]);
-          for (const a of repo.networkSubsystem.adapters) a.disconnect();
-          await syncStates.flush().catch(() => undefined);
-          for (const c of wss.clients) c.terminate();
-          wss.close();
-          httpServer.closeAllConnections();
-          own?.dispose();
-          faultSources.delete(storage);
-        }
-      })();
-      return closing;
-    },
-  };
-  return ok(self);
 }
