@@ -81,6 +81,18 @@ interface Held {
   seen: number;
   /** Its requests open now: calls in flight and the GET stream of notifications. */
   open: number;
+  /** Its POSTs open now (calls and their answers): an ending session answers them first. */
+  posts: number;
+  /** Called when {@link posts} drops to 0 while the session is ending. */
+  postsDone?: () => void;
+}
+
+/** Resolves once `h` has no POST open (its answers written). */
+function postsAnswered(h: Held): Promise<void> {
+  if (h.posts === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    h.postsDone = resolve;
+  });
 }
 
 /** A JSON-RPC error answer over HTTP (no request id: the request may not have been read). */
@@ -116,7 +128,13 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     const h = held.get(id);
     if (h === undefined) return;
     held.delete(id);
-    await Promise.race([h.session.drain(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+    // A POST received before the session ended is answered first: the session's drain counts the
+    // calls it has begun, and a request still on its way to the session (parsed, not dispatched)
+    // was seen cut off when review() ended the session under load (the client timed out).
+    await Promise.race([
+      Promise.all([h.session.drain(), postsAnswered(h)]),
+      new Promise((r) => setTimeout(r, 10_000).unref()),
+    ]);
     await h.transport.close().catch(() => undefined);
     await h.session.close();
   };
@@ -191,9 +209,12 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
         );
       h.seen = Date.now();
       h.open++;
+      const post = req.method === "POST";
+      if (post) h.posts++;
       res.once("close", () => {
         h.open--;
         h.seen = Date.now();
+        if (post && --h.posts === 0) h.postsDone?.();
       });
       await h.transport.handleRequest(req, res, body);
       return;
@@ -216,7 +237,15 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       sessionIdGenerator: () => randomUUID(),
       eventStore: new SessionEventStore(),
       onsessioninitialized: (sid) => {
-        held.set(sid, { transport, session, access, headers: req.headers, seen: Date.now(), open: 0 });
+        held.set(sid, {
+          transport,
+          session,
+          access,
+          headers: req.headers,
+          seen: Date.now(),
+          open: 0,
+          posts: 0,
+        });
         graph.log(
           `session ${sid} began (${access.name || "no token"}${access.readOnly ? ", read-only" : ""})`,
         );
