@@ -87,6 +87,39 @@ interface Held {
   postsDone?: () => void;
 }
 
+/** Counts `req` among `h`'s open requests (and POSTs) until its response closes. */
+function track(h: Held, req: IncomingMessage, res: ServerResponse): void {
+  h.seen = Date.now();
+  h.open++;
+  const post = req.method === "POST";
+  if (post) h.posts++;
+  res.once("close", () => {
+    h.open--;
+    h.seen = Date.now();
+    if (post && --h.posts === 0) h.postsDone?.();
+  });
+}
+
+/**
+ * Why a request is refused as a possible DNS rebinding (a Host not allowed, or a browser Origin
+ * that is neither the server's own nor allowed); undefined when it is not.
+ */
+function rebindingRefusal(
+  req: IncomingMessage,
+  options: Pick<McpHttpOptions, "allowedHosts" | "allowedOrigins">,
+): string | undefined {
+  const host = req.headers.host ?? "";
+  if (options.allowedHosts !== undefined && !options.allowedHosts.includes(hostName(host)))
+    return `the Host ${JSON.stringify(host)} is not one this server answers to`;
+  const origin = req.headers.origin;
+  // A page of the server's own origin (what its Host says) is not a rebinding; any other is
+  // refused unless allowed.
+  const own = origin === `http://${host}` || origin === `https://${host}`;
+  if (origin !== undefined && !own && !(options.allowedOrigins ?? []).includes(origin))
+    return `requests from the origin ${JSON.stringify(origin)} are refused (the server allows ${options.allowedOrigins?.length ? options.allowedOrigins.join(", ") : "no browser origin"})`;
+  return undefined;
+}
+
 /** Resolves once `h` has no POST open (its answers written). */
 function postsAnswered(h: Held): Promise<void> {
   if (h.posts === 0) return Promise.resolve();
@@ -155,20 +188,8 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   sweep.unref();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const host = req.headers.host ?? "";
-    if (options.allowedHosts !== undefined && !options.allowedHosts.includes(hostName(host)))
-      return refuse(res, 403, -32000, `the Host ${JSON.stringify(host)} is not one this server answers to`);
-    const origin = req.headers.origin;
-    // A page of the server's own origin (what its Host says) is not a rebinding; any other is
-    // refused unless allowed.
-    const own = origin === `http://${host}` || origin === `https://${host}`;
-    if (origin !== undefined && !own && !(options.allowedOrigins ?? []).includes(origin))
-      return refuse(
-        res,
-        403,
-        -32000,
-        `requests from the origin ${JSON.stringify(origin)} are refused (the server allows ${options.allowedOrigins?.length ? options.allowedOrigins.join(", ") : "no browser origin"})`,
-      );
+    const rebinding = rebindingRefusal(req, options);
+    if (rebinding !== undefined) return refuse(res, 403, -32000, rebinding);
     const access = authorize(req);
     if (!access.ok)
       return refuse(
@@ -207,15 +228,7 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
           -32000,
           "the session belongs to another token: initialize a new one with yours",
         );
-      h.seen = Date.now();
-      h.open++;
-      const post = req.method === "POST";
-      if (post) h.posts++;
-      res.once("close", () => {
-        h.open--;
-        h.seen = Date.now();
-        if (post && --h.posts === 0) h.postsDone?.();
-      });
+      track(h, req, res);
       await h.transport.handleRequest(req, res, body);
       return;
     }
