@@ -12,6 +12,7 @@ import { loadCore, loadReadCore, loadStorage, loadStorageRead } from "./core.js"
 import { failure, fromRejection, usageError } from "./errors.js";
 import { decodeInput } from "./input-text.js";
 import type { CliIo } from "./io.js";
+import { CLI_VERSION } from "./version.js";
 
 /**
  * The default author: KUMIKI_AUTHOR, else user:$USER, else user:anonymous. The same rule as core's
@@ -43,11 +44,11 @@ export interface HeldStore {
 }
 
 /**
- * What checked, for the check cache: this module's URL, in a bundle chunk whose file name carries
- * a hash of its content and of the chunks it imports (core's checker among them), so a rebuilt or
- * upgraded CLI never answers with results an older checker kept.
+ * What checked, for the check cache: the version, and this module's URL — in the bin's bundle a
+ * chunk whose file name carries a hash of its content and of the chunks it imports (core's checker
+ * among them) — so a rebuilt or upgraded CLI never answers with results an older checker kept.
  */
-const CHECK_STAMP = import.meta.url;
+const CHECK_STAMP = `${CLI_VERSION} ${import.meta.url}`;
 
 /**
  * Where a long-lived process (the CLI daemon) keeps workspace stores open across calls. A call

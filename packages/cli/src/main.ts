@@ -2,7 +2,6 @@
  * The entry of every call: finds the verb, parses its arguments, runs it, prints its result and
  * turns a failure into the exit codes of §9.2.5.
  */
-import { readFileSync } from "node:fs";
 import { GLOBAL_OPTIONS, parseCommandArgs, withEnvironment } from "./args.js";
 import { type Command, type CommandResult, type LazyCommand, resolveCommand } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
@@ -12,13 +11,10 @@ import { mainHelp, verbHelp } from "./help.js";
 import { printable } from "./input-text.js";
 import { type CliIo, processIo } from "./io.js";
 import { stepsOf, withCommands } from "./remedy.js";
+import { CLI_VERSION } from "./version.js";
 
 export type { CliIo } from "./io.js";
-
-/** The package version, read from this package's own package.json. */
-export const CLI_VERSION: string = (
-  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
+export { CLI_VERSION } from "./version.js";
 
 /** Lines of `stdin`, one a call: how `readLine` works when the io gives none. */
 function linesOf(stdin: () => Promise<string>): () => Promise<string | undefined> {
