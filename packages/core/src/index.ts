@@ -278,7 +278,13 @@ export { SYNC_STATE_FILE } from "./project/sync-state.js";
 export { withAuthor } from "./store/authorship.js";
 export { withCancellation } from "./store/cancellation.js";
 export { type DiffSide, definitionDiff } from "./store/diff.js";
-export { type AtomicWriteOptions, fsyncDir, WORKSPACE_DIR, writeFileAtomic } from "./store/files.js";
+export {
+  type AtomicWriteOptions,
+  fsyncDir,
+  WORKSPACE_DIR,
+  writeAll,
+  writeFileAtomic,
+} from "./store/files.js";
 export { fingerprintOps, opContentHash } from "./store/fingerprint.js";
 export {
   FileIdempotencyLedger,

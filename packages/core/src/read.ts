@@ -10,7 +10,13 @@ export { isLayer, LAYERS, type Layer } from "./lang/layers.js";
 export type { Result } from "./lang/result.js";
 export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";
 export { isDefinitionName } from "./ops/op.js";
-export { type AtomicWriteOptions, fsyncDir, WORKSPACE_DIR, writeFileAtomic } from "./store/files.js";
+export {
+  type AtomicWriteOptions,
+  fsyncDir,
+  WORKSPACE_DIR,
+  writeAll,
+  writeFileAtomic,
+} from "./store/files.js";
 export { MemoryOpLog } from "./store/memory-op-log.js";
 export type { StoredOp } from "./store/op-log.js";
 export { parseQualifiedName, parseSelector, type QualifiedName } from "./store/selector.js";

@@ -124,6 +124,7 @@ const EXPECTED = [
   "splitRefKey",
   "syncFiles",
   "tokenize",
+  "writeAll",
   "writeFileAtomic",
   // Storage damage and repair.
   // Idempotent writes.

@@ -25,6 +25,7 @@ describe("@kumiki-graph/core/read", () => {
         "WORKSPACE_DIR",
         // The one durable write, which a storage's read path keeps its op-log.jsonl current with.
         "writeFileAtomic",
+        "writeAll",
         "fsyncDir",
       ].sort(),
     );

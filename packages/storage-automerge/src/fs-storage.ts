@@ -15,7 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Chunk, StorageKey } from "@automerge/automerge-repo/slim";
 import { NodeFSStorageAdapter } from "@automerge/automerge-repo-storage-nodefs";
-import { fsyncDir, makeDirs, writeFileAtomic } from "@kumiki-graph/core";
+import { fsyncDir, makeDirs, writeAll, writeFileAtomic } from "@kumiki-graph/core";
 import { type ChunkKind, chunkDamage } from "./chunk-check.js";
 import { CHUNK_TYPES, chunkStampsIn, storagePath } from "./chunk-files.js";
 import { FileLock } from "./file-lock.js";
@@ -109,11 +109,6 @@ export function letStorageFaultsGo(): void {
     if (isStorageFault(reason)) return;
     throw reason;
   });
-}
-
-/** Writes all of `data` to `fd`: a write may store only part of what it is given (a nearly full disk). */
-function writeAll(fd: number, data: Uint8Array): void {
-  for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
 }
 
 function pidOfTemp(name: string): number | undefined {

@@ -12,7 +12,7 @@
  * that died between the store and the file) rewrites the file atomically: temp file, rename, fsync.
  */
 import fs from "node:fs";
-import { type StoredOp, writeFileAtomic } from "@kumiki-graph/core/read";
+import { type StoredOp, writeAll, writeFileAtomic } from "@kumiki-graph/core/read";
 
 interface Sidecar {
   readonly v: 2;
@@ -136,8 +136,7 @@ export class OpLogFile {
           const fd = this.appender(st.ino);
           // All of it or a throw (a full disk writes short first, then refuses): a sidecar written
           // after a short write vouched for a torn last line, or for a file missing whole ops.
-          const bytes = Buffer.from(lines(sorted));
-          for (let off = 0; off < bytes.length; ) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+          writeAll(fd, Buffer.from(lines(sorted)));
           this.writeSidecar(heads, sorted[sorted.length - 1]!["op-id"], fs.fstatSync(fd, { bigint: true }));
           return "appended";
         }

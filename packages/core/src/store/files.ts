@@ -65,6 +65,10 @@ export function writeFileAtomic(
   (options.fsyncDir ?? fsyncDir)(path.dirname(file));
 }
 
-function writeAll(fd: number, bytes: Uint8Array): void {
+/**
+ * Writes all of `bytes` to `fd`, or throws: a write may store only part of what it is given (a
+ * nearly full disk writes short first, then refuses), so one `writeSync` is not a whole write.
+ */
+export function writeAll(fd: number, bytes: Uint8Array): void {
   for (let off = 0; off < bytes.length; ) off += fs.writeSync(fd, bytes, off, bytes.length - off);
 }
