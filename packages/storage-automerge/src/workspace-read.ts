@@ -31,8 +31,9 @@ export interface WorkspaceOps<T extends StoredOp = StoredOp> {
    */
   readonly ops: readonly T[] | undefined;
   /**
-   * With `ops`: what they are, as one string — the Automerge document and its heads the file was
-   * derived from (equal states, equal ops): what a {@link CheckCacheFile} is bound to.
+   * When the file's bytes were shown to be the storage's: what its ops are, as one string — the
+   * Automerge document and the heads the file was derived from (equal states, equal ops) — what a
+   * {@link CheckCacheFile} is bound to. (`ops` can still be undefined then, if a line does not parse.)
    */
   readonly state?: string;
 }

@@ -17,8 +17,3 @@ export interface CheckCache {
   get(key: string): readonly Diagnostic[] | undefined;
   put(key: string, diagnostics: readonly Diagnostic[]): void;
 }
-
-/** The key a check's results are kept under: the ops' state and the options the checker was built with. */
-export function checkCacheKey(state: string, checker: string): string {
-  return JSON.stringify([state, checker]);
-}

@@ -6,7 +6,7 @@ import { type CheckOptions, narrowingFilter } from "../check/check.js";
 import type { Diagnostic } from "../check/diagnostic.js";
 import type { DefId } from "../ops/ids.js";
 import type { Store } from "../store/store.js";
-import { type CheckCache, checkCacheKey } from "./check-cache.js";
+import type { CheckCache } from "./check-cache.js";
 import { headsKey, LiveCheck } from "./live.js";
 import { checkerKey, shareCheck, sharedCheck } from "./shared-checks.js";
 
@@ -88,7 +88,7 @@ export function keepCheck(store: Store, options: CheckOptions, cache: CheckCache
 /** Where a check's full result is kept: the state, the checker, and the whole manifest. */
 function resultKey(state: string, options: CheckOptions): string {
   // The whole manifest, not only its names: another process may have read another kumiki.caps.json.
-  return checkCacheKey(state, JSON.stringify([checkerKey(options), options.capabilities ?? null]));
+  return JSON.stringify([state, checkerKey(options), options.capabilities ?? null]);
 }
 
 /** A report of `diagnostics`. */
