@@ -275,8 +275,6 @@ export {
   syncFiles,
 } from "./project/sync-files.js";
 export { SYNC_STATE_FILE } from "./project/sync-state.js";
-export { withAuthor } from "./store/authorship.js";
-export { withCancellation } from "./store/cancellation.js";
 export { type DiffSide, definitionDiff } from "./store/diff.js";
 export {
   type AtomicWriteOptions,
@@ -291,7 +289,6 @@ export {
   type IdempotencyLedger,
   type IdempotencyRecord,
   MemoryIdempotencyLedger,
-  withIdempotency,
 } from "./store/idempotency.js";
 export {
   type AddInput,
@@ -359,4 +356,5 @@ export {
   type ValidationProblem,
   type WriteValidator,
 } from "./store/validate.js";
+export type { IdempotencyKey, WriteOptions } from "./store/write-options.js";
 export { CAPS_FILE, type CapsError, readCapabilityManifest } from "./workspace/caps.js";

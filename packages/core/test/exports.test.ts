@@ -56,7 +56,6 @@ const EXPECTED = [
   "checkStore",
   "MERGE_ERRORS_TOLD",
   "onMergeErrors",
-  "withAuthor",
   "createCheckGate",
   "applyFixes",
   "normalizePatch",
@@ -130,8 +129,6 @@ const EXPECTED = [
   // Idempotent writes.
   "FileIdempotencyLedger",
   "MemoryIdempotencyLedger",
-  "withIdempotency",
-  "withCancellation",
   // Messages quote a short prefix of an input.
   "clip",
   "quoted",

@@ -15,9 +15,7 @@ import {
   opContentHash,
   quoted,
   type Store,
-  withAuthor,
-  withCancellation,
-  withIdempotency,
+  type WriteOptions,
 } from "@kumiki-graph/core";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
@@ -108,7 +106,7 @@ function opIdsIn(value: unknown): string[] {
 /** Builds a session over `graph`. */
 export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {}): McpSession {
   const { store, capabilities, log } = graph;
-  const ctx: ToolContext = {
+  const ctx: Omit<ToolContext, "write"> = {
     store,
     limits: graph.limits,
     log,
@@ -164,9 +162,21 @@ export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {
     // nothing: core looks at the signal under the lock, just before the append. The SDK sends no
     // answer to a cancelled request, as the spec has it.
     const token = extra._meta?.progressToken;
+    // A retry with the same key and arguments is answered with the first call's receipt (core
+    // records the key with the op-ids, durably, before it appends them).
+    const digest = typeof key === "string" ? opContentHash({ tool: name, arguments: request }) : "";
+    const author = options.author;
+    const write: WriteOptions = {
+      signal,
+      ...(author === undefined ? {} : { author }),
+      ...(typeof key === "string" && tool.idempotency === "write"
+        ? { idempotency: { key, request: digest } }
+        : {}),
+    };
     const callCtx: ToolContext = {
       ...ctx,
       signal,
+      write,
       ...(token === undefined
         ? {}
         : {
@@ -184,13 +194,7 @@ export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {
                 .catch(() => undefined),
           }),
     };
-    const author = options.author;
-    const run = () =>
-      withCancellation(signal, () =>
-        author === undefined
-          ? tool.run(parsed.data, callCtx)
-          : withAuthor(author, () => tool.run(parsed.data, callCtx)),
-      );
+    const run = () => tool.run(parsed.data, callCtx);
     // A client that cancels at once writes the cancellation right behind the request, but the
     // two can reach this process in separate reads, and a write can take its lock, draft and pass
     // its last look at the signal without awaiting anything in between: let the input under way
@@ -211,11 +215,7 @@ export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {
       });
     }
     try {
-      // A retry with the same key and arguments is answered with the first call's receipt (core
-      // records the key with the op-ids, durably, before it appends them).
-      const digest = typeof key === "string" ? opContentHash({ tool: name, arguments: request }) : "";
-      if (typeof key !== "string") outcome = await run();
-      else if (tool.idempotency === "write") outcome = await withIdempotency(key, digest, run);
+      if (typeof key !== "string" || tool.idempotency === "write") outcome = await run();
       else {
         // A tool of several writes: its whole answer is recorded under the key when it finishes
         // (a cancelled run included, with what it wrote), and a retry is answered with it.

@@ -3,7 +3,7 @@
  * handler that calls core and returns a value or a wire error. The server owns validation, the
  * error envelope, the text mirror and the response limit, so a handler only maps core to JSON.
  */
-import type { CapabilityManifest, Result, Store, StoreResult } from "@kumiki-graph/core";
+import type { CapabilityManifest, Result, Store, StoreResult, WriteOptions } from "@kumiki-graph/core";
 import type { z } from "zod";
 import type { Limits } from "./limits.js";
 import { fromRejection, type WireError } from "./wire-error.js";
@@ -27,6 +27,11 @@ export interface ToolContext {
   readonly log: (line: string) => void;
   /** This call's signal: aborted when the client cancels it (long tools stop between steps). */
   readonly signal?: AbortSignal;
+  /**
+   * What every store write of this call is given: the session's author, this call's signal and,
+   * for a tool of one write called with an `idempotency_key`, the key.
+   */
+  readonly write: WriteOptions;
   /**
    * Sends `notifications/progress` for this call; present only when the client gave a
    * `progressToken`. `progress` only grows; `total` is the total as far as it is known.

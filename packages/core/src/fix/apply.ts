@@ -10,6 +10,7 @@ import type { BundleItem } from "../store/inputs.js";
 import { REPLACE_INSTRUCTION } from "../store/line-patch.js";
 import { ok, quoted, type Rejection, reject, type StoreResult } from "../store/result.js";
 import type { Store } from "../store/store.js";
+import type { WriteOptions } from "../store/write-options.js";
 import { type FixOptions, type FixProposal, isKnownCode, proposeFixes } from "./propose.js";
 import { foreseeBundle } from "./simulate.js";
 
@@ -49,8 +50,13 @@ export interface ApplyFixesOptions extends FixOptions {
   readonly confirm?: (proposal: FixProposal) => Promise<boolean>;
   /** The task the fixes' ops are written under. */
   readonly task?: string;
-  /** Stops it between two fixes (the report says `cancelled`); a fix under way is finished first. */
+  /**
+   * Stops it between two fixes (the report says `cancelled`); a fix under way is finished once its
+   * write was stored, and not written when the signal came first (`WriteOptions.signal`).
+   */
   readonly signal?: AbortSignal;
+  /** The author the fixes are written as (and locks judged for), when not the store's. */
+  readonly author?: string;
   /** Told after each proposal tried. */
   readonly progress?: (p: FixProgress) => void;
 }
@@ -86,6 +92,14 @@ function regression(store: Store, bundle: readonly BundleItem[], options: FixOpt
     };
   }
   return undefined;
+}
+
+/** The author and signal of {@link ApplyFixesOptions}, as each fix's write takes them. */
+function writeOptionsOf(options: ApplyFixesOptions): WriteOptions {
+  return {
+    ...(options.author === undefined ? {} : { author: options.author }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  };
 }
 
 function withTask(bundle: readonly BundleItem[], task: string | undefined): BundleItem[] {
@@ -174,13 +188,13 @@ export async function applyFixes(
       last = { id: proposal.id, outcome: "refused" };
       continue;
     }
-    const r = await store.apply(withTask(proposal.bundle, options.task));
+    const r = await store.apply(withTask(proposal.bundle, options.task), writeOptionsOf(options));
     if (r.ok) {
       applied.push({ proposal, opIds: r.value.opIds });
       last = { id: proposal.id, outcome: "applied" };
       continue;
     }
-    // Cancelled (core's withCancellation) before it was stored: nothing of it written; stop.
+    // Cancelled (the signal, passed to the write) before it was stored: nothing of it written; stop.
     if (r.error.code === "cancelled") {
       cancelled = true;
       break;
@@ -207,7 +221,7 @@ export async function applyFixes(
       const patch = mergePatches(together.map((p) => singleEdit(p)!.patch));
       const bundle: BundleItem[] = [{ op: "edit", qname: edit!.qname, patch }];
       if (regression(store, bundle, options) === undefined) {
-        const rr = await store.apply(withTask(bundle, options.task));
+        const rr = await store.apply(withTask(bundle, options.task), writeOptionsOf(options));
         if (rr.ok) {
           for (const p of together) {
             tried.add(keyOf(p));

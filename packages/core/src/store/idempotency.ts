@@ -1,6 +1,6 @@
 /**
  * Idempotent writes: a caller that may retry a write (an MCP client whose answer was lost to a
- * crash or a timeout) gives it a key; the first write under a key records, durably and before its
+ * crash or a timeout) gives it a key (the write's `idempotency` option, write-options.ts); the first write under a key records, durably and before its
  * ops are appended, the op-ids it is about to store. A write under a known key is not written
  * again: when the graph holds those op-ids, it is answered with the first write's receipt; when it
  * does not (the process died between the record and the append), it is written now. A key given
@@ -9,7 +9,6 @@
  * The ledger is a seam ({@link IdempotencyLedger}); a workspace keeps one in
  * `.kumiki/idempotency.jsonl` ({@link FileIdempotencyLedger}), shared by every process on it.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
 
 /** What a ledger remembers of a write made under a key. */
@@ -37,24 +36,6 @@ export interface IdempotencyLedger {
   lookup(key: string): IdempotencyRecord | undefined | Promise<IdempotencyRecord | undefined>;
   /** Records `record` durably (it must survive a crash right after this returns, or resolves). */
   record(record: IdempotencyRecord): void | Promise<void>;
-}
-
-/** The key of a write in progress; `used` once a write took it (only the first write is covered). */
-export interface IdempotencyScope {
-  readonly key: string;
-  readonly request: string;
-  used: boolean;
-}
-
-/** The key and request of the write running in this async context (see {@link withIdempotency}). */
-export const idempotencyContext = new AsyncLocalStorage<IdempotencyScope>();
-
-/**
- * Runs `fn` so that the store write it makes is idempotent under `key` (`request` tells one
- * request from another). Only the first write `fn` makes is covered.
- */
-export function withIdempotency<T>(key: string, request: string, fn: () => Promise<T>): Promise<T> {
-  return idempotencyContext.run({ key, request, used: false }, fn);
 }
 
 /** An {@link IdempotencyLedger} in memory (tests, a store without a workspace). */

@@ -8,6 +8,7 @@ import type { OpFate, OpStatus } from "./fate.js";
 import type { IdempotencyLedger } from "./idempotency.js";
 import type { OpLog, StoreDamage } from "./op-log.js";
 import type { WriteValidator } from "./validate.js";
+import type { WriteOptions } from "./write-options.js";
 
 /** How a store is opened. */
 export interface StoreOptions {
@@ -25,14 +26,14 @@ export interface StoreOptions {
   /** Random bytes for op-ids; defaults to `crypto.getRandomValues`. */
   readonly random?: (bytes: Uint8Array) => void;
   /**
-   * Where idempotency keys are remembered (see store/idempotency.ts and {@link withIdempotency});
-   * without one, a write made under a key is an ordinary write. A workspace store has one.
+   * Where idempotency keys are remembered (see store/idempotency.ts and the
+   * `idempotency` of {@link WriteOptions}); without one, a write made under a key is an ordinary write. A workspace store has one.
    */
   readonly idempotency?: IdempotencyLedger;
 }
 
-/** How {@link Store.apply} writes a bundle. */
-export interface ApplyOptions {
+/** How {@link Store.apply} writes a bundle (and, as for every write, as whom: {@link WriteOptions}). */
+export interface ApplyOptions extends WriteOptions {
   /** The fingerprint of a preview: the write must be exactly those ops (`fingerprint-mismatch`). */
   readonly expect?: string;
   /**

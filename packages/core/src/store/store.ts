@@ -17,13 +17,11 @@ import {
   type OpIdGenerator,
 } from "../ops/ids.js";
 import { CONFLICT_POLICIES, type ConflictPolicy, isConflictPolicy, type LogOp } from "../ops/op.js";
-import { authorContext } from "./authorship.js";
 import { canonicalItem } from "./bundle-form.js";
-import { cancellationContext } from "./cancellation.js";
 import { Draft } from "./draft.js";
 import { lostWrite, receiptFates } from "./fate.js";
 import { fingerprintOps } from "./fingerprint.js";
-import { type IdempotencyLedger, idempotencyContext } from "./idempotency.js";
+import type { IdempotencyLedger } from "./idempotency.js";
 import { checkIncoming } from "./ingest.js";
 import {
   type AddInput,
@@ -70,6 +68,7 @@ import type {
 import { planTaskUndo, type TaskUndoPlan } from "./task-undo.js";
 import { builtinGate, type ValidationProblem, type WriteValidator } from "./validate.js";
 import { gateProblems, lockRefusal } from "./write-gate.js";
+import { invalidAuthor, type WriteOptions, writeContext } from "./write-options.js";
 
 // ---------------------------------------------------------------------------------------------
 // The store
@@ -124,12 +123,7 @@ function storeFailure<T>(e: unknown, what: string): StoreResult<T> {
  * Core's public `openStore` is this with the checker as the default validator.
  */
 export function openStoreWith(options: StoreOptions): StoreResult<Store> {
-  if (!isAuthorId(options.author)) {
-    return reject(
-      "invalid-author",
-      `invalid author ${quoted(options.author)}: letters, digits and . _ : @ / + - without spaces, at most 128 characters (e.g. agent:claude-1)`,
-    );
-  }
+  if (!isAuthorId(options.author)) return invalidAuthor(options.author);
   return ok(new Store(options));
 }
 
@@ -342,31 +336,31 @@ export class Store {
   // -------------------------------------------------------------------------------------------
 
   /** Adds a definition (`kumiki add <layer> <name> <body>`). */
-  add(input: AddInput): Promise<StoreResult<WriteReceipt>> {
+  add(input: AddInput, options: WriteOptions = {}): Promise<StoreResult<WriteReceipt>> {
     const r = AddInputSchema.safeParse(input);
     if (!r.success) return Promise.resolve({ ok: false, error: invalidInput("add", r.error) });
-    return this.write((d) => d.add(r.data));
+    return this.write(options, (d) => d.add(r.data));
   }
 
   /** Replaces a definition's whole text (`kumiki replace <layer>.<name> <body>`). */
-  replace(input: ReplaceInput): Promise<StoreResult<WriteReceipt>> {
+  replace(input: ReplaceInput, options: WriteOptions = {}): Promise<StoreResult<WriteReceipt>> {
     const r = ReplaceInputSchema.safeParse(input);
     if (!r.success) return Promise.resolve({ ok: false, error: invalidInput("replace", r.error) });
-    return this.write((d) => d.replace(r.data));
+    return this.write(options, (d) => d.replace(r.data));
   }
 
   /** Edits part of a definition's text: every anchor must match exactly once; all apply or none. */
-  edit(input: EditInput): Promise<StoreResult<WriteReceipt>> {
+  edit(input: EditInput, options: WriteOptions = {}): Promise<StoreResult<WriteReceipt>> {
     const r = EditInputSchema.safeParse(input);
     if (!r.success) return Promise.resolve({ ok: false, error: invalidInput("edit", r.error) });
-    return this.write((d) => d.edit(r.data));
+    return this.write(options, (d) => d.edit(r.data));
   }
 
   /** Renames a definition: no hash and no dependent's op changes; every dependent shows the new name. */
-  rename(input: RenameInput): Promise<StoreResult<WriteReceipt>> {
+  rename(input: RenameInput, options: WriteOptions = {}): Promise<StoreResult<WriteReceipt>> {
     const r = RenameInputSchema.safeParse(input);
     if (!r.success) return Promise.resolve({ ok: false, error: invalidInput("rename", r.error) });
-    return this.write((d) => d.rename(r.data));
+    return this.write(options, (d) => d.rename(r.data));
   }
 
   /**
@@ -374,24 +368,24 @@ export class Store {
    * `cascade` (they are removed too, transitively, in the same atomic write) or `force` (they are
    * left dangling, and the receipt's warnings say where).
    */
-  remove(input: RemoveInput): Promise<StoreResult<WriteReceipt>> {
+  remove(input: RemoveInput, options: WriteOptions = {}): Promise<StoreResult<WriteReceipt>> {
     const r = RemoveInputSchema.safeParse(input);
     if (!r.success) return Promise.resolve({ ok: false, error: invalidInput("remove", r.error) });
-    return this.write((d) => d.remove(r.data));
+    return this.write(options, (d) => d.remove(r.data));
   }
 
   /** Binds a reference of a definition's text to another definition (of the reference's layer). */
-  link(input: LinkInput): Promise<StoreResult<WriteReceipt>> {
+  link(input: LinkInput, options: WriteOptions = {}): Promise<StoreResult<WriteReceipt>> {
     const r = LinkInputSchema.safeParse(input);
     if (!r.success) return Promise.resolve({ ok: false, error: invalidInput("link", r.error) });
-    return this.write((d) => d.link(r.data));
+    return this.write(options, (d) => d.link(r.data));
   }
 
   /** Drops the binding of a reference of a definition's text. */
-  unlink(input: UnlinkInput): Promise<StoreResult<WriteReceipt>> {
+  unlink(input: UnlinkInput, options: WriteOptions = {}): Promise<StoreResult<WriteReceipt>> {
     const r = UnlinkInputSchema.safeParse(input);
     if (!r.success) return Promise.resolve({ ok: false, error: invalidInput("unlink", r.error) });
-    return this.write((d) => d.unlink(r.data));
+    return this.write(options, (d) => d.unlink(r.data));
   }
 
   /**
@@ -403,7 +397,7 @@ export class Store {
   apply(bundle: BundleInput, options: ApplyOptions = {}): Promise<StoreResult<WriteReceipt>> {
     const build = this.bundleBuild(bundle, options.keepErrors === true, options.onProgress);
     if (typeof build !== "function") return Promise.resolve({ ok: false, error: build });
-    return this.write(build, options.expect);
+    return this.write(options, build, options.expect);
   }
 
   /**
@@ -411,12 +405,19 @@ export class Store {
    * definition and the ops' fingerprint (pass it to `apply` as `expect`). Refused exactly as `apply`
    * would refuse, nothing written.
    */
-  preview(bundle: BundleInput, options: Pick<ApplyOptions, "keepErrors"> = {}): StoreResult<Preview> {
+  preview(
+    bundle: BundleInput,
+    options: Pick<ApplyOptions, "keepErrors" | "author"> = {},
+  ): StoreResult<Preview> {
     const build = this.bundleBuild(bundle, options.keepErrors === true);
     if (typeof build !== "function") return { ok: false, error: build };
     if (this.closed) return reject("store-closed", "the store is closed");
+    const context = writeContext(options, this.author);
+    if (!context.ok) return context;
     this.catchUp();
-    return this.draftWrite(build, (d, ops) => ok(previewOf(d, ops, this.graph, this.reader)));
+    return this.draftWrite(context.value.author, build, (d, ops) =>
+      ok(previewOf(d, ops, this.graph, this.reader)),
+    );
   }
 
   private bundleBuild(
@@ -470,12 +471,12 @@ export class Store {
    * rename by the name before it. Refused when the op had no effect, or when the definition changed
    * since (revert the later changes first).
    */
-  revert(opId: string, options: { task?: string } = {}): Promise<StoreResult<WriteReceipt>> {
+  revert(opId: string, options: { task?: string } & WriteOptions = {}): Promise<StoreResult<WriteReceipt>> {
     if (!isOpId(opId))
       return Promise.resolve(
         reject("invalid-op-id", `${quoted(opId)} is not an op-id (op_ and a 26-character ULID)`),
       );
-    return this.write((d) => d.revert(opId, options.task));
+    return this.write(options, (d) => d.revert(opId, options.task));
   }
 
   /**
@@ -521,7 +522,10 @@ export class Store {
    * op: state in the graph, so every replica decides dangling references alike. It governs the
    * decisions the fold makes after the op in the causal order (docs/semantics.md §11).
    */
-  setConflictPolicy(policy: string, options: { task?: string } = {}): Promise<StoreResult<WriteReceipt>> {
+  setConflictPolicy(
+    policy: string,
+    options: { task?: string } & WriteOptions = {},
+  ): Promise<StoreResult<WriteReceipt>> {
     if (!isConflictPolicy(policy)) {
       return Promise.resolve(
         reject(
@@ -533,7 +537,7 @@ export class Store {
     }
     const task = checkTask(options.task);
     if (task !== undefined) return Promise.resolve({ ok: false, error: task });
-    return this.write((d) => {
+    return this.write(options, (d) => {
       const now = d.fork.policy();
       if (now === policy)
         return {
@@ -551,15 +555,18 @@ export class Store {
    * any other author that touches one of them is refused (`locked`). Refused when another agent
    * holds the same pattern, or a live definition that both patterns match.
    */
-  lock(input: {
-    agent: string;
-    patterns: readonly string[];
-    task?: string;
-  }): Promise<StoreResult<WriteReceipt>> {
+  lock(
+    input: {
+      agent: string;
+      patterns: readonly string[];
+      task?: string;
+    },
+    options: WriteOptions = {},
+  ): Promise<StoreResult<WriteReceipt>> {
     const parsed = lockInput(input, true);
     if (!parsed.ok) return Promise.resolve(parsed);
     const { agent, patterns } = parsed.value;
-    return this.write((d) => draftLock(d, agent, patterns ?? [], input.task));
+    return this.write(options, (d) => draftLock(d, agent, patterns ?? [], input.task));
   }
 
   /**
@@ -568,16 +575,21 @@ export class Store {
    * gone), and then the receipt warns that it lifted another agent's lock; the op log records the
    * unlock with its author either way.
    */
-  unlock(input: {
-    agent: string;
-    patterns?: readonly string[];
-    task?: string;
-    force?: boolean;
-  }): Promise<StoreResult<WriteReceipt>> {
+  unlock(
+    input: {
+      agent: string;
+      patterns?: readonly string[];
+      task?: string;
+      force?: boolean;
+    },
+    options: WriteOptions = {},
+  ): Promise<StoreResult<WriteReceipt>> {
     const parsed = lockInput(input, false);
     if (!parsed.ok) return Promise.resolve(parsed);
     const { agent, patterns } = parsed.value;
-    const me = this.writer();
+    const context = writeContext(options, this.author);
+    if (!context.ok) return Promise.resolve(context);
+    const me = context.value.author;
     const others = agent !== me;
     if (others && input.force !== true) {
       return Promise.resolve(
@@ -588,7 +600,7 @@ export class Store {
         ),
       );
     }
-    return this.write((d) => draftUnlock(d, agent, patterns, me, input.task));
+    return this.write(options, (d) => draftUnlock(d, agent, patterns, me, input.task));
   }
 
   /**
@@ -601,32 +613,39 @@ export class Store {
    */
   undoTask(
     task: string,
-    options: { confirm?: boolean; task?: string; expect?: string } = {},
+    options: { confirm?: boolean; task?: string; expect?: string } & WriteOptions = {},
   ): Promise<StoreResult<WriteReceipt>> {
     const undoTask = this.undoTaskId(task, options.task);
     if (!undoTask.ok) return Promise.resolve(undoTask);
-    return this.write((d) => {
-      const plan = planTaskUndo(d.fork, d.reader, task);
-      if (!plan.ok) return plan.error;
-      if (plan.value.divergence !== undefined && options.confirm !== true) {
-        return {
-          code: "undo-diverged",
-          message: `cannot undo task ${task} as is: ${plan.value.divergedSummary}; nothing was written (confirm to undo anyway, discarding those changes)`,
-          details: { task, diff: plan.value.divergence, definitions: plan.value.diverged },
-        };
-      }
-      return d.undo(plan.value, undoTask.value);
-    }, options.expect);
+    return this.write(
+      options,
+      (d) => {
+        const plan = planTaskUndo(d.fork, d.reader, task);
+        if (!plan.ok) return plan.error;
+        if (plan.value.divergence !== undefined && options.confirm !== true) {
+          return {
+            code: "undo-diverged",
+            message: `cannot undo task ${task} as is: ${plan.value.divergedSummary}; nothing was written (confirm to undo anyway, discarding those changes)`,
+            details: { task, diff: plan.value.divergence, definitions: plan.value.diverged },
+          };
+        }
+        return d.undo(plan.value, undoTask.value);
+      },
+      options.expect,
+    );
   }
 
   /** What {@link undoTask} would write (confirmed), with the divergence it would discard, if any. */
-  previewUndoTask(task: string, options: { task?: string } = {}): StoreResult<Preview> {
+  previewUndoTask(task: string, options: { task?: string; author?: string } = {}): StoreResult<Preview> {
     if (this.closed) return reject("store-closed", "the store is closed");
     const undoTask = this.undoTaskId(task, options.task);
     if (!undoTask.ok) return undoTask;
+    const context = writeContext(options, this.author);
+    if (!context.ok) return context;
     this.catchUp();
     let plan: TaskUndoPlan | undefined;
     return this.draftWrite(
+      context.value.author,
       (d) => {
         const p = planTaskUndo(d.fork, d.reader, task);
         if (!p.ok) return p.error;
@@ -652,21 +671,16 @@ export class Store {
     return ok(id);
   }
 
-  /** Who writes now: the author of {@link withAuthor}'s context, else the store's. */
-  private writer(): AuthorId {
-    return authorContext.getStore() ?? this.author;
-  }
-
   /**
    * Authors a write against a fork of the graph and runs the gate on it, then hands the fork and
    * the finished ops to `then` (while the fork still exists). The fork is always dropped: nothing
    * changes here. Synchronous, so nothing else runs between the draft and `then`.
    */
   private draftWrite<T>(
+    author: AuthorId,
     build: (d: Draft) => Rejection | undefined,
     then: (d: Draft, ops: LogOp[]) => StoreResult<T>,
   ): StoreResult<T> {
-    const author = this.writer();
     const draft = new Draft(this.graph, author, this.now, this.ids);
     try {
       const refused = build(draft);
@@ -688,25 +702,28 @@ export class Store {
   /**
    * One write: author its ops against a fork of the graph, run the gate on the fork, store the ops
    * durably, then apply them. Any refusal drops the fork: nothing changed, the log untouched. With
-   * `expect`, the ops must have that fingerprint (what a preview showed).
+   * `expect`, the ops must have that fingerprint (what a preview showed). `options` says as whom,
+   * cancellable by what and idempotent under which key (write-options.ts).
    */
   private write(
+    options: WriteOptions,
     build: (d: Draft) => Rejection | undefined,
     expect?: string,
   ): Promise<StoreResult<WriteReceipt>> {
     if (this.closed) return Promise.resolve(reject<WriteReceipt>("store-closed", "the store is closed"));
-    const scope = idempotencyContext.getStore();
-    const idem = scope !== undefined && !scope.used && this.idempotency !== undefined ? scope : undefined;
-    const signal = cancellationContext.getStore();
+    const context = writeContext(options, this.author);
+    if (!context.ok) return Promise.resolve(context);
+    const { author, signal } = context.value;
+    // Without a ledger a key cannot be kept: the write is an ordinary one (as documented on StoreOptions).
+    const idem = this.idempotency === undefined ? undefined : context.value.idempotency;
     if (signal?.aborted === true) return Promise.resolve(cancelledWrite());
-    if (idem !== undefined) idem.used = true;
     return this.exclusively(async () => {
       if (this.closed) return reject<WriteReceipt>("store-closed", "the store is closed");
       if (idem !== undefined) {
         const replay = await this.replay(idem.key, idem.request);
         if (replay !== undefined) return replay;
       }
-      const drafted = this.draftWrite(build, (d, ops) => {
+      const drafted = this.draftWrite(author, build, (d, ops) => {
         if (expect !== undefined) {
           const actual = fingerprintOps(ops);
           if (actual !== expect) {

@@ -12,7 +12,6 @@ import {
   FileIdempotencyLedger,
   type IdempotencyLedger,
   MemoryIdempotencyLedger,
-  withIdempotency,
 } from "../../src/store/idempotency.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { Store } from "../../src/store/store.js";
@@ -23,15 +22,19 @@ function store(ledger: IdempotencyLedger = new MemoryIdempotencyLedger(), log = 
   return r.value;
 }
 
-const edit = (s: Store) => s.edit({ qname: "slot.n", patch: [{ find: "= 0", replace: "= 0 + 1" }] });
+const edit = (s: Store, idempotency?: { key: string; request: string }) =>
+  s.edit(
+    { qname: "slot.n", patch: [{ find: "= 0", replace: "= 0 + 1" }] },
+    idempotency ? { idempotency } : {},
+  );
 
 describe("idempotent writes", () => {
   it("a retry is answered with the first receipt and writes nothing", async () => {
     const log = new MemoryOpLog();
     const s = store(undefined, log);
     await s.add({ layer: "slot", name: "n", body: ": Int = 0" });
-    const first = await withIdempotency("k1", "edit n", () => edit(s));
-    const again = await withIdempotency("k1", "edit n", () => edit(s));
+    const first = await edit(s, { key: "k1", request: "edit n" });
+    const again = await edit(s, { key: "k1", request: "edit n" });
     expect(first.ok && again.ok).toBe(true);
     if (!first.ok || !again.ok) return;
     expect(again.value.opIds).toEqual(first.value.opIds);
@@ -48,12 +51,30 @@ describe("idempotent writes", () => {
   it("refuses the key with another request, writing nothing", async () => {
     const log = new MemoryOpLog();
     const s = store(undefined, log);
-    await withIdempotency("k", "add a", () => s.add({ layer: "slot", name: "a", body: ": Int = 0" }));
-    const r = await withIdempotency("k", "add b", () =>
-      s.add({ layer: "slot", name: "b", body: ": Int = 0" }),
+    await s.add(
+      { layer: "slot", name: "a", body: ": Int = 0" },
+      { idempotency: { key: "k", request: "add a" } },
+    );
+    const r = await s.add(
+      { layer: "slot", name: "b", body: ": Int = 0" },
+      { idempotency: { key: "k", request: "add b" } },
     );
     expect(r.ok || r.error.code).toBe("idempotency-key-reused");
     expect(log.all()).toHaveLength(1);
+  });
+
+  it("refuses an empty key, writing nothing", async () => {
+    const log = new MemoryOpLog();
+    const s = store(undefined, log);
+    const r = await s.add(
+      { layer: "slot", name: "a", body: ": Int = 0" },
+      { idempotency: { key: "", request: "x" } },
+    );
+    expect(r.ok ? "written" : [r.error.code, r.error.message]).toEqual([
+      "invalid-input",
+      "an idempotency key must be a non-empty string",
+    ]);
+    expect(log.all()).toHaveLength(0);
   });
 
   it("writes a recorded key whose ops never reached the log", async () => {
@@ -61,8 +82,9 @@ describe("idempotent writes", () => {
     ledger.record({ key: "k", request: "add a", opIds: ["op_01KSR4920AZ45X82KX6NBDK1A3"] });
     const log = new MemoryOpLog();
     const s = store(ledger, log);
-    const r = await withIdempotency("k", "add a", () =>
-      s.add({ layer: "slot", name: "a", body: ": Int = 0" }),
+    const r = await s.add(
+      { layer: "slot", name: "a", body: ": Int = 0" },
+      { idempotency: { key: "k", request: "add a" } },
     );
     expect(r.ok && r.value.replayed).toBe(undefined);
     expect(log.all()).toHaveLength(1);
@@ -75,13 +97,15 @@ describe("idempotent writes", () => {
       const file = path.join(dir, "idempotency.jsonl");
       const log = new MemoryOpLog();
       const a = store(new FileIdempotencyLedger(file), log);
-      const first = await withIdempotency("k", "add a", () =>
-        a.add({ layer: "slot", name: "a", body: ": Int = 0" }),
+      const first = await a.add(
+        { layer: "slot", name: "a", body: ": Int = 0" },
+        { idempotency: { key: "k", request: "add a" } },
       );
       fs.appendFileSync(file, '{"key":"torn","req');
       const b = store(new FileIdempotencyLedger(file), log);
-      const again = await withIdempotency("k", "add a", () =>
-        b.add({ layer: "slot", name: "a", body: ": Int = 0" }),
+      const again = await b.add(
+        { layer: "slot", name: "a", body: ": Int = 0" },
+        { idempotency: { key: "k", request: "add a" } },
       );
       expect(again.ok && first.ok && again.value.opIds).toEqual(first.ok ? first.value.opIds : []);
       expect(log.all()).toHaveLength(1);

@@ -2,12 +2,11 @@
  * `Store.onLoss`: a write this store answered as done, later decided against by the merge with ops
  * that arrive from elsewhere, is told to the store's loss listeners once, with its conflict record
  * and how to retry; ops that arrive and beat nobody's write of ours tell nothing. And the cancelled
- * write (`withCancellation`) and the request of several writes under one key (`Store.once`).
+ * write (its `signal` option) and the request of several writes under one key (`Store.once`).
  */
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/integrity/checked-store.js";
 import type { OpId } from "../../src/ops/ids.js";
-import { withCancellation } from "../../src/store/cancellation.js";
 import { MemoryIdempotencyLedger } from "../../src/store/idempotency.js";
 import type { LossNotice } from "../../src/store/loss-watch.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
@@ -93,17 +92,13 @@ describe("Store.onLoss", () => {
     const s = storeOn(log, "agent:c", 1_000);
     const controller = new AbortController();
     controller.abort();
-    const r = await withCancellation(controller.signal, () =>
-      s.add({ layer: "slot", name: "n", body: ": Int = 0" }),
-    );
+    const r = await s.add({ layer: "slot", name: "n", body: ": Int = 0" }, { signal: controller.signal });
     expect(r.ok ? "stored" : r.error.code).toBe("cancelled");
     expect(log.all()).toHaveLength(0);
     // Aborted while it waits for its turn behind another write: still nothing of it stored.
     const late = new AbortController();
     const first = s.add({ layer: "slot", name: "a", body: ": Int = 0" });
-    const second = withCancellation(late.signal, () =>
-      s.add({ layer: "slot", name: "b", body: ": Int = 0" }),
-    );
+    const second = s.add({ layer: "slot", name: "b", body: ": Int = 0" }, { signal: late.signal });
     late.abort();
     expect((await first).ok).toBe(true);
     const b = await second;

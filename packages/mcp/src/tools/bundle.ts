@@ -36,7 +36,8 @@ export const apply = defineTool({
     if (!normalized.ok) return fromCore(normalized, ctx, () => ({ opIds: [], dryRun: dry_run === true }));
     const bundle = task === undefined ? normalized.value : normalized.value.map((i) => ({ ...i, task }));
     if (dry_run === true) {
-      return fromCore(ctx.store.preview(bundle), ctx, (p) => ({
+      const as = ctx.write.author === undefined ? {} : { author: ctx.write.author };
+      return fromCore(ctx.store.preview(bundle, as), ctx, (p) => ({
         opIds: [],
         dryRun: true,
         diff: p.diff,
@@ -49,6 +50,7 @@ export const apply = defineTool({
     const report = ctx.progress;
     const step = Math.max(1, Math.ceil(bundle.length / 20));
     const r = await ctx.store.apply(bundle, {
+      ...ctx.write,
       ...(expect === undefined ? {} : { expect }),
       ...(report === undefined
         ? {}
@@ -94,7 +96,7 @@ export const revert = defineTool({
         },
       };
     }
-    const opts = task === undefined ? {} : { task };
+    const opts = { ...ctx.write, ...(task === undefined ? {} : { task }) };
     const r =
       op_id !== undefined
         ? await ctx.store.revert(op_id, opts)

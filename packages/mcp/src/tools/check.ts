@@ -145,6 +145,7 @@ async function applyFixesFor(
     ...checkOf(ctx),
     ...(task === undefined ? {} : { task }),
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+    ...(ctx.write.author === undefined ? {} : { author: ctx.write.author }),
     ...(ctx.progress === undefined
       ? {}
       : {

@@ -104,7 +104,7 @@ export const add = defineTool({
   async run({ layer, name, body, task }, ctx) {
     const over = overBody(bytes(body), ctx, "body");
     if (over !== undefined) return over;
-    const r = await ctx.store.add({ layer, name, body, ...(task === undefined ? {} : { task }) });
+    const r = await ctx.store.add({ layer, name, body, ...(task === undefined ? {} : { task }) }, ctx.write);
     return fromCore(r, ctx, (receipt) => {
       const def = receipt.ops.find((o) => o.op === "add")?.def;
       return { ...answerOf(receipt), ...(def === undefined ? {} : { def }) };
@@ -128,7 +128,7 @@ export const replace = defineTool({
   async run({ qname, body, task }, ctx) {
     const over = overBody(bytes(body), ctx, "body");
     if (over !== undefined) return over;
-    const r = await ctx.store.replace({ qname, body, ...(task === undefined ? {} : { task }) });
+    const r = await ctx.store.replace({ qname, body, ...(task === undefined ? {} : { task }) }, ctx.write);
     return fromCore(r, ctx, answerOf);
   },
 });
@@ -168,7 +168,7 @@ export const edit = defineTool({
       "the patch's find and replace texts",
     );
     if (over !== undefined) return over;
-    const r = await ctx.store.edit({ qname, patch, ...(task === undefined ? {} : { task }) });
+    const r = await ctx.store.edit({ qname, patch, ...(task === undefined ? {} : { task }) }, ctx.write);
     return fromCore(r, ctx, answerOf);
   },
 });
@@ -186,7 +186,10 @@ export const rename = defineTool({
   output: WriteOutput,
   annotations: { ...WRITE, destructiveHint: false, idempotentHint: true },
   async run({ qname, new_name, task }, ctx) {
-    const r = await ctx.store.rename({ qname, newName: new_name, ...(task === undefined ? {} : { task }) });
+    const r = await ctx.store.rename(
+      { qname, newName: new_name, ...(task === undefined ? {} : { task }) },
+      ctx.write,
+    );
     return fromCore(r, ctx, answerOf);
   },
 });
@@ -205,11 +208,14 @@ export const remove = defineTool({
   output: WriteOutput,
   annotations: { ...WRITE, destructiveHint: true, idempotentHint: true },
   async run({ qname, cascade, task }, ctx) {
-    const removed = await ctx.store.remove({
-      qname,
-      ...(cascade === undefined ? {} : { cascade }),
-      ...(task === undefined ? {} : { task }),
-    });
+    const removed = await ctx.store.remove(
+      {
+        qname,
+        ...(cascade === undefined ? {} : { cascade }),
+        ...(task === undefined ? {} : { task }),
+      },
+      ctx.write,
+    );
     // Said in this tool's arguments: there is cascade, and no force (MCP leaves nothing dangling).
     const r = removed.ok
       ? removed
