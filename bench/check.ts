@@ -6,10 +6,9 @@ import {
   createChecker,
   createStore,
   MemoryOpLog,
-  parseProgram,
-  resolveProgram,
   type Store,
 } from "@kumiki-graph/core";
+import { parseProgram, resolveProgram } from "@kumiki-graph/core/lang";
 import { type BenchRow, measure } from "./harness.js";
 import { corpusFile } from "./paths.js";
 

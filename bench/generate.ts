@@ -1,10 +1,5 @@
-import {
-  type Definition,
-  parseProgram,
-  type ReferenceSite,
-  renderDefinition,
-  resolveProgram,
-} from "@kumiki-graph/core";
+import type { Definition } from "@kumiki-graph/core";
+import { parseProgram, type ReferenceSite, renderDefinition, resolveProgram } from "@kumiki-graph/core/lang";
 import { prng } from "./harness.js";
 
 /** A real program to scale: its name (for messages) and its text. */

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
+import type { Program } from "@kumiki-graph/core";
 import {
   computeHashes,
   type HashNode,
-  type Program,
   parseProgram,
   resolveProgram,
   tokenize,
-} from "@kumiki-graph/core";
+} from "@kumiki-graph/core/lang";
 import { type BenchRow, measure } from "./harness.js";
 import { corpusFile } from "./paths.js";
 

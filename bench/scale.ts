@@ -3,15 +3,12 @@ import {
   type BundleItem,
   type CheckInput,
   checkProgram,
-  computeHashes,
   createChecker,
   createStore,
   MemoryOpLog,
   openStore,
-  parseProgram,
-  resolveProgram,
-  splitProgram,
 } from "@kumiki-graph/core";
+import { computeHashes, parseProgram, resolveProgram, splitProgram } from "@kumiki-graph/core/lang";
 import { generateProgram } from "./generate.js";
 import { type BenchRow, measure } from "./harness.js";
 import { corpusFile } from "./paths.js";

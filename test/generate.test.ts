@@ -1,4 +1,5 @@
-import { checkProgram, parseProgram, resolveProgram } from "@kumiki-graph/core";
+import { checkProgram } from "@kumiki-graph/core";
+import { parseProgram, resolveProgram } from "@kumiki-graph/core/lang";
 import { corpusProgram, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
 import { generateProgram } from "../bench/generate.js";

@@ -19,17 +19,13 @@ export {
   type Narrowing,
   narrowingOf,
   type OptIn,
-  renderErrorsDoc,
   type Severity,
 } from "./check/codes.js";
 export {
   type AutoPatch,
   type AutoPatchOp,
-  autoPatchFor,
   type Diagnostic,
-  diagnosticKey,
   hasErrors,
-  newDiagnostics,
   type Suggestion,
 } from "./check/diagnostic.js";
 export type { CheckInput } from "./check/graph.js";
@@ -39,13 +35,13 @@ export { normalizePatch } from "./fix/normalize.js";
 export { type FixOptions, type FixProposal, proposeFixes } from "./fix/propose.js";
 // Types the exported API mentions (a parameter, a return, a member), exported so a user can name
 // them; test/api-report.test.ts holds every entry to it.
-export type { Orphan } from "./graph/graph.js";
 export {
   type Conflict,
   type ConflictKind,
   Graph,
   type GraphStatus,
   type LockEntry,
+  type Orphan,
   type Quarantined,
 } from "./graph/graph.js";
 export type { Materializer, ShownSite } from "./graph/materialize.js";
@@ -55,216 +51,21 @@ export { type RemedyStep, remedyStepsOf } from "./graph/remedy.js";
 export { addsStandAlone } from "./graph/stand-alone.js";
 export type { CheckCache } from "./integrity/check-cache.js";
 export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-store.js";
-export { type CheckGateOptions, checkGate, createCheckGate } from "./integrity/gate.js";
-export {
-  MERGE_ERRORS_TOLD,
-  type MergeErrorNotice,
-  onMergeErrors,
-} from "./integrity/merge-errors.js";
+export { type CheckGateOptions, createCheckGate } from "./integrity/gate.js";
+export { type MergeErrorNotice, onMergeErrors } from "./integrity/merge-errors.js";
 export { type CheckReport, checkStore, keepCheck } from "./integrity/store-check.js";
-export type {
-  AnyIdWildcard,
-  AppDef,
-  AppEvent,
-  AppEventKind,
-  AssignStmt,
-  Binary,
-  BinaryOp,
-  Bind,
-  BindPattern,
-  BlockStmt,
-  BoolLit,
-  Call,
-  Capability,
-  Definition,
-  DefinitionBase,
-  DollarRef,
-  DurationLit,
-  EffectDef,
-  EffectEvent,
-  Emit,
-  EmitStmt,
-  EpisodeTest,
-  EventPattern,
-  Expr,
-  Field,
-  FnDef,
-  For,
-  ForStmt,
-  Ident,
-  If,
-  IfStmt,
-  Index,
-  Let,
-  LetStmt,
-  ListLit,
-  MapEntry,
-  MapLit,
-  Match,
-  MatchArm,
-  MatchStmt,
-  MatchStmtArm,
-  Member,
-  MotionDef,
-  Node,
-  NominalType,
-  NoopStmt,
-  NowExpr,
-  NullLit,
-  NumberLit,
-  PanicStmt,
-  Param,
-  Pattern,
-  Policy,
-  PolicyName,
-  Program,
-  PropertyTest,
-  Props,
-  RecordLit,
-  RecordType,
-  Redirect,
-  ReducerDef,
-  ReducerTest,
-  RefinedType,
-  Refinement,
-  Retry,
-  Route,
-  RouteEntry,
-  RouteEvent,
-  Selector,
-  SelfExpr,
-  SelfSelector,
-  SlotDef,
-  SlotModifier,
-  SlotWildcard,
-  Statement,
-  StopTimerStmt,
-  StringLit,
-  TestBody,
-  TestDef,
-  ThemeDef,
-  TileCall,
-  TileDef,
-  TileEvent,
-  TileTest,
-  TimerEvent,
-  TokenRef,
-  TupleLit,
-  TuplePattern,
-  TypeDef,
-  TypeExpr,
-  TypeRef,
-  UiEvent,
-  UiEventKind,
-  Unary,
-  UnaryOp,
-  UnionType,
-  UnitLit,
-  VariantDecl,
-  VariantPattern,
-  When,
-  WildcardPattern,
-} from "./lang/ast.js";
-export { canonicalForm } from "./lang/canonical.js";
-export { type ContentHash, ContentHashSchema, computeHashes, type HashNode } from "./lang/hash.js";
+// The language and op basics the store's API speaks in; the rest is on ./lang and ./ops.
+export type { Definition, Program } from "./lang/ast.js";
+export type { ContentHash } from "./lang/hash.js";
 export { isLayer, LAYERS, type Layer, qualifiedName } from "./lang/layers.js";
-export {
-  KEYWORDS,
-  type LexResult,
-  MAX_IDENTIFIER_LENGTH,
-  type Token,
-  type TokenKind,
-  tokenize,
-} from "./lang/lexer.js";
-export type { ParseError, ParseResult } from "./lang/parse-error.js";
-export { parseDefinition, parseProgram } from "./lang/parser.js";
-export {
-  REFERENCE_ROLES,
-  type ReferenceRole,
-  type ReferenceSite,
-  referenceSites,
-} from "./lang/references.js";
-export { type RenderNames, renderDefinition } from "./lang/render.js";
-export { hashProgram, type ResolvedDefinition, resolveProgram, resolveSite } from "./lang/resolve.js";
+export { MAX_IDENTIFIER_LENGTH } from "./lang/lexer.js";
 export type { Result } from "./lang/result.js";
-export type { NameSuggestion } from "./lang/similarity.js";
-export { nearestName } from "./lang/similarity.js";
-export type { Span } from "./lang/span.js";
-export { joinPieces, type Piece, splitProgram } from "./lang/split.js";
 export { type CapabilityManifest, manifestCapabilities, STANDARD_CAPABILITIES } from "./lang/stdlib.js";
-export { type CausalOp, causalOrder } from "./ops/causality.js";
-export { matchesLockPattern, matchesPattern } from "./ops/glob.js";
-export {
-  type AuthorId,
-  AuthorIdSchema,
-  createOpIdGenerator,
-  type DefId,
-  DefIdSchema,
-  defIdOf,
-  isAuthorId,
-  isDefId,
-  isOpId,
-  type OpId,
-  type OpIdGenerator,
-  type OpIdGeneratorOptions,
-  OpIdSchema,
-} from "./ops/ids.js";
-export type {
-  ApplyFailure,
-  Body,
-  ConflictPolicy,
-  DanglingDecision,
-  DanglingEdge,
-  DefinitionState,
-  NameWrite,
-  TextWrite,
-} from "./ops/merge.js";
-export type { BodyFields, ControlBase, OpBase } from "./ops/op.js";
-export {
-  type AddOp,
-  type Anchor,
-  type BodyOp,
-  CONFIG_DEFAULTS,
-  CONFLICT_POLICIES,
-  CONTROL_OP_KINDS,
-  type ConfigKey,
-  type ConfigOp,
-  type ControlOp,
-  type ControlOpKind,
-  type EditOp,
-  isConflictPolicy,
-  isControlOp,
-  isDefinitionName,
-  isDefinitionOp,
-  isLockPattern,
-  isRefKey,
-  isWireOp,
-  type LinkOp,
-  type LockOp,
-  type LogOp,
-  type LogOpKind,
-  OP_KINDS,
-  OP_LIMITS,
-  type Op,
-  type OpIssue,
-  type OpKind,
-  OpSchema,
-  parseOp,
-  RESERVED_WORDS,
-  type RefBindings,
-  type RefKey,
-  type RemoveOp,
-  type RenameOp,
-  type ReplaceOp,
-  refKey,
-  splitRefKey,
-  type UnlinkOp,
-  type UnlockOp,
-} from "./ops/op.js";
-export { applyPatch, describePatchFailure, type PatchFailure, type PatchResult } from "./ops/patch.js";
-export { composeSource, decomposeSource, normalizeBody, type SourceParts } from "./ops/source.js";
+export { type AuthorId, type DefId, isAuthorId, isDefId, isOpId, type OpId } from "./ops/ids.js";
+export type { ConflictPolicy, DefinitionState } from "./ops/merge.js";
+export { isDefinitionName, type LogOp, parseOp } from "./ops/op.js";
 export { DEFINITION_EXT, definitionPath, LAYER_DIRS, parseDefinitionPath } from "./project/layout.js";
-export { exportProgram, type ImportOptions, importProgram, programOrder } from "./project/program.js";
+export { exportProgram, type ImportOptions, importProgram } from "./project/program.js";
 export { type ProjectReport, projectTree } from "./project/project-tree.js";
 export {
   type FileConflict,
@@ -274,8 +75,6 @@ export {
   type FileSyncReport,
   syncFiles,
 } from "./project/sync-files.js";
-export { SYNC_STATE_FILE } from "./project/sync-state.js";
-export { type DiffSide, definitionDiff } from "./store/diff.js";
 export {
   type AtomicWriteOptions,
   fsyncDir,
@@ -283,35 +82,26 @@ export {
   writeAll,
   writeFileAtomic,
 } from "./store/files.js";
-export { fingerprintOps, opContentHash } from "./store/fingerprint.js";
+export { opContentHash } from "./store/fingerprint.js";
 export {
   FileIdempotencyLedger,
   type IdempotencyLedger,
   type IdempotencyRecord,
   MemoryIdempotencyLedger,
 } from "./store/idempotency.js";
-export {
-  type AddInput,
-  AddInputSchema,
-  type BundleInput,
-  type BundleItem,
-  BundleItemSchema,
-  BundleSchema,
-  type EditInput,
-  EditInputSchema,
-  type IngestInput,
-  type LinkInput,
-  LinkInputSchema,
-  type RemoveInput,
-  RemoveInputSchema,
-  type RenameInput,
-  RenameInputSchema,
-  type ReplaceInput,
-  ReplaceInputSchema,
-  type SpecBundleItem,
-  type SpecForm,
-  type UnlinkInput,
-  UnlinkInputSchema,
+export type {
+  AddInput,
+  BundleInput,
+  BundleItem,
+  EditInput,
+  IngestInput,
+  LinkInput,
+  RemoveInput,
+  RenameInput,
+  ReplaceInput,
+  SpecBundleItem,
+  SpecForm,
+  UnlinkInput,
 } from "./store/inputs.js";
 export type { LossNotice } from "./store/loss-watch.js";
 export { makeDirs } from "./store/make-dirs.js";
@@ -350,11 +140,6 @@ export type {
   ViewResult,
   WriteReceipt,
 } from "./store/store-types.js";
-export {
-  builtinGate,
-  type ProposedWrite,
-  type ValidationProblem,
-  type WriteValidator,
-} from "./store/validate.js";
+export type { ProposedWrite, ValidationProblem, WriteValidator } from "./store/validate.js";
 export type { IdempotencyKey, WriteOptions } from "./store/write-options.js";
 export { CAPS_FILE, type CapsError, readCapabilityManifest } from "./workspace/caps.js";

@@ -5,7 +5,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { openStore, splitProgram } from "@kumiki-graph/core";
+import { openStore } from "@kumiki-graph/core";
+import { splitProgram } from "@kumiki-graph/core/lang";
 import { initWorkspace } from "@kumiki-graph/storage-automerge";
 import { repoRoot } from "@kumiki-graph/test-support/corpus";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
