@@ -1,71 +1,11 @@
 /**
- * @kumiki-graph/core: the Kumiki definition language front-end, the op model and its deterministic
- * merge, and the graph store on Automerge. Named exports only; test/exports.test.ts pins the list.
+ * @kumiki-graph/core: the graph store of Kumiki programs — the store over an `OpLog` seam, the
+ * checker, fixes, import and export, and the workspace folder's files. The language front-end is
+ * `./lang`, the op wire format `./ops`. Named exports only; test/exports.test.ts pins the lists.
  */
 
-export {
-  type Checker,
-  type CheckOptions,
-  type CheckSource,
-  checkProgram,
-  createChecker,
-} from "./check/check.js";
-export {
-  BANDS,
-  type Band,
-  CODES,
-  type CodeInfo,
-  codeInfo,
-  type Narrowing,
-  narrowingOf,
-  type OptIn,
-  type Severity,
-} from "./check/codes.js";
-export {
-  type AutoPatch,
-  type AutoPatchOp,
-  type Diagnostic,
-  hasErrors,
-  type Suggestion,
-} from "./check/diagnostic.js";
-export type { CheckInput } from "./check/graph.js";
-export { type ApplyFixesOptions, applyFixes, type FixProgress, type FixReport } from "./fix/apply.js";
-export { type RepairContext, repairContext } from "./fix/context.js";
-export { normalizePatch } from "./fix/normalize.js";
-export { type FixOptions, type FixProposal, proposeFixes } from "./fix/propose.js";
-// Types the exported API mentions (a parameter, a return, a member), exported so a user can name
-// them; test/api-report.test.ts holds every entry to it.
-export {
-  type Conflict,
-  type ConflictKind,
-  Graph,
-  type GraphStatus,
-  type LockEntry,
-  type Orphan,
-  type Quarantined,
-} from "./graph/graph.js";
-export type { Materializer, ShownSite } from "./graph/materialize.js";
-// The reader `Store.read()` returns and the definitions it and `view` give (types only).
-export type { BrokenSite, DefinitionView, GraphReader } from "./graph/reader.js";
-export { type RemedyStep, remedyStepsOf } from "./graph/remedy.js";
-export { addsStandAlone } from "./graph/stand-alone.js";
-export type { CheckCache } from "./integrity/check-cache.js";
-export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-store.js";
-export { type CheckGateOptions, createCheckGate } from "./integrity/gate.js";
-export { type MergeErrorNotice, onMergeErrors } from "./integrity/merge-errors.js";
-export { type CheckReport, checkStore, keepCheck } from "./integrity/store-check.js";
-// The language and op basics the store's API speaks in; the rest is on ./lang and ./ops.
-export type { Definition, Program } from "./lang/ast.js";
-export type { ContentHash } from "./lang/hash.js";
-export { isLayer, LAYERS, type Layer, qualifiedName } from "./lang/layers.js";
-export { MAX_IDENTIFIER_LENGTH } from "./lang/lexer.js";
-export type { Result } from "./lang/result.js";
-export { type CapabilityManifest, manifestCapabilities, STANDARD_CAPABILITIES } from "./lang/stdlib.js";
-export { type AuthorId, type DefId, isAuthorId, isDefId, isOpId, type OpId } from "./ops/ids.js";
-export type { ConflictPolicy, DefinitionState } from "./ops/merge.js";
-export { isDefinitionName, type LogOp, parseOp } from "./ops/op.js";
-export { DEFINITION_EXT, definitionPath, LAYER_DIRS, parseDefinitionPath } from "./project/layout.js";
-export { exportProgram, type ImportOptions, importProgram } from "./project/program.js";
+// Everything that runs in a browser too (browser.ts), then what needs Node's file system.
+export * from "./browser.js";
 export { type ProjectReport, projectTree } from "./project/project-tree.js";
 export {
   type FileConflict,
@@ -75,6 +15,7 @@ export {
   type FileSyncReport,
   syncFiles,
 } from "./project/sync-files.js";
+export { FileIdempotencyLedger } from "./store/file-idempotency-ledger.js";
 export {
   type AtomicWriteOptions,
   fsyncDir,
@@ -82,64 +23,5 @@ export {
   writeAll,
   writeFileAtomic,
 } from "./store/files.js";
-export { opContentHash } from "./store/fingerprint.js";
-export {
-  FileIdempotencyLedger,
-  type IdempotencyLedger,
-  type IdempotencyRecord,
-  MemoryIdempotencyLedger,
-} from "./store/idempotency.js";
-export type {
-  AddInput,
-  BundleInput,
-  BundleItem,
-  EditInput,
-  IngestInput,
-  LinkInput,
-  RemoveInput,
-  RenameInput,
-  ReplaceInput,
-  SpecBundleItem,
-  SpecForm,
-  UnlinkInput,
-} from "./store/inputs.js";
-export type { LossNotice } from "./store/loss-watch.js";
 export { makeDirs } from "./store/make-dirs.js";
-export { copyStoredOp, MemoryOpLog } from "./store/memory-op-log.js";
-export { DAMAGE_REMEDY, type OpLog, type StoreDamage, type StoredOp } from "./store/op-log.js";
-export {
-  clip,
-  quoted,
-  REJECTION_CODES,
-  type Rejection,
-  type RejectionCode,
-  type StoreResult,
-  withRemedy,
-} from "./store/result.js";
-export {
-  parseQualifiedName,
-  parseSelector,
-  type QualifiedName,
-  type Selector as DefinitionSelector,
-} from "./store/selector.js";
-export { SnapshotOpLog } from "./store/snapshot-op-log.js";
-export { Store } from "./store/store.js";
-export type {
-  ApplyOptions,
-  ChangeEvent,
-  DefinitionHistory,
-  HistoryEntry,
-  ListEntry,
-  OpFate,
-  OpStatus,
-  Preview,
-  Referrer,
-  RefsResult,
-  StoreOptions,
-  StoreStatus,
-  ViewResult,
-  WriteReceipt,
-} from "./store/store-types.js";
-export type { ProposedWrite, ValidationProblem, WriteValidator } from "./store/validate.js";
-export type { IdempotencyKey, WriteOptions } from "./store/write-options.js";
 export { CAPS_FILE, type CapsError, readCapabilityManifest } from "./workspace/caps.js";

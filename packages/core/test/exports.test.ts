@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import * as browser from "../src/browser.js";
 import * as core from "../src/index.js";
 import * as lang from "../src/lang.js";
 import * as ops from "../src/ops.js";
@@ -78,6 +79,20 @@ const MAIN = [
   "parseOp",
 ];
 
+/** What needs Node's file system: the main entry has it, the browser entry not. */
+const NODE_ONLY = [
+  "FileIdempotencyLedger",
+  "projectTree",
+  "syncFiles",
+  "WORKSPACE_DIR",
+  "CAPS_FILE",
+  "readCapabilityManifest",
+  "makeDirs",
+  "writeFileAtomic",
+  "writeAll",
+  "fsyncDir",
+];
+
 const LANG = [
   "tokenize",
   "KEYWORDS",
@@ -142,14 +157,15 @@ const OPS = [
 describe("@kumiki-graph/core exports", () => {
   it("are exactly the pinned names, entry by entry (named exports only, no default)", () => {
     expect(Object.keys(core).sort()).toEqual([...MAIN].sort());
+    expect(Object.keys(browser).sort()).toEqual(MAIN.filter((n) => !NODE_ONLY.includes(n)).sort());
     expect(Object.keys(lang).sort()).toEqual([...LANG].sort());
     expect(Object.keys(ops).sort()).toEqual([...OPS].sort());
-    for (const entry of [core, lang, ops]) expect("default" in entry).toBe(false);
+    for (const entry of [core, browser, lang, ops]) expect("default" in entry).toBe(false);
   });
 
   it("a name on two entries is one value (one module behind both)", () => {
     const main = core as Record<string, unknown>;
-    for (const entry of [lang, ops] as Record<string, unknown>[])
+    for (const entry of [browser, lang, ops] as Record<string, unknown>[])
       for (const name of Object.keys(entry).filter((n) => n in main))
         expect(entry[name], name).toBe(main[name]);
   });

@@ -8,11 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/integrity/checked-store.js";
-import {
-  FileIdempotencyLedger,
-  type IdempotencyLedger,
-  MemoryIdempotencyLedger,
-} from "../../src/store/idempotency.js";
+import { FileIdempotencyLedger } from "../../src/store/file-idempotency-ledger.js";
+import { type IdempotencyLedger, MemoryIdempotencyLedger } from "../../src/store/idempotency.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { Store } from "../../src/store/store.js";
 
