@@ -2,7 +2,9 @@ import { decodeInput } from "./input-text.js";
 
 /** Where the CLI reads and writes; injectable so tests run commands in-process. */
 export interface CliIo {
+  /** Writes to standard output (the answer). */
   readonly stdout: (text: string) => void;
+  /** Writes to standard error (warnings, progress, errors). */
   readonly stderr: (text: string) => void;
   /** All of standard input, for `--body-file -` and friends. Defaults to process.stdin. */
   readonly stdin?: () => Promise<string>;

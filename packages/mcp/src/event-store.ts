@@ -32,6 +32,7 @@ export class SessionEventStore implements EventStore {
     return Promise.resolve(this.events.get(id)?.stream);
   }
 
+  /** Sends `send` the events of `last`'s stream after `last`, and answers the stream's id (the id's own when `last` is no longer kept). */
   async replayEventsAfter(
     last: EventId,
     { send }: { send: (id: EventId, message: JSONRPCMessage) => Promise<void> },

@@ -30,6 +30,7 @@ export interface KumikiMcpServer {
   readonly store: Store;
   readonly limits: Limits;
   readonly tools: readonly Tool[];
+  /** Serves the session on `transport` (stdio, or an HTTP session's). */
   connect(transport: Transport): Promise<void>;
   /**
    * Stops taking tool calls (a call from now on is answered `unavailable`, retryable, nothing

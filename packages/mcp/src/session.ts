@@ -67,6 +67,7 @@ export interface McpSession {
   readonly server: Server;
   /** The tools this session lists and serves. */
   readonly tools: readonly Tool[];
+  /** Serves the session on `transport`. */
   connect(transport: Transport): Promise<void>;
   /**
    * Stops taking tool calls (a call from now on is answered `unavailable`, retryable, nothing

@@ -73,7 +73,7 @@ export interface Tool {
   readonly input: z.ZodObject;
   readonly output: z.ZodObject;
   readonly annotations: ToolAnnotations;
-  /** What its `idempotency_key` covers (see {@link ToolSpec.idempotency}). */
+  /** What its `idempotency_key` covers (see `ToolSpec.idempotency`). */
   readonly idempotency: "write" | "answer";
   /** `args` must already have passed `input`. */
   run(args: unknown, ctx: ToolContext): Promise<Outcome<unknown>>;

@@ -171,7 +171,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   /** The Repo, handle and storage: replaced together when the log is opened again after a failed append. */
   private parts: { repo: Repo; handle: DocHandle<OpLogDocument>; storage: LogStorage };
   /**
-   * How to open the document again from its folder after a failed append (see {@link refuse}):
+   * How to open the document again from its folder after a failed append (see `refuse`):
    * set for a log of its own Repo with no network, whose document nobody else holds.
    */
   private reopenWith: (AutomergeOpLogOptions & { readonly url: string }) | undefined;
@@ -264,7 +264,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       readonly onAppend?: () => void;
       /** Takes into `handle` every change the Repo's storage holds (see {@link catchUpAll}). */
       readonly catchUp?: () => Promise<void>;
-      /** Resolves once every change the storage held when called is in `handle` (see {@link fence}). */
+      /** Resolves once every change the storage held when called is in `handle` (see `fence`). */
       readonly fence?: () => Promise<void>;
     } = {},
   ): AutomergeOpLog<T> {
@@ -434,7 +434,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
    * processes wrote are merged (their ops reach {@link onRemote} first). A bad op (not a JSON object
    * with a string "op-id") rejects the whole call before anything is written. If the storage write
    * fails the promise rejects, and the refused ops are neither held nor written later (see
-   * {@link refuse}); the next append opens the document again from the folder first. A log that
+   * `refuse`); the next append opens the document again from the folder first. A log that
    * cannot be opened again (attached to a caller's Repo, or syncing over a network, whose peers
    * may have the change already) refuses further appends instead: reopen it.
    */
@@ -678,7 +678,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   }
 
   /**
-   * Opens the document again from the folder after a failed append (see {@link refuse}): what the
+   * Opens the document again from the folder after a failed append (see `refuse`): what the
    * disk holds is the truth again, other processes' writes included, and appends work once there
    * is space. Rides on the same lock (two instances on one path would exclude each other). The old
    * Repo is shut down with its storage frozen, so it writes nothing.

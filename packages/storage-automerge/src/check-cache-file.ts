@@ -42,10 +42,12 @@ export class CheckCacheFile implements CheckCache {
     this.file = path.join(paths.cache, "check.json");
   }
 
+  /** The diagnostics kept under `key` for this state by this build, or undefined (a miss). */
   get(key: string): readonly Diagnostic[] | undefined {
     return this.read()?.entries.find((e) => e.key === key)?.diagnostics;
   }
 
+  /** Keeps `diagnostics` under `key` for this state (the file's last few results; a failed write is ignored). */
   put(key: string, diagnostics: readonly Diagnostic[]): void {
     const kept = (this.read()?.entries ?? []).filter((e) => e.key !== key).slice(0, ENTRIES - 1);
     const next: CacheFile = { v: 1, stamp: this.stamp, entries: [{ key, diagnostics }, ...kept] };

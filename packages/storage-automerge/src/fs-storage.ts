@@ -293,6 +293,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     }
   }
 
+  /** Removes one chunk (under the lock; refused on a read-only or frozen storage). */
   override async remove(key: StorageKey): Promise<void> {
     if (this.readOnly || this.disposed) return; // see dispose()
     await this.late(() =>
@@ -308,6 +309,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     );
   }
 
+  /** Removes every chunk under `keyPrefix` (under the lock; refused on a read-only or frozen storage). */
   override async removeRange(keyPrefix: StorageKey): Promise<void> {
     if (this.readOnly || this.disposed) return; // see dispose()
     await this.late(() =>
@@ -353,6 +355,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     return reason;
   }
 
+  /** The chunks under `keyPrefix`, without those held back as damaged. */
   override async loadRange(keyPrefix: StorageKey): Promise<Chunk[]> {
     const chunks = (await super.loadRange(keyPrefix)).filter(
       (c) => c.data === undefined || this.chunkFault(c.key, c.data) === undefined,

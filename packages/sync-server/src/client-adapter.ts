@@ -125,10 +125,12 @@ export class KumikiClientAdapter extends NetworkAdapter {
     return this.servers[this.at]!;
   }
 
+  /** True once the server answered the handshake (the Repo waits for it before syncing). */
   isReady(): boolean {
     return this.ready;
   }
 
+  /** Resolves once {@link isReady} (or the adapter gave up: a terminal failure, disconnect). */
   whenReady(): Promise<void> {
     if (this.ready) return Promise.resolve();
     return new Promise((resolve) => this.readyWaiters.push(resolve));
@@ -139,6 +141,7 @@ export class KumikiClientAdapter extends NetworkAdapter {
     return this.remotePeerId !== undefined && this.socket?.readyState === WebSocket.OPEN;
   }
 
+  /** Called by the Repo: opens the connection to the server (and keeps it open, reconnecting). */
   connect(peerId: PeerId, peerMetadata?: PeerMetadata): void {
     this.peerId = peerId;
     this.peerMetadata = peerMetadata ?? {};
@@ -148,6 +151,7 @@ export class KumikiClientAdapter extends NetworkAdapter {
     if (this.socket === undefined) this.open();
   }
 
+  /** Called by the Repo: closes the connection and stops reconnecting. */
   disconnect(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
@@ -160,6 +164,7 @@ export class KumikiClientAdapter extends NetworkAdapter {
     this.markReady();
   }
 
+  /** Called by the Repo: sends a sync message to the server (dropped while disconnected). */
   send(message: Message): void {
     const s = this.socket;
     // While disconnected, messages are dropped: on reconnection the Repo restarts the sync from

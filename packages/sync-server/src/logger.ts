@@ -12,8 +12,11 @@ export type LogFields = Readonly<Record<string, unknown>>;
 
 /** A structured log in pino's call shape (fields, then the message); a pino logger is one. */
 export interface ServerLogger {
+  /** An event in the normal course (a connection, a graph loaded). */
   info(fields: LogFields, message: string): void;
+  /** A refusal or a fault the server survives (a bad token, a storage error it retries). */
   warn(fields: LogFields, message: string): void;
+  /** A failure that lost service (a graph that could not be stored). */
   error(fields: LogFields, message: string): void;
 }
 

@@ -8,7 +8,7 @@ import type { WebSocket } from "ws";
 import { type Access, type Grant, OPEN_GRANT, type TokenTable } from "./tokens.js";
 import { pinnedTo, tokenOf } from "./upgrade-gate.js";
 
-/** What a request's token grants on one graph ({@link ServerAccess.ofRequest}). */
+/** What a request's token grants on one graph (`ServerAccess.ofRequest`). */
 export type RequestAccess =
   | {
       readonly ok: true;

@@ -76,6 +76,7 @@ export type RefusalCode =
   /** A message whose screening failed on the server's side. */
   | "internal";
 
+/** A peer's message refused (and the peer disconnected): who, on which graph, and why. */
 export interface RefusalEvent {
   readonly peer: string;
   /** The token entry's name. */
@@ -178,6 +179,7 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
     return this.grants.get(peerId)?.access(documentId);
   }
 
+  /** Screens a peer's message (its grant, its changes) before the Repo takes it. */
   override receiveMessage(messageBytes: Uint8Array, socket: never): void {
     const ws = socket as WebSocket;
     this.busy++;
@@ -209,11 +211,21 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
     this.markConnected = resolve;
   });
 
+  /** Called by the Repo: starts serving peers on the server's socket. */
   override connect(...args: Parameters<WebSocketServerAdapter["connect"]>): void {
     super.connect(...args);
     this.markConnected();
   }
 
+  /**
+   * Called by the Repo: closes every peer's socket and stops serving. (Declared here for its
+   * documentation: the inherited comment links to automerge-repo's own types.)
+   */
+  override disconnect(): void {
+    super.disconnect();
+  }
+
+  /** Called by the Repo: sends a message to a peer (counted; a slow peer is dropped). */
   override send(message: Message): void {
     const m = message as Screened;
     if (m.documentId !== undefined && m.type !== "doc-unavailable" && m.targetId !== undefined) {

@@ -125,6 +125,7 @@ export interface SyncServer {
   readonly port: number;
   /** The Repo holding the graphs (tests and benchmarks inspect it). */
   readonly repo: Repo;
+  /** What `GET /health` answers: status, storage, auth, graphs and connections (no secret). */
   health(): SyncServerHealth;
   /** Refusals so far, oldest first. */
   refusals(): readonly RefusalEvent[];

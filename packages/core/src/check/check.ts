@@ -35,7 +35,9 @@ export interface CheckOptions {
 
 /** The definitions a checker reads: a map by identity (a `Map<string, CheckInput>` is one). */
 export interface CheckSource {
+  /** The definition of identity `id`, or undefined. */
   get(id: string): CheckInput | undefined;
+  /** Every definition, in any order. */
   values(): Iterable<CheckInput>;
 }
 

@@ -14,6 +14,8 @@ import type { Diagnostic } from "../check/diagnostic.js";
 export interface CheckCache {
   /** What the cached results were computed from: equal states, equal ops. */
   readonly state: string;
+  /** The diagnostics `put` stored under `key` for this {@link state}, or undefined (a miss). */
   get(key: string): readonly Diagnostic[] | undefined;
+  /** Keeps `diagnostics` under `key` for this {@link state} (best effort: a cache may drop it). */
   put(key: string, diagnostics: readonly Diagnostic[]): void;
 }

@@ -12,7 +12,7 @@ import { checkGate } from "./gate.js";
 
 /**
  * The validators a store runs after the built-in gate when it is opened without `validators`: the
- * full checker ({@link checkGate}: no write may add an error diagnostic). A store opened with
+ * full checker (`checkGate`: no write may add an error diagnostic). A store opened with
  * `validators` runs those instead (e.g. `createCheckGate({capabilities})` with a caps manifest).
  */
 export const DEFAULT_VALIDATORS: readonly WriteValidator[] = [checkGate];

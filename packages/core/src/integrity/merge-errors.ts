@@ -17,7 +17,7 @@ import { checkStore } from "./store-check.js";
 export interface MergeErrorNotice {
   /**
    * The error diagnostics that appeared when ops from elsewhere arrived, each in a definition this
-   * store wrote or in one that references such a definition (at most {@link MERGE_ERRORS_TOLD}).
+   * store wrote or in one that references such a definition (at most `MERGE_ERRORS_TOLD`).
    */
   readonly diagnostics: readonly Diagnostic[];
   /**

@@ -802,6 +802,7 @@ export interface MotionDef extends DefinitionBase {
   readonly body: RecordLit;
 }
 
+/** A top-level definition of any layer (language.md §2): what a program is made of. */
 export type Definition =
   | TypeDef
   | SlotDef

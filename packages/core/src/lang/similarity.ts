@@ -88,7 +88,7 @@ export function suggestNames(name: string, candidates: Iterable<string>, max = 3
   return out.slice(0, max);
 }
 
-/** The closest of `candidates` to `name` ({@link suggestNames}' first), or undefined when none is close enough. */
+/** The closest of `candidates` to `name` (`suggestNames`' first), or undefined when none is close enough. */
 export function nearestName(name: string, candidates: Iterable<string>): NameSuggestion | undefined {
   return suggestNames(name, candidates, 1)[0];
 }

@@ -14,7 +14,7 @@ export type Piece =
       /** 1-based line in the file where `text` starts. */
       readonly line: number;
       /**
-       * Set only by {@link splitProgramTolerant}: the text does not parse (layer and name are read
+       * Set only by `splitProgramTolerant`: the text does not parse (layer and name are read
        * off its first line), and why, relative to `text`.
        */
       readonly unparsed?: ParseError;

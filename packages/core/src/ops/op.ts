@@ -133,6 +133,7 @@ export interface Anchor {
   readonly replace: string;
 }
 
+/** What every definition op carries: its layer, and the task and revert it belongs to. */
 export interface OpBase {
   readonly layer: Layer;
   /** The target's name when the op was written (for a person reading the log; identity is `def`). */
@@ -153,6 +154,7 @@ export interface OpBase {
   readonly reverts?: OpId;
 }
 
+/** What an op that sets a definition's text carries: the text and how its references are bound. */
 export interface BodyFields {
   /** The definition's text after its name, byte for byte (see {@link composeSource}). */
   readonly body: string;
@@ -206,6 +208,7 @@ export interface UnlinkOp extends OpBase {
 /** One op: the §9.3.2 wire format plus what the model needs (see docs/semantics.md). */
 export type Op = AddOp | ReplaceOp | EditOp | RenameOp | RemoveOp | LinkOp | UnlinkOp;
 
+/** What every control op (config, lock, unlock) carries: who wrote it, when, and its place in the log. */
 export interface ControlBase {
   readonly author: AuthorId;
   /** Issue time, UNIX milliseconds. */

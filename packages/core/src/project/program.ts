@@ -133,7 +133,7 @@ export function programOrder(reader: GraphReader, options: { hidden?: boolean } 
 }
 
 /**
- * The whole graph as one .kumiki program: every live definition ({@link programOrder}, hidden ones
+ * The whole graph as one .kumiki program: every live definition (`programOrder`, hidden ones
  * included: a definition a same-name conflict hides is kept in the text, where `check` reports the
  * duplicate as E0007, rather than silently left out), each with its text and current names, one
  * after another. An unedited imported program comes back byte for byte, a program that defines a

@@ -159,12 +159,19 @@ export const BundleSchema = z.union([
  * with a message naming the layers, for callers that pass what a person typed).
  */
 export type AddInput = Omit<z.input<typeof AddInputSchema>, "layer"> & { readonly layer?: Layer };
+/** What `replace` takes: the definition (`qname`) and its whole new text after the name. */
 export type ReplaceInput = z.input<typeof ReplaceInputSchema>;
+/** What `edit` takes: the definition and its patch (anchors, or `body:N` line instructions). */
 export type EditInput = z.input<typeof EditInputSchema>;
+/** What `rename` takes: the definition and its new name (same layer). */
 export type RenameInput = z.input<typeof RenameInputSchema>;
+/** What `remove` takes: the definition, and `cascade` or `force` for its referrers. */
 export type RemoveInput = z.input<typeof RemoveInputSchema>;
+/** What `link` takes: the definition, the reference in its text, and the definition to bind it to. */
 export type LinkInput = z.input<typeof LinkInputSchema>;
+/** What `unlink` takes: the definition and the reference whose binding to drop. */
 export type UnlinkInput = z.input<typeof UnlinkInputSchema>;
+/** One item of a bundle (`apply`, `preview`): an add, replace, edit, rename, remove, link or unlink, by `op`. */
 export type BundleItem = z.input<typeof BundleItemSchema>;
 
 /** A store-form item `T` in §9.3.2's words: the target as `layer` + `name`, a new name as `new-name`. */

@@ -62,6 +62,7 @@ export class MemoryOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     };
   }
 
+  /** Closes the log: later appends are refused. */
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.clear();

@@ -41,6 +41,7 @@ export interface OpLog<T extends StoredOp = StoredOp> {
   append(ops: readonly T[]): Promise<readonly T[]>;
   /** Called with ops that arrive from elsewhere (another process, a sync peer), after they are held. Returns an unsubscribe function. */
   onRemote(listener: (ops: readonly T[]) => void): () => void;
+  /** Stops taking ops from elsewhere and releases what the log holds, after the appends in flight. */
   close(): Promise<void>;
   /**
    * Optional, for logs that other processes write too: takes in, synchronously and cheaply (one

@@ -34,6 +34,7 @@ export class SnapshotOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     return () => undefined;
   }
 
+  /** Closes the log: later appends are refused. */
   async close(): Promise<void> {
     this.closed = true;
   }

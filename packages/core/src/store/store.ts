@@ -149,7 +149,7 @@ export class Store {
   /** The requests of {@link once} running now, by key. */
   private readonly running = new Map<string, Promise<void>>();
 
-  /** @internal Use {@link openStoreWith} or {@link createStoreWith} (or core's `openStore`). */
+  /** @internal Use `openStoreWith` or `createStoreWith` (or core's `openStore`). */
   constructor(options: StoreOptions) {
     this.log = options.log;
     this.author = options.author as AuthorId;

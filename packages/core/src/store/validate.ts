@@ -36,6 +36,7 @@ export interface ValidationProblem {
  * already there never blocks an unrelated write. The checker (`kumiki check`) plugs in here.
  */
 export interface WriteValidator {
+  /** What is wrong with the write (`after` against `before`); empty when it may be stored. */
   validate(write: ProposedWrite): readonly ValidationProblem[];
 }
 
