@@ -91,7 +91,14 @@ export type {
 } from "./store/inputs.js";
 export type { LossNotice } from "./store/loss-watch.js";
 export { copyStoredOp, MemoryOpLog } from "./store/memory-op-log.js";
-export { DAMAGE_REMEDY, type OpLog, type StoreDamage, type StoredOp } from "./store/op-log.js";
+export {
+  DAMAGE_REMEDY,
+  type OpLog,
+  type ReadableOpLog,
+  type SharedLogExtras,
+  type StoreDamage,
+  type StoredOp,
+} from "./store/op-log.js";
 export {
   clip,
   quoted,

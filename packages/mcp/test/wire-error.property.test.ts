@@ -52,6 +52,7 @@ const KIND: Record<RejectionCode, WireErrorKind> = {
   "tree-unreadable": "rejected",
   "storage-failed": "unavailable",
   "store-closed": "unavailable",
+  "read-only": "rejected",
   "store-damaged": "unavailable",
   "workspace-replaced": "unavailable",
   "write-lost": "lost",

@@ -15,7 +15,14 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { NetworkAdapterInterface, PeerId, SharePolicy } from "@automerge/automerge-repo";
-import { makeDirs, type OpLog, SnapshotOpLog, type StoredOp, writeFileAtomic } from "@kumiki-graph/core";
+import {
+  makeDirs,
+  type OpLog,
+  type ReadableOpLog,
+  SnapshotOpLog,
+  type StoredOp,
+  writeFileAtomic,
+} from "@kumiki-graph/core";
 import { AutomergeOpLog, OpLogOpenError } from "./automerge-op-log.js";
 import { FileLock, LockTimeoutError } from "./file-lock.js";
 import { OpLogFile } from "./op-log-file.js";
@@ -185,7 +192,8 @@ export async function openWorkspace<T extends StoredOp = StoredOp>(
 export interface WorkspaceReader<T extends StoredOp = StoredOp> {
   readonly paths: WorkspacePaths;
   readonly config: WorkspaceConfig;
-  readonly log: OpLog<T>;
+  /** The whole log (`snapshot: false`), or a read-only one over op-log.jsonl (no `append`). */
+  readonly log: OpLog<T> | ReadableOpLog<T>;
   /** True when the ops came from the verified op-log.jsonl, without loading the Automerge document. */
   readonly snapshot: boolean;
 }

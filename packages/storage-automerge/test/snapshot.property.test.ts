@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { StoredOp } from "@kumiki-graph/core";
+import { openStore, type StoredOp } from "@kumiki-graph/core";
 import { chunkFiles } from "@kumiki-graph/test-support/files";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
@@ -165,7 +165,12 @@ describe("reading a workspace from its verified op-log.jsonl", () => {
     const r = await openWorkspaceReader(dir);
     if (!r.ok) throw new Error(r.error.message);
     expect(r.value.snapshot).toBe(true);
-    await expect(r.value.log.append([op(7)])).rejects.toThrow(/read-only/);
+    // A read-only log has no append at all; a store over it refuses writes as a value.
+    expect("append" in r.value.log).toBe(false);
+    const store = openStore({ log: r.value.log, author: "agent:reader" });
+    if (!store.ok) throw new Error(store.error.message);
+    const w = await store.value.add({ layer: "slot", name: "more", body: ": Int = 7" });
+    expect(w.ok ? "written" : w.error.code).toBe("read-only");
     await r.value.log.close();
     expect(await full(dir)).toHaveLength(3);
   });

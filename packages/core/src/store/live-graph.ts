@@ -12,7 +12,7 @@
 import { Graph } from "../graph/graph.js";
 import { GraphReader } from "../graph/reader.js";
 import type { LogOp } from "../ops/op.js";
-import type { OpLog } from "./op-log.js";
+import { isWritableLog, type OpLog, type ReadableOpLog, type SharedLogExtras } from "./op-log.js";
 import type { ChangeEvent } from "./store-types.js";
 
 /** The graph of a store and the queue its writes and arrivals run in (see the module comment). */
@@ -33,7 +33,11 @@ export class LiveGraph {
   /** True while a write of ours is being stored: its ops are held by the log but not yet done. */
   private storing = false;
 
-  constructor(private readonly log: OpLog) {
+  /** The log's shared-log members (none for a read-only log). */
+  private readonly shared: SharedLogExtras;
+
+  constructor(private readonly log: OpLog | ReadableOpLog) {
+    this.shared = isWritableLog(log) ? log : {};
     // Ops a sync peer delivers: taken in after the write in progress, if any.
     this.unsubscribe = log.onRemote(() => {
       void this.serially(async () => this.catchUp());
@@ -64,17 +68,17 @@ export class LiveGraph {
   }
 
   /**
-   * Takes into the log what its shared storage held when called (see {@link OpLog.fence}); the
+   * Takes into the log what its shared storage held when called (see {@link SharedLogExtras.fence}); the
    * next read's {@link catchUp} folds it. Nothing to do for a log without a fence (a workspace's:
    * its reads poll the folder themselves).
    */
   async fence(): Promise<void> {
-    await this.log.fence?.();
+    await this.shared.fence?.();
   }
 
-  /** Takes in everything the log's shared storage holds (see {@link OpLog.catchUpAll}), then catches up. */
+  /** Takes in everything the log's shared storage holds (see {@link SharedLogExtras.catchUpAll}), then catches up. */
   async catchUpAll(): Promise<void> {
-    await this.log.catchUpAll?.();
+    await this.shared.catchUpAll?.();
     this.catchUp();
   }
 
@@ -87,7 +91,7 @@ export class LiveGraph {
    */
   catchUp(): void {
     if (this.closed || this.storing) return;
-    this.log.poll?.();
+    this.shared.poll?.();
     // Not folded yet: the fold, when asked for, takes in everything held then.
     if (this.folded === undefined) return;
     const all = this.log.all();
@@ -118,6 +122,8 @@ export class LiveGraph {
     this.fold();
     this.storing = true;
     try {
+      // The store refuses writes to a read-only log before they get here (`read-only`).
+      if (!isWritableLog(this.log)) throw new Error("a write reached a read-only log");
       await this.log.append(ops);
     } finally {
       this.storing = false;
@@ -135,7 +141,7 @@ export class LiveGraph {
         this.catchUp();
         return fn();
       };
-      return this.log.exclusive === undefined ? run() : this.log.exclusive(run);
+      return this.shared.exclusive === undefined ? run() : this.shared.exclusive(run);
     });
   }
 
@@ -158,7 +164,7 @@ export class LiveGraph {
     this.fold();
     this.listeners.add(listener);
     if (this.unwatch === undefined && !this.closed)
-      this.unwatch = this.log.watch?.(() => {
+      this.unwatch = this.shared.watch?.(() => {
         void this.serially(async () => this.catchUp());
       });
     return () => {

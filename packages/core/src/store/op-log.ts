@@ -1,7 +1,9 @@
 /**
  * The OpLog seam: the only thing the op model and the store API know about persistence. An OpLog
  * holds a grow-only set of ops, each identified by its "op-id"; the memory implementation backs tests
- * and property-test replicas, the Automerge one backs a workspace on disk (and, later, sync).
+ * and property-test replicas, the Automerge one backs a workspace on disk and a server's graphs. A
+ * read-only open holds a {@link ReadableOpLog} (no `append`); the members only a log shared with
+ * other writers has are {@link SharedLogExtras}.
  */
 
 /** What an OpLog stores: an opaque JSON object identified by its "op-id". */
@@ -30,51 +32,22 @@ export interface StoreDamage {
  */
 export const DAMAGE_REMEDY = "repairWorkspace repairs it";
 
-/** A grow-only, deduplicated, durable set of ops in arrival order. */
-export interface OpLog<T extends StoredOp = StoredOp> {
+/**
+ * A log to read: a grow-only, deduplicated set of ops in arrival order, and what arrives from
+ * elsewhere. What a read-only open holds (`SnapshotOpLog` over a workspace's verified
+ * op-log.jsonl): it has no `append`, so a store over it refuses every write as `read-only`
+ * instead of failing when it tries to store.
+ */
+export interface ReadableOpLog<T extends StoredOp = StoredOp> {
   /**
    * Every op held, in arrival order (duplicates never appear twice). The list only grows: an op once
    * held keeps its position, so a reader can remember how far it has read.
    */
   all(): readonly T[];
-  /** Durably appends ops, all or nothing; resolves only once they are stored (flushed). Ops whose op-id is already held are skipped. Returns the ops actually added. */
-  append(ops: readonly T[]): Promise<readonly T[]>;
   /** Called with ops that arrive from elsewhere (another process, a sync peer), after they are held. Returns an unsubscribe function. */
   onRemote(listener: (ops: readonly T[]) => void): () => void;
   /** Stops taking ops from elsewhere and releases what the log holds, after the appends in flight. */
   close(): Promise<void>;
-  /**
-   * Optional, for logs that other processes write too: takes in, synchronously and cheaply (one
-   * small read when nothing changed), what they stored since the last look, and returns the ops
-   * that were new (also announced to {@link onRemote}). A store calls it before every read.
-   */
-  poll?(): readonly T[];
-  /**
-   * Optional, for logs that other processes write too: runs `fn` while no other process can
-   * append, so that a write judged against the graph after a {@link poll} is stored before anyone
-   * else's. The same process may append inside `fn`.
-   */
-  exclusive?<R>(fn: () => Promise<R>): Promise<R>;
-  /**
-   * Optional, for a log whose {@link poll} cannot see every other writer (a server's graph that
-   * other servers write through a shared database, told of their writes only by notices): takes in
-   * everything the shared storage holds, however much it costs. A store calls it before it decides
-   * that the ops recorded under an idempotency key never reached the log (and writes them again).
-   */
-  catchUpAll?(): Promise<void>;
-  /**
-   * Optional, for a log other servers write through a shared storage ({@link catchUpAll}'s case):
-   * resolves once every change stored there before the call began has reached the log, cheaply (a
-   * round trip behind the storage's own notices, not a reload). A store awaits it before a read
-   * that must see others' acknowledged writes ({@link Store.fence}).
-   */
-  fence?(): Promise<void>;
-  /**
-   * Optional, for logs other processes write too: calls `changed` soon (well within a second) after
-   * another process stored something, with no read needed, until the returned function is called. A
-   * store watches while it has change listeners, and takes in what changed (see {@link poll}).
-   */
-  watch?(changed: () => void): () => void;
   /** Optional: what is wrong with the stored form, when something is (then appends are refused). */
   readonly damage?: StoreDamage | undefined;
   /**
@@ -92,4 +65,54 @@ export interface OpLog<T extends StoredOp = StoredOp> {
     readonly reason: string;
     readonly opId?: string;
   }[];
+}
+
+/**
+ * What a log that other writers share adds, each member on its own: other processes on one folder
+ * (a workspace's log: {@link poll}, {@link exclusive}, {@link watch}) or other servers on one
+ * database (a server's graph: {@link catchUpAll}, {@link fence}). A log written by one process
+ * alone (memory) has none; a store calls each only where the log has it.
+ */
+export interface SharedLogExtras<T extends StoredOp = StoredOp> {
+  /**
+   * Takes in, synchronously and cheaply (one small read when nothing changed), what other
+   * processes stored since the last look, and returns the ops that were new (also announced to
+   * `onRemote`). A store calls it before every read.
+   */
+  poll?(): readonly T[];
+  /**
+   * Runs `fn` while no other process can append, so that a write judged against the graph after a
+   * {@link poll} is stored before anyone else's. The same process may append inside `fn`.
+   */
+  exclusive?<R>(fn: () => Promise<R>): Promise<R>;
+  /**
+   * For a log whose {@link poll} cannot see every other writer (a server's graph that other servers
+   * write through a shared database, told of their writes only by notices): takes in everything the
+   * shared storage holds, however much it costs. A store calls it before it decides that the ops
+   * recorded under an idempotency key never reached the log (and writes them again).
+   */
+  catchUpAll?(): Promise<void>;
+  /**
+   * For {@link catchUpAll}'s case: resolves once every change stored there before the call began
+   * has reached the log, cheaply (a round trip behind the storage's own notices, not a reload). A
+   * store awaits it before a read that must see others' acknowledged writes (`Store.fence`).
+   */
+  fence?(): Promise<void>;
+  /**
+   * Calls `changed` soon (well within a second) after another process stored something, with no
+   * read needed, until the returned function is called. A store watches while it has change
+   * listeners, and takes in what changed (see {@link poll}).
+   */
+  watch?(changed: () => void): () => void;
+}
+
+/** A log that takes writes: a {@link ReadableOpLog} that durably appends, with the extras of a shared one. */
+export interface OpLog<T extends StoredOp = StoredOp> extends ReadableOpLog<T>, SharedLogExtras<T> {
+  /** Durably appends ops, all or nothing; resolves only once they are stored (flushed). Ops whose op-id is already held are skipped. Returns the ops actually added. */
+  append(ops: readonly T[]): Promise<readonly T[]>;
+}
+
+/** True when `log` takes writes (it has `append`). */
+export function isWritableLog<T extends StoredOp>(log: ReadableOpLog<T> | OpLog<T>): log is OpLog<T> {
+  return typeof (log as Partial<OpLog<T>>).append === "function";
 }

@@ -58,6 +58,8 @@ export const REJECTION_CODES = [
   // The store.
   "storage-failed",
   "store-closed",
+  // Opened over a log that takes no writes (a read-only open).
+  "read-only",
   // The stored document is damaged: reads work, writes wait for a repair.
   "store-damaged",
   // The workspace was removed, or another graph made there, under the open store: nothing written.

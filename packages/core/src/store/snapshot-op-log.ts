@@ -1,12 +1,12 @@
-import type { OpLog, StoredOp } from "./op-log.js";
+import type { ReadableOpLog, StoredOp } from "./op-log.js";
 
 /**
- * A read-only {@link OpLog} over ops read once (a workspace's verified op-log.jsonl, see
+ * A {@link ReadableOpLog} over ops read once (a workspace's verified op-log.jsonl, see
  * `openWorkspaceReader`): what read-only commands use so they need not load the Automerge document.
- * It takes no writes and hears of no other process's ops; open the workspace to write or sync.
+ * It has no `append` (a store over it refuses writes as `read-only`) and hears of no other
+ * process's ops; open the workspace to write or sync.
  */
-export class SnapshotOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
-  private closed = false;
+export class SnapshotOpLog<T extends StoredOp = StoredOp> implements ReadableOpLog<T> {
   private ops: readonly T[] | undefined;
   private readonly read: (() => readonly T[]) | undefined;
 
@@ -21,21 +21,10 @@ export class SnapshotOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     return this.ops;
   }
 
-  append(_ops: readonly T[]): Promise<readonly T[]> {
-    // A bug in the caller, not a user error: read-only opens are chosen by commands that never write.
-    return Promise.reject(
-      new Error(
-        this.closed ? "the op log is closed" : "this workspace was opened read-only: open it to write",
-      ),
-    );
-  }
-
   onRemote(_listener: (ops: readonly T[]) => void): () => void {
     return () => undefined;
   }
 
-  /** Closes the log: later appends are refused. */
-  async close(): Promise<void> {
-    this.closed = true;
-  }
+  /** Closes the log (it holds nothing to release). */
+  async close(): Promise<void> {}
 }

@@ -6,14 +6,17 @@ import type { DefId, OpId } from "../ops/ids.js";
 import type { LogOp, LogOpKind } from "../ops/op.js";
 import type { OpFate, OpStatus } from "./fate.js";
 import type { IdempotencyLedger } from "./idempotency.js";
-import type { OpLog, StoreDamage } from "./op-log.js";
+import type { OpLog, ReadableOpLog, StoreDamage } from "./op-log.js";
 import type { WriteValidator } from "./validate.js";
 import type { WriteOptions } from "./write-options.js";
 
 /** How a store is opened. */
 export interface StoreOptions {
-  /** Where the ops live (memory, or a workspace's Automerge document). */
-  readonly log: OpLog;
+  /**
+   * Where the ops live (memory, or a workspace's Automerge document). A {@link ReadableOpLog} (no
+   * `append`) makes a read-only store: every write is refused as `read-only`, nothing tried.
+   */
+  readonly log: OpLog | ReadableOpLog;
   /** Who writes through this store: `agent:claude-1`, `user:alice`. */
   readonly author: string;
   /**

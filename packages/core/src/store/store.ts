@@ -47,7 +47,7 @@ import {
 import { LiveGraph } from "./live-graph.js";
 import { draftLock, draftUnlock } from "./lock-drafts.js";
 import { type LossNotice, LossWatch } from "./loss-watch.js";
-import { DAMAGE_REMEDY, type OpLog, type StoredOp } from "./op-log.js";
+import { DAMAGE_REMEDY, isWritableLog, type OpLog, type ReadableOpLog, type StoredOp } from "./op-log.js";
 import { diffOf, previewOf } from "./preview.js";
 import { hashOf, historyByName, listOf, refsOf, viewOf } from "./reads.js";
 import { checkTask, lockInput } from "./request-checks.js";
@@ -90,6 +90,14 @@ export function createStoreWith(options: StoreOptions): StoreResult<Store> {
 }
 
 /** The refusal of a write whose request was cancelled before it was stored. */
+/** A write to a store over a {@link ReadableOpLog}: refused before anything is drafted. */
+function readOnly(): StoreResult<WriteReceipt> {
+  return reject(
+    "read-only",
+    "this store was opened read-only (its log takes no writes); nothing was written — open the workspace for writing",
+  );
+}
+
 function cancelledWrite(): StoreResult<WriteReceipt> {
   return reject("cancelled", "the request was cancelled before its write was stored; nothing was written");
 }
@@ -137,7 +145,7 @@ export function openStoreWith(options: StoreOptions): StoreResult<Store> {
 export class Store {
   /** The graph, kept current with the log (live-graph.ts): catch-up, stores, the write queue, events. */
   private readonly live: LiveGraph;
-  private readonly log: OpLog;
+  private readonly log: OpLog | ReadableOpLog;
   private readonly author: AuthorId;
   private readonly validators: readonly WriteValidator[];
   private readonly now: () => number;
@@ -489,6 +497,7 @@ export class Store {
    */
   ingest<T extends StoredOp>(input: IngestInput<T>): Promise<StoreResult<WriteReceipt>> {
     if (this.closed) return Promise.resolve(reject<WriteReceipt>("store-closed", "the store is closed"));
+    if (!isWritableLog(this.log)) return Promise.resolve(readOnly());
     return this.exclusively(async () => {
       if (this.closed) return reject<WriteReceipt>("store-closed", "the store is closed");
       // Typed for callers, checked here: what arrives may be anything a file held.
@@ -711,6 +720,7 @@ export class Store {
     expect?: string,
   ): Promise<StoreResult<WriteReceipt>> {
     if (this.closed) return Promise.resolve(reject<WriteReceipt>("store-closed", "the store is closed"));
+    if (!isWritableLog(this.log)) return Promise.resolve(readOnly());
     const context = writeContext(options, this.author);
     if (!context.ok) return Promise.resolve(context);
     const { author, signal } = context.value;
