@@ -11,8 +11,29 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 /** A printed type, cut so that a report line stays readable (zod schemas print kilobytes). */
+/** Types printed whole (the checker's own cut at about 160 characters falls before the sort). */
+const WHOLE = ts.TypeFormatFlags.NoTruncation;
+
 function short(text: string): string {
-  return text.length <= 160 ? text : `${text.slice(0, 157)}…`;
+  const sorted = sortLiteralRuns(text);
+  return sorted.length <= 160 ? sorted : `${sorted.slice(0, 157)}…`;
+}
+
+/**
+ * The checker prints a union of string literals, and the members of a literal-keyed object (a zod
+ * enum's), in the order it first met those types, which moves when an unrelated declaration
+ * changes (a doc comment in core reordered the MCP report's error kinds). Sorted here, so that a
+ * report changes only when the API does.
+ */
+function sortLiteralRuns(text: string): string {
+  const unions = text.replace(/"[^"]*"(?: \| "[^"]*")+/g, (run) => run.split(" | ").sort().join(" | "));
+  return unions.replace(/\{ ((?:(?:"[^"]*"|[\w$]+): "[^"]*"; )+)\}/g, (_all, members: string) => {
+    const entries = members
+      .trim()
+      .split(/; (?=(?:"[^"]*"|[\w$]+): ")/)
+      .map((m) => m.replace(/;$/, ""));
+    return `{ ${entries.sort().join("; ")}; }`;
+  });
 }
 
 function namesOf(f: string): Set<string> {
@@ -84,7 +105,7 @@ export function analyse(
     if (s.flags & ts.SymbolFlags.Function) {
       const type = checker.getTypeOfSymbol(s);
       for (const sig of type.getCallSignatures())
-        lines.push(`function ${name}${short(checker.signatureToString(sig))}`);
+        lines.push(`function ${name}${short(checker.signatureToString(sig, undefined, WHOLE))}`);
       for (const d of s.declarations ?? []) noteTypes(d, name);
     } else if (s.flags & ts.SymbolFlags.Class) {
       lines.push(`class ${name}`);
@@ -98,8 +119,9 @@ export function analyse(
         const t = checker.getTypeOfSymbolAtLocation(m, md);
         const sigs = t.getCallSignatures();
         if (sigs.length > 0 && (m.flags & ts.SymbolFlags.Method) !== 0)
-          for (const sig of sigs) lines.push(`  ${m.name}${short(checker.signatureToString(sig))}`);
-        else lines.push(`  ${m.name}: ${short(checker.typeToString(t))}`);
+          for (const sig of sigs)
+            lines.push(`  ${m.name}${short(checker.signatureToString(sig, undefined, WHOLE))}`);
+        else lines.push(`  ${m.name}: ${short(checker.typeToString(t, undefined, WHOLE))}`);
         noteTypes(md, `${name}.${m.name}`);
       }
     } else if (s.flags & ts.SymbolFlags.Interface) {
@@ -108,7 +130,10 @@ export function analyse(
       for (const m of checker.getPropertiesOfType(type).sort((a, b) => (a.name < b.name ? -1 : 1))) {
         const md = m.declarations?.[0];
         const optional = (m.flags & ts.SymbolFlags.Optional) !== 0 ? "?" : "";
-        const t = md === undefined ? "?" : checker.typeToString(checker.getTypeOfSymbolAtLocation(m, md));
+        const t =
+          md === undefined
+            ? "?"
+            : checker.typeToString(checker.getTypeOfSymbolAtLocation(m, md), undefined, WHOLE);
         lines.push(`  ${m.name}${optional}: ${short(t)}`);
       }
       for (const d of s.declarations ?? []) noteTypes(d, name);
@@ -116,7 +141,9 @@ export function analyse(
       lines.push(`type ${name}`);
       for (const d of s.declarations ?? []) noteTypes(d, name);
     } else if (s.flags & ts.SymbolFlags.Variable) {
-      lines.push(`const ${name}: ${short(checker.typeToString(checker.getTypeOfSymbol(s)))}`);
+      lines.push(
+        `const ${name}: ${short(checker.typeToString(checker.getTypeOfSymbol(s), undefined, WHOLE))}`,
+      );
     } else {
       lines.push(`${decl === undefined ? "export" : ts.SyntaxKind[decl.kind]} ${name}`);
     }
