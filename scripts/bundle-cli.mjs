@@ -23,6 +23,12 @@ const coreRead = fileURLToPath(new URL("../packages/core/dist/read.js", import.m
 const readPass = await rolldown({ input: coreRead, platform: "node", logLevel: "warn" });
 const readModules = new Set((await readPass.generate({ format: "esm" })).output[0].moduleIds);
 await readPass.close();
+// Core's dependency-free entry (refusal codes, remedies): every verb's error path imports it, so it
+// is a small chunk of its own, out of the core chunks.
+const coreRejection = fileURLToPath(new URL("../packages/core/dist/rejection.js", import.meta.url));
+const lightPass = await rolldown({ input: coreRejection, platform: "node", logLevel: "warn" });
+const lightModules = new Set((await lightPass.generate({ format: "esm" })).output[0].moduleIds);
+await lightPass.close();
 const bundle = await rolldown({
   // client: what the bin runs first, to hand the call to the workspace's daemon (Node's modules only).
   input: { main: `${cli}dist/main.js`, client: `${cli}dist/daemon/client.js` },
@@ -36,7 +42,12 @@ const bundle = await rolldown({
   plugins: [
     {
       name: "core-read-from-modules",
-      resolveId: (id) => (id === "@kumiki-graph/core/read" ? coreRead : undefined),
+      resolveId: (id) =>
+        id === "@kumiki-graph/core/read"
+          ? coreRead
+          : id === "@kumiki-graph/core/rejection"
+            ? coreRejection
+            : undefined,
     },
   ],
 });
@@ -50,8 +61,11 @@ await bundle.write({
   chunkFileNames: "[name]-[hash].js",
   codeSplitting: {
     groups: [
-      { name: "core-read", test: (id) => readModules.has(id) },
-      { name: "core", test: /packages[\\/]core[\\/]/ },
+      // A chunk of their own: left to the default placement, rolldown merged them into core's
+      // chunks, which every verb would then load (seen: main importing core-read).
+      { name: "rejection", test: (id) => lightModules.has(id) },
+      { name: "core-read", test: (id) => readModules.has(id) && !lightModules.has(id) },
+      { name: "core", test: (id) => /packages[\\/]core[\\/]/.test(id) && !lightModules.has(id) },
       {
         name: "storage-read",
         test: /storage-automerge[\\/]dist[\\/](read|workspace-read|workspace-layout|chunk-files|file-lock|op-log-file|check-cache-file)\.js$/,

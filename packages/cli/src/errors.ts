@@ -5,6 +5,7 @@
  */
 
 import type { Result } from "@kumiki-graph/core";
+import { withRemedy } from "@kumiki-graph/core/rejection";
 
 /** Exit code of a failure: 1 the operation failed, 2 the arguments had the wrong shape. */
 export type FailureExit = 1 | 2;
@@ -52,18 +53,10 @@ type CoreFailure = {
 
 /**
  * `error` with its remedy (`details.remedy`, the message's last words) said in `words`; as it is
- * when it has none. Core's `withRemedy`, repeated here because this module is loaded by every verb
- * and must not load core.
+ * when it has none. Core's `withRemedy`, from its dependency-free entry (this module is loaded by
+ * every verb, which must not load the store).
  */
-export function inCliWords<E extends CoreFailure>(error: E, words: string): E {
-  const remedy = error.details?.remedy;
-  if (typeof remedy !== "string" || !error.message.endsWith(remedy)) return error;
-  return {
-    ...error,
-    message: `${error.message.slice(0, -remedy.length)}${words}`,
-    details: { ...error.details, remedy: words },
-  };
-}
+export const inCliWords: <E extends CoreFailure>(error: E, words: string) => E = withRemedy;
 
 /** A core failure value (store rejection, workspace error) as a CLI failure, its remedy in CLI words. */
 export function fromRejection(error: CoreFailure): CliError {

@@ -2,6 +2,8 @@
  * The entry of every call: finds the verb, parses its arguments, runs it, prints its result and
  * turns a failure into the exit codes of §9.2.5.
  */
+
+import { remedyStepsOf } from "@kumiki-graph/core/rejection";
 import { GLOBAL_OPTIONS, parseCommandArgs, withEnvironment } from "./args.js";
 import { type Command, type CommandResult, type LazyCommand, resolveCommand } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
@@ -10,7 +12,7 @@ import { CliError, usageError } from "./errors.js";
 import { mainHelp, verbHelp } from "./help.js";
 import { printable } from "./input-text.js";
 import { type CliIo, processIo } from "./io.js";
-import { stepsOf, withCommands } from "./remedy.js";
+import { withCommands } from "./remedy.js";
 import { CLI_VERSION } from "./version.js";
 
 export type { CliIo } from "./io.js";
@@ -188,7 +190,7 @@ export async function main(
   } catch (e) {
     if (close !== undefined) await close().catch(() => undefined);
     if (e instanceof CliError) {
-      const said = withCommands(e.message, stepsOf(e.details));
+      const said = withCommands(e.message, remedyStepsOf(e.details));
       const line = printable(said.startsWith("kumiki") ? said : `kumiki ${name}: ${said}`);
       io.stderr(`${line}\n`);
       if (jsonWanted) {

@@ -2,7 +2,7 @@
  * A conflict's or a refusal's retry steps (core's `RemedyStep`s) as `kumiki` commands: core's
  * `retry` sentence names no command, so the CLI says which of its own to run.
  */
-import type { RemedyStep } from "@kumiki-graph/core";
+import type { RemedyStep } from "@kumiki-graph/core/rejection";
 
 /** One step as the command that does it. */
 export function cliCommand(step: RemedyStep): string {
@@ -31,21 +31,4 @@ export function cliCommand(step: RemedyStep): string {
 /** `retry` followed by the commands of its steps, when it has any. */
 export function withCommands(retry: string, steps: readonly RemedyStep[] | undefined): string {
   return steps === undefined || steps.length === 0 ? retry : `${retry} (${steps.map(cliCommand).join("; ")})`;
-}
-
-/**
- * The retry steps a rejection's details carry: its own (`steps`), or its first lost op's. Core's
- * `remedyStepsOf`, repeated here because every verb's error path runs this and must not load core.
- */
-export function stepsOf(
-  details: Readonly<Record<string, unknown>> | undefined,
-): readonly RemedyStep[] | undefined {
-  if (details === undefined) return undefined;
-  if (Array.isArray(details.steps)) return details.steps as RemedyStep[];
-  const lost = details.lost;
-  if (Array.isArray(lost)) {
-    const first = lost[0] as { remedy?: unknown } | undefined;
-    if (Array.isArray(first?.remedy)) return first.remedy as RemedyStep[];
-  }
-  return undefined;
 }

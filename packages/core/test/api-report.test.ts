@@ -1,5 +1,5 @@
 /**
- * The public API of each of core's entries (`.`, `./browser`, `./lang`, `./ops`, `./read`, `./testing`), runtime and types, pinned
+ * The public API of each of core's entries (`.`, `./browser`, `./lang`, `./ops`, `./read`, `./rejection`, `./testing`), runtime and types, pinned
  * by a report read off the built declarations (see test-support/api-report.ts). A change to the API
  * changes packages/core/api/<entry>.api.txt in the same commit: run
  * `KUMIKI_UPDATE_API=1 npx vitest run packages/core/test/api-report.test.ts` and review the diff.
@@ -17,5 +17,6 @@ pinApi("core's public API", path.resolve(path.dirname(fileURLToPath(import.meta.
   lang: "lang.d.ts",
   ops: "ops.d.ts",
   read: "read.d.ts",
+  rejection: "rejection.d.ts",
   testing: "testing.d.ts",
 });

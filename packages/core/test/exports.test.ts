@@ -3,6 +3,7 @@ import * as browser from "../src/browser.js";
 import * as core from "../src/index.js";
 import * as lang from "../src/lang.js";
 import * as ops from "../src/ops.js";
+import * as rejection from "../src/rejection.js";
 
 // The public surface of @kumiki-graph/core's runtime exports, entry by entry. Adding or removing one
 // is a deliberate act: update these lists, the API reports (api/*.api.txt) and CHANGELOG together.
@@ -160,12 +161,16 @@ describe("@kumiki-graph/core exports", () => {
     expect(Object.keys(browser).sort()).toEqual(MAIN.filter((n) => !NODE_ONLY.includes(n)).sort());
     expect(Object.keys(lang).sort()).toEqual([...LANG].sort());
     expect(Object.keys(ops).sort()).toEqual([...OPS].sort());
+    // The dependency-free entry an edge's error path loads (the CLI's every verb).
+    expect(Object.keys(rejection).sort()).toEqual(
+      ["REJECTION_CODES", "clip", "quoted", "remedyStepsOf", "withRemedy"].sort(),
+    );
     for (const entry of [core, browser, lang, ops]) expect("default" in entry).toBe(false);
   });
 
   it("a name on two entries is one value (one module behind both)", () => {
     const main = core as Record<string, unknown>;
-    for (const entry of [browser, lang, ops] as Record<string, unknown>[])
+    for (const entry of [browser, lang, ops, rejection] as Record<string, unknown>[])
       for (const name of Object.keys(entry).filter((n) => n in main))
         expect(entry[name], name).toBe(main[name]);
   });

@@ -110,7 +110,7 @@ export function reject<T = never>(
  * said in `words` instead: how an edge names its own arguments (`--cascade` on the CLI, `cascade`
  * over MCP) without core knowing them. Any other rejection is returned as it is.
  */
-export function withRemedy(error: Rejection, words: string): Rejection {
+export function withRemedy<E extends Pick<Rejection, "message" | "details">>(error: E, words: string): E {
   const remedy = error.details?.remedy;
   if (typeof remedy !== "string" || !error.message.endsWith(remedy)) return error;
   return {
