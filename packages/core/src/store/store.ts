@@ -89,7 +89,6 @@ export function createStoreWith(options: StoreOptions): StoreResult<Store> {
   return openStoreWith(options);
 }
 
-/** The refusal of a write whose request was cancelled before it was stored. */
 /** A write to a store over a {@link ReadableOpLog}: refused before anything is drafted. */
 function readOnly(): StoreResult<WriteReceipt> {
   return reject(
@@ -98,6 +97,7 @@ function readOnly(): StoreResult<WriteReceipt> {
   );
 }
 
+/** The refusal of a write whose request was cancelled before it was stored. */
 function cancelledWrite(): StoreResult<WriteReceipt> {
   return reject("cancelled", "the request was cancelled before its write was stored; nothing was written");
 }
