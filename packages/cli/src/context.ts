@@ -77,12 +77,11 @@ export async function openWorkspaceHeld(
   const ws = await storage.openWorkspaceStore(dir, { author, walkUp: true });
   if (!ws.ok) throw fromRejection(ws.error);
   const { log, paths } = ws.value.workspace;
-  // The state as readWorkspaceOps names it: the document and its heads.
-  const state = () => `${log.url.slice("automerge:".length)}@${[...log.heads()].sort().join(",")}`;
   return {
     store: ws.value.store,
     ops: () => log.all(),
-    checkCacheNow: () => new storage.CheckCacheFile(paths, state(), CHECK_STAMP),
+    checkCacheNow: () =>
+      new storage.CheckCacheFile(paths, storage.opsState(log.handle.documentId, log.heads()), CHECK_STAMP),
     close: () => ws.value.close(),
   };
 }

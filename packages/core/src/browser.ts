@@ -50,7 +50,6 @@ export {
 export type { Materializer, ShownSite } from "./graph/materialize.js";
 // The reader `Store.read()` returns and the definitions it and `view` give (types only).
 export type { BrokenSite, DefinitionView, GraphReader } from "./graph/reader.js";
-export { type RemedyStep, remedyStepsOf } from "./graph/remedy.js";
 export { addsStandAlone } from "./graph/stand-alone.js";
 export type { CheckCache } from "./integrity/check-cache.js";
 export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-store.js";
@@ -69,6 +68,8 @@ export type { ConflictPolicy, DefinitionState } from "./ops/merge.js";
 export { isDefinitionName, type LogOp, parseOp } from "./ops/op.js";
 export { DEFINITION_EXT, definitionPath, LAYER_DIRS, parseDefinitionPath } from "./project/layout.js";
 export { exportProgram, type ImportOptions, importProgram } from "./project/program.js";
+// Refusals as values: the dependency-free entry's names, all of them.
+export * from "./rejection.js";
 export { opContentHash } from "./store/fingerprint.js";
 export {
   type IdempotencyLedger,
@@ -99,15 +100,7 @@ export {
   type StoreDamage,
   type StoredOp,
 } from "./store/op-log.js";
-export {
-  clip,
-  quoted,
-  REJECTION_CODES,
-  type Rejection,
-  type RejectionCode,
-  type StoreResult,
-  withRemedy,
-} from "./store/result.js";
+export type { StoreResult } from "./store/result.js";
 export {
   parseQualifiedName,
   parseSelector,

@@ -18,4 +18,4 @@ export {
   type WorkspaceResult,
   workspacePaths,
 } from "./workspace-layout.js";
-export { readWorkspaceOps, type WorkspaceOps } from "./workspace-read.js";
+export { opsState, readWorkspaceOps, type WorkspaceOps } from "./workspace-read.js";

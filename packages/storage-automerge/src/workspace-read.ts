@@ -39,6 +39,16 @@ export interface WorkspaceOps<T extends StoredOp = StoredOp> {
 }
 
 /**
+ * The state a workspace's ops are in, as {@link WorkspaceOps.state} names it and a
+ * {@link CheckCacheFile} is bound to: the graph document and its heads (equal states, equal ops).
+ * One spelling for the read path and for a store opened in full, so that a check one kept is the
+ * other's hit.
+ */
+export function opsState(documentId: string, heads: readonly string[]): string {
+  return `${documentId}@${[...heads].sort().join(",")}`;
+}
+
+/**
  * Finds the workspace at `dir` (with `walkUp`, the nearest at or above it), reads its config, and
  * its ops from op-log.jsonl when that is current (see {@link WorkspaceOps.ops}). A missing or
  * broken workspace is the same refusal {@link openWorkspace} gives.
@@ -59,9 +69,7 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
     const chunks = chunkStampsIn(paths.storage, documentId);
     const read = chunks.length === 0 ? undefined : mirror.readVerifiedBytes(chunks);
     // The heads of the sidecar that vouched for the bytes: the state is theirs.
-    return read === undefined
-      ? undefined
-      : { bytes: read.bytes, state: `${documentId}@${[...read.heads].sort().join(",")}` };
+    return read === undefined ? undefined : { bytes: read.bytes, state: opsState(documentId, read.heads) };
   };
   try {
     const got = lock === undefined ? read() : await lock.run(read);
