@@ -5,6 +5,9 @@
  * so that a CI machine without the browser cannot pass by skipping.
  */
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
 
 /** How to get the browser these tests drive. */
 export const CHROMIUM_INSTALL =
@@ -25,4 +28,39 @@ export function chromiumOrSkip(): string | undefined {
   if (found === undefined && process.env.CI === "true")
     throw new Error(`no Chromium on this CI machine: ${CHROMIUM_INSTALL}`);
   return found;
+}
+
+const TYPES: Readonly<Record<string, string>> = {
+  ".html": "text/html",
+  ".js": "text/javascript",
+  ".wasm": "application/wasm",
+  ".css": "text/css",
+};
+
+/**
+ * Serves the files of `dir` (a built page) on 127.0.0.1 at a free port, for a browser to load;
+ * `close` stops it. Nothing outside `dir` is served.
+ */
+export async function serveFolder(dir: string): Promise<{ readonly url: string; close(): Promise<void> }> {
+  const root = path.resolve(dir);
+  const server = http.createServer((req, res) => {
+    const rel = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
+    const file = path.join(root, rel === "/" ? "index.html" : rel);
+    if (!file.startsWith(root) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+      res.writeHead(404).end();
+      return;
+    }
+    res
+      .writeHead(200, { "content-type": TYPES[path.extname(file)] ?? "application/octet-stream" })
+      .end(fs.readFileSync(file));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -5,13 +5,12 @@
  * store, its write gate (the checker) and `checkStore` answer exactly as the main entry does in Node.
  */
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as core from "@kumiki-graph/core";
-import { CHROMIUM_INSTALL, chromiumOrSkip } from "@kumiki-graph/test-support/chromium";
+import { keptWarnings, nodeImports } from "@kumiki-graph/test-support/bundles";
+import { CHROMIUM_INSTALL, chromiumOrSkip, serveFolder } from "@kumiki-graph/test-support/chromium";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { build } from "vite";
@@ -20,25 +19,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const page = path.join(root, "examples", "browser");
 const binary = chromiumOrSkip();
-
-/** Node built-ins a browser bundle must not import (`node:fs`, `fs`, …), found in its code. */
-function nodeImports(code: string): string[] {
-  const found = code.match(/["'](node:[a-z_/]+|fs|path|os|crypto|async_hooks|child_process)["']/g) ?? [];
-  return [...new Set(found)];
-}
-
-/** A Vite logger that keeps what Vite warns of (it says when it stands in for a Node built-in). */
-function keptWarnings(warnings: string[]) {
-  return {
-    info: () => undefined,
-    warn: (m: string) => void warnings.push(m),
-    warnOnce: (m: string) => void warnings.push(m),
-    error: (m: string) => void warnings.push(m),
-    clearScreen: () => undefined,
-    hasErrorLogged: () => false,
-    hasWarned: false,
-  };
-}
 
 describe("@kumiki-graph/core in a browser", () => {
   let out: string;
@@ -117,27 +97,13 @@ describe("@kumiki-graph/core in a browser", () => {
   it.skipIf(binary === undefined)(
     `runs in Chromium as in Node: writes, the checker's refusal, a rename, a check (without Chromium: ${CHROMIUM_INSTALL})`,
     async () => {
-      const server = http.createServer((req, res) => {
-        const rel = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
-        const file = path.join(out, rel === "/" ? "index.html" : rel);
-        if (!file.startsWith(out) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
-          res.writeHead(404).end();
-          return;
-        }
-        const type = file.endsWith(".html")
-          ? "text/html"
-          : file.endsWith(".js")
-            ? "text/javascript"
-            : "text/plain";
-        res.writeHead(200, { "content-type": type }).end(fs.readFileSync(file));
-      });
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const server = await serveFolder(out);
       const browser = await chromium.launch({ executablePath: binary!, args: ["--no-sandbox"] });
       try {
         const tab = await browser.newPage();
         const errors: string[] = [];
         tab.on("pageerror", (e) => errors.push(e.message));
-        await tab.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+        await tab.goto(server.url);
         const result = tab.locator("#result:not([data-state=running])");
         await result.waitFor({ timeout: 60_000 });
         expect(await result.getAttribute("data-state"), (await result.textContent()) ?? "").toBe("done");
@@ -153,7 +119,7 @@ describe("@kumiki-graph/core in a browser", () => {
         expect(inPage.steps[1]).toMatch(/^add slot\.label: refused \(validation-failed\) .*E0201/);
       } finally {
         await browser.close();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await server.close();
       }
     },
     120_000,

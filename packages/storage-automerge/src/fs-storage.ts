@@ -19,6 +19,9 @@ import { fsyncDir, makeDirs, writeAll, writeFileAtomic } from "@kumiki-graph/cor
 import { type ChunkKind, chunkDamage } from "./chunk-check.js";
 import { CHUNK_TYPES, chunkStampsIn, storagePath } from "./chunk-files.js";
 import { FileLock } from "./file-lock.js";
+import type { DamagedChunk } from "./log-storage.js";
+
+export type { DamagedChunk };
 
 /** Options of {@link DurableFSStorageAdapter}. */
 export interface DurableStorageOptions {
@@ -36,18 +39,6 @@ export interface DurableStorageOptions {
    * acceptance suite stores arbitrary bytes under "snapshot" keys).
    */
   readonly verifyChunks?: boolean;
-}
-
-/** A chunk file held back because it is damaged. */
-export interface DamagedChunk {
-  /** The document it belongs to. */
-  readonly documentId: string;
-  /** `snapshot/<name>` or `incremental/<name>`, the chunk's key names it. */
-  readonly name: string;
-  /** Its path on disk. */
-  readonly path: string;
-  /** What is wrong with it (truncated, checksum mismatch, empty…). */
-  readonly reason: string;
 }
 
 /**

@@ -3,16 +3,10 @@
  * (`.kumiki/`: the graph document's URL, automerge-repo's storage with atomic fsynced writes, the
  * inter-process lock, the readable `op-log.jsonl`), the one way every edge opens one
  * (`openWorkspaceStore`), its repair from sound chunks, and the change validator a sync server runs
- * on every peer's changes. `@kumiki-graph/core` holds everything else and loads no Automerge.
+ * on every peer's changes. A graph's store in a page is the browser entry's (`./browser`, also the
+ * `browser` condition of this one). `@kumiki-graph/core` holds everything else and loads no Automerge.
  */
-export {
-  AutomergeOpLog,
-  type AutomergeOpLogOptions,
-  type LogStorage,
-  OpLogOpenError,
-  StoreDamagedError,
-  WorkspaceReplacedError,
-} from "./automerge-op-log.js";
+export { AutomergeOpLog, type AutomergeOpLogOptions } from "./automerge-op-log.js";
 export {
   type ChangeCheckOptions,
   checkBundle,
@@ -27,22 +21,27 @@ export {
 export { type ChunkKind, chunkDamage, walkChunks } from "./chunk-check.js";
 export { FileLock, type FileLockOptions, LockTimeoutError } from "./file-lock.js";
 export {
-  type DamagedChunk,
   DurableFSStorageAdapter,
   type DurableStorageOptions,
   isStorageFault,
   letStorageFaultsGo,
   type StorageFault,
 } from "./fs-storage.js";
+// The browser entry's names but its page opener (which would load IndexedDB and the WebSocket
+// client into every CLI call): the log of a Repo and the document layout.
+export { graphSocketUrl } from "./graph-url.js";
+export type { DamagedChunk, LogStorage } from "./log-storage.js";
 export {
   CHUNK_SIZE,
+  emptyOpLogDocument,
   type InvalidEntry,
   OP_LOG_FORMAT,
   OP_LOG_KIND,
   type OpLogDocument,
   pushBundle,
 } from "./op-log-document.js";
-export { type MirrorUpdate, type OpLogFile, OpLogFileError } from "./op-log-file.js";
+export type { MirrorUpdate, OpLogFile } from "./op-log-file.js";
+export { OpLogFileError } from "./op-log-file-error.js";
 export {
   defaultAuthor,
   IDEMPOTENCY_FILE,
@@ -60,6 +59,13 @@ export {
   repairWorkspace,
 } from "./repair.js";
 export type { ContestedOp, ContestedReport } from "./repair-contested.js";
+export {
+  OpLogOpenError,
+  RepoOpLog,
+  type RepoOpLogParts,
+  StoreDamagedError,
+  WorkspaceReplacedError,
+} from "./repo-op-log.js";
 export {
   initWorkspace,
   openWorkspace,

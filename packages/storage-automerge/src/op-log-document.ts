@@ -1,5 +1,5 @@
 /**
- * The layout of a graph's Automerge document (format 1; automerge-op-log.ts has the reasons):
+ * The layout of a graph's Automerge document (format 1; repo-op-log.ts has the reasons):
  * `kind` and `format` at the root, and `chunks`, lists of bundles, each bundle the JSON text of
  * one append's ops. What reads and writes that layout without holding a log: the constants, the
  * push of one bundle, and the walk over every op the document stores.
@@ -20,6 +20,11 @@ export interface OpLogDocument {
   format: number;
   /** Lists of bundles; each bundle is the JSON array of one append's ops. */
   chunks: A.ImmutableString[][];
+}
+
+/** The value of a new, empty graph document (what `Repo.create` is given to make one). */
+export function emptyOpLogDocument(): OpLogDocument {
+  return { kind: new A.ImmutableString(OP_LOG_KIND), format: OP_LOG_FORMAT, chunks: [] };
 }
 
 /** An entry of the document that is not a valid bundle: kept out of {@link AutomergeOpLog.all}, reported here. */

@@ -42,24 +42,9 @@ function headsKey(heads: readonly string[]): string {
   return [...heads].sort().join(",");
 }
 
-/**
- * The readable op log (`op-log.jsonl`) could not be brought up to date (a full disk): the graph's
- * document is stored all the same; readers open the document until a later write rewrites the file.
- */
-export class OpLogFileError extends Error {
-  readonly code = "op-log-file-failed";
+import { OpLogFileError } from "./op-log-file-error.js";
 
-  constructor(
-    readonly path: string,
-    cause: unknown,
-  ) {
-    const why = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message ?? String(cause);
-    super(
-      `the graph is stored, but ${path} could not be brought up to date (${why}); reads open the store in full until a later write rewrites it`,
-      { cause },
-    );
-  }
-}
+export { OpLogFileError };
 
 /** How the last {@link OpLogFile.update} brought the file up to date. */
 export type MirrorUpdate = "unchanged" | "appended" | "rewritten";

@@ -17,7 +17,7 @@ import {
   openStore,
   type Store,
 } from "@kumiki-graph/core";
-import { AutomergeOpLog, type OpLogDocument } from "@kumiki-graph/storage-automerge";
+import { type OpLogDocument, RepoOpLog } from "@kumiki-graph/storage-automerge";
 import { fail, ok, type SyncResult } from "./result.js";
 
 /** The author of a server store's writes made outside any client's context (none today). */
@@ -69,9 +69,9 @@ export class GraphStores {
         "graph-unavailable",
         `this server holds no graph automerge:${documentId} (push one with kumiki sync, or check the address)`,
       );
-    let log: AutomergeOpLog;
+    let log: RepoOpLog;
     try {
-      log = AutomergeOpLog.attach(this.repo, handle as DocHandle<OpLogDocument>, {
+      log = RepoOpLog.attach(this.repo, handle as DocHandle<OpLogDocument>, {
         onAppend: () => this.host.appended(documentId),
         catchUp: () => this.host.catchUp(documentId),
         fence: () => this.host.fence(documentId),

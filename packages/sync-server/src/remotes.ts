@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { writeFileAtomic } from "@kumiki-graph/core";
-import type { WorkspacePaths } from "@kumiki-graph/storage-automerge";
+import { graphSocketUrl, type WorkspacePaths } from "@kumiki-graph/storage-automerge";
 import { fail, ok, type SyncResult } from "./result.js";
 
 /** One remote. */
@@ -75,15 +75,8 @@ export function parseGraphAddress(address: string): SyncResult<{ server: string;
   return ok({ server: server.value, graph: m[2]! });
 }
 
-/**
- * The WebSocket URL a client of `graph` connects to on `server`: the server's URL and
- * `/g/<graph>`, so an HTTP proxy in front of several servers can route each graph by its path
- * (docs/sync.md, "Sharding behind a proxy"), and the server holds the connection to that graph.
- */
-export function graphSocketUrl(server: string, graph: string): string {
-  const g = graph.startsWith("automerge:") ? graph : `automerge:${graph}`;
-  return `${server.replace(/\/+$/, "")}/g/${g}`;
-}
+// The WebSocket URL of a graph on a server is storage's (the browser entry's opener builds it too).
+export { graphSocketUrl };
 
 /** The remotes of a workspace (none when the file is absent). */
 export function readRemotes(paths: WorkspacePaths): SyncResult<Remote[]> {

@@ -1,0 +1,51 @@
+/**
+ * What an op log needs of the storage under its Repo (see repo-op-log.ts): a workspace's
+ * `DurableFSStorageAdapter` (fs-storage.ts) answers all of it; a log attached to a Repo that is not a
+ * workspace's (a sync server's graphs, a page's IndexedDB) gets {@link ATTACHED}, which has nothing
+ * to lock, no other process's chunks to take in, no damage to hold back and no readable op log to
+ * keep. Node-free: the browser entry's log is typed by it.
+ */
+
+/** A chunk file held back because it is damaged. */
+export interface DamagedChunk {
+  /** The document it belongs to. */
+  readonly documentId: string;
+  /** `snapshot/<name>` or `incremental/<name>`, the chunk's key names it. */
+  readonly name: string;
+  /** Its path on disk. */
+  readonly path: string;
+  /** What is wrong with it (truncated, checksum mismatch, empty…). */
+  readonly reason: string;
+}
+
+/** The storage under a log's Repo, as the log sees it. */
+export interface LogStorage {
+  /** Guards every write: no other process appends while `fn` runs. */
+  readonly lock: { run<R>(fn: () => R | Promise<R>): Promise<R> };
+  /** Chunks of `documentId` other processes stored since the last call (their changes to take in). */
+  foreignChunks(documentId: string): Uint8Array[];
+  /** Chunks held back as damaged. */
+  readonly damaged: readonly DamagedChunk[];
+  /** From now on nothing is written (pending saves are dropped). */
+  freeze(): void;
+  /** Nothing is written: opened without write access, or frozen. */
+  readonly readOnly: boolean;
+  /** Where it stores, for messages. */
+  readonly directory: string;
+  /** The names of `documentId`'s stored chunks (what the readable op log records it was written from). */
+  chunkStamps(documentId: string): string[];
+  /** Lets go of what it holds open. */
+  dispose(): void;
+}
+
+/** The storage of an attached log: the Repo's owner does the storing, locking and merging. */
+export const ATTACHED: LogStorage = {
+  lock: { run: async (fn) => fn() },
+  foreignChunks: () => [],
+  damaged: [],
+  freeze: () => undefined,
+  readOnly: false,
+  directory: "(the Repo's own storage)",
+  chunkStamps: () => [],
+  dispose: () => undefined,
+};
