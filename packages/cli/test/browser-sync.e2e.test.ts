@@ -24,7 +24,7 @@ const example = path.join(repoRoot, "examples", "browser-sync");
 const binary = chromiumOrSkip();
 const TOKEN = "page-token-0123456789abcdef";
 
-/** What the page's `window.kumikiPage` answers (examples/browser-sync/main.js). */
+/** What the page's `(globalThis as unknown as PageGlobal).kumikiPage` answers (examples/browser-sync/main.js). */
 interface PageAnswer {
   readonly ok: boolean;
   readonly graph?: string;
@@ -33,15 +33,14 @@ interface PageAnswer {
   readonly error?: { readonly code: string; readonly message: string };
 }
 
-declare global {
-  interface Window {
-    kumikiPage: {
-      open(options: Record<string, unknown>): Promise<PageAnswer>;
-      add(input: { layer: string; name: string; body: string }): Promise<PageAnswer>;
-      program(): string;
-      close(): Promise<void>;
-    };
-  }
+/** The page's global scope (the test's TypeScript has no DOM library: the page is reached by `globalThis`). */
+interface PageGlobal {
+  readonly kumikiPage: {
+    open(options: Record<string, unknown>): Promise<PageAnswer>;
+    add(input: { layer: string; name: string; body: string }): Promise<PageAnswer>;
+    program(): string;
+    close(): Promise<void>;
+  };
 }
 
 describe.skipIf(binary === undefined)(
@@ -149,15 +148,25 @@ describe.skipIf(binary === undefined)(
           new URLSearchParams({ graph, server: server.url, token: TOKEN, author: "user:page" }).toString(),
         );
         expect(await page.locator("#program").getAttribute("data-state")).toBe("open");
-        expect(await page.evaluate(() => window.kumikiPage.program())).toContain("slot count : Int = 1");
+        expect(
+          await page.evaluate(() => (globalThis as unknown as PageGlobal).kumikiPage.program()),
+        ).toContain("slot count : Int = 1");
         // The checker is the page's write gate too: a type error is refused, nothing stored.
         const refused = await page.evaluate(() =>
-          window.kumikiPage.add({ layer: "slot", name: "bad", body: ': Int = "x"' }),
+          (globalThis as unknown as PageGlobal).kumikiPage.add({
+            layer: "slot",
+            name: "bad",
+            body: ': Int = "x"',
+          }),
         );
         expect(refused.error?.code).toBe("validation-failed");
         const t0 = performance.now();
         const added = await page.evaluate(() =>
-          window.kumikiPage.add({ layer: "slot", name: "fromPage", body: ": Int = count + 1" }),
+          (globalThis as unknown as PageGlobal).kumikiPage.add({
+            layer: "slot",
+            name: "fromPage",
+            body: ": Int = count + 1",
+          }),
         );
         expect(added.ok, added.error?.message).toBe(true);
         const seen = syncUntil("fromPage");
@@ -169,28 +178,36 @@ describe.skipIf(binary === undefined)(
         const t1 = performance.now();
         expect(kumiki("add", "slot", "fromCli", ": Int = fromPage * 2").code).toBe(0);
         expect(kumiki("sync", "--timeout", "20").code).toBe(0);
-        await page.waitForFunction(() => window.kumikiPage.program().includes("slot fromCli"), undefined, {
-          timeout: 20_000,
-        });
+        await page.waitForFunction(
+          () => (globalThis as unknown as PageGlobal).kumikiPage.program().includes("slot fromCli"),
+          undefined,
+          {
+            timeout: 20_000,
+          },
+        );
         const cliToPage = performance.now() - t1;
         const sizes = pageBytes.map(([f, b]) => `${f} ${b.length} B (gzip ${gzipSync(b).length})`).join(", ");
         console.info(
           `browser sync round trip: page write → CLI sync sees it ${pageToCli.toFixed(0)} ms; CLI add+sync → page shows it ${cliToPage.toFixed(0)} ms; page: ${sizes}`,
         );
-        await page.evaluate(() => window.kumikiPage.close());
+        await page.evaluate(() => (globalThis as unknown as PageGlobal).kumikiPage.close());
 
         // Opened again (a new tab of the same origin) with no server at all: IndexedDB holds the graph,
         // the page's op and the workspace's.
         const offline = await tab(context, new URLSearchParams({ graph, author: "user:page" }).toString());
-        const text = await offline.evaluate(() => window.kumikiPage.program());
+        const text = await offline.evaluate(() => (globalThis as unknown as PageGlobal).kumikiPage.program());
         for (const want of ["slot count : Int = 1", "slot fromPage", "slot fromCli"])
           expect(text).toContain(want);
         // Written offline, then opened with the server again: the workspace gets it.
         const later = await offline.evaluate(() =>
-          window.kumikiPage.add({ layer: "slot", name: "offline", body: ": Int = 7" }),
+          (globalThis as unknown as PageGlobal).kumikiPage.add({
+            layer: "slot",
+            name: "offline",
+            body: ": Int = 7",
+          }),
         );
         expect(later.ok, later.error?.message).toBe(true);
-        await offline.evaluate(() => window.kumikiPage.close());
+        await offline.evaluate(() => (globalThis as unknown as PageGlobal).kumikiPage.close());
         await tab(
           context,
           new URLSearchParams({ graph, server: server.url, token: TOKEN, author: "user:page" }).toString(),
@@ -222,7 +239,10 @@ describe.skipIf(binary === undefined)(
           ],
         ] as const;
         for (const [options, code, message] of cases) {
-          const r = await page.evaluate((o) => window.kumikiPage.open(o), options as Record<string, unknown>);
+          const r = await page.evaluate(
+            (o) => (globalThis as unknown as PageGlobal).kumikiPage.open(o),
+            options as Record<string, unknown>,
+          );
           expect([r.ok, r.error?.code], JSON.stringify(r)).toEqual([false, code]);
           expect(r.error?.message).toMatch(message);
           expect(r.error!.message.length).toBeLessThan(400);

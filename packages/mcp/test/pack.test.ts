@@ -3,83 +3,16 @@
  * (offline, from the npm cache), start the installed `kumiki` bin through a real MCP client, and
  * call every tool. Nothing from this checkout is on the installed copy's path.
  *
- * The prefix gets a lockfile: the repository's, with the five packages pointing at their tarballs.
- * Without one, npm 11 resolves every range from full registry metadata, which the offline cache
- * need not hold; with it, npm installs exactly the versions the repository is tested with, from
- * the cached tarballs.
+ * The packing and the install are scripts/packed-install.mjs (the container's context is made by
+ * them too): the prefix gets the repository's lockfile, with the five packages at their tarballs.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { repoRoot } from "@kumiki-graph/test-support/corpus";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installPacked, PACKAGES, packAll } from "../../../scripts/packed-install.mjs";
 import { type Called, connect, dispose, errorOf, type Session, tempDir } from "./support/session.js";
-
-const PACKAGES = ["core", "storage-automerge", "mcp", "sync-server", "cli"];
-
-interface LockEntry {
-  readonly dev?: boolean;
-  readonly link?: boolean;
-  readonly [field: string]: unknown;
-}
-
-/**
- * The prefix's package.json and lockfile: the tarballs of `only` (default: all five) as its
- * dependencies, and the repository's lock for the rest.
- */
-async function prefixManifests(
-  tarballs: string,
-  only: readonly string[] = PACKAGES,
-): Promise<{ manifest: object; lock: object }> {
-  const rootLock = JSON.parse(await readFile(path.join(repoRoot, "package-lock.json"), "utf8")) as {
-    packages: Record<string, LockEntry>;
-  };
-  const dependencies: Record<string, string> = {};
-  const packages: Record<string, unknown> = {};
-  for (const [key, entry] of Object.entries(rootLock.packages)) {
-    if (!key.startsWith("node_modules/") || entry.dev === true || entry.link === true) continue;
-    // The repository's lock omits `resolved`; without it npm would look the tarball up in registry
-    // metadata. With it (and the lock's integrity) the cached tarball is used as is.
-    const name = key.slice(key.lastIndexOf("node_modules/") + "node_modules/".length);
-    const resolved = `https://registry.npmjs.org/${name}/-/${name.split("/").pop()}-${String(entry.version)}.tgz`;
-    packages[key] = { ...entry, resolved };
-  }
-  for (const file of await readdir(tarballs)) {
-    const dir = PACKAGES.find((p) => file === `kumiki-graph-${p}-0.1.0.tgz`);
-    if (dir === undefined) throw new Error(`unexpected tarball ${file}`);
-    if (!only.includes(dir)) continue;
-    const pkg = JSON.parse(await readFile(path.join(repoRoot, "packages", dir, "package.json"), "utf8")) as {
-      name: string;
-      version: string;
-      dependencies?: Record<string, string>;
-      peerDependencies?: Record<string, string>;
-      peerDependenciesMeta?: Record<string, unknown>;
-      bin?: Record<string, string>;
-      engines?: Record<string, string>;
-    };
-    const resolved = `file:../tarballs/${file}`;
-    dependencies[pkg.name] = resolved;
-    const digest = createHash("sha512")
-      .update(await readFile(path.join(tarballs, file)))
-      .digest("base64");
-    packages[`node_modules/${pkg.name}`] = {
-      version: pkg.version,
-      resolved,
-      integrity: `sha512-${digest}`,
-      ...(pkg.dependencies === undefined ? {} : { dependencies: pkg.dependencies }),
-      ...(pkg.peerDependencies === undefined ? {} : { peerDependencies: pkg.peerDependencies }),
-      ...(pkg.peerDependenciesMeta === undefined ? {} : { peerDependenciesMeta: pkg.peerDependenciesMeta }),
-      ...(pkg.bin === undefined ? {} : { bin: pkg.bin }),
-      ...(pkg.engines === undefined ? {} : { engines: pkg.engines }),
-    };
-  }
-  const name = "kumiki-pack-test";
-  return {
-    manifest: { name, private: true, dependencies },
-    lock: { name, lockfileVersion: 3, requires: true, packages: { "": { name, dependencies }, ...packages } },
-  };
-}
 
 /**
  * Runs the checkout's TypeScript on `file` in `dir` as a user's project would: nodenext, strict,
@@ -118,23 +51,10 @@ describe("the packed packages, installed", () => {
   beforeAll(async () => {
     root = await tempDir("pack");
     const tarballs = path.join(root, "tarballs");
-    await mkdir(tarballs);
-    for (const p of PACKAGES) {
-      execFileSync("npm", ["pack", "--silent", "--pack-destination", tarballs], {
-        cwd: path.join(repoRoot, "packages", p),
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-    }
-    prefix = path.join(root, "prefix");
-    await mkdir(prefix);
+    await packAll(repoRoot, tarballs);
     expect(await readdir(tarballs)).toHaveLength(PACKAGES.length);
-    const { manifest, lock } = await prefixManifests(tarballs);
-    await writeFile(path.join(prefix, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-    await writeFile(path.join(prefix, "package-lock.json"), `${JSON.stringify(lock, null, 2)}\n`);
-    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"], {
-      cwd: prefix,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    prefix = path.join(root, "prefix");
+    await installPacked(repoRoot, prefix, tarballs, { offline: true });
     bin = path.join(prefix, "node_modules", ".bin", "kumiki");
     store = path.join(root, "store");
     const init = spawnSync(bin, ["init", store], { encoding: "utf8" });
@@ -353,17 +273,9 @@ describe("the packed packages, installed", () => {
 
   it("installs the CLI without its optional parts (MCP, sync): the graph verbs work, and those parts' verbs say what to install", async () => {
     const alone = path.join(root!, "cli-alone");
-    await mkdir(alone);
-    const { manifest, lock } = await prefixManifests(path.join(root!, "tarballs"), [
-      "core",
-      "storage-automerge",
-      "cli",
-    ]);
-    await writeFile(path.join(alone, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-    await writeFile(path.join(alone, "package-lock.json"), `${JSON.stringify(lock, null, 2)}\n`);
-    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"], {
-      cwd: alone,
-      stdio: ["ignore", "pipe", "pipe"],
+    await installPacked(repoRoot, alone, path.join(root!, "tarballs"), {
+      offline: true,
+      only: ["core", "storage-automerge", "cli"],
     });
     const installed = (await readdir(path.join(alone, "node_modules", "@kumiki-graph"))).sort();
     expect(installed).toEqual(["cli", "core", "storage-automerge"]);
