@@ -21,7 +21,10 @@ export interface DamagedChunk {
 /** The storage under a log's Repo, as the log sees it. */
 export interface LogStorage {
   /** Guards every write: no other process appends while `fn` runs. */
-  readonly lock: { run<R>(fn: () => R | Promise<R>): Promise<R> };
+  readonly lock: {
+    /** Runs `fn` holding the lock (nested calls of one holder ride on it). */
+    run<R>(fn: () => R | Promise<R>): Promise<R>;
+  };
   /** Chunks of `documentId` other processes stored since the last call (their changes to take in). */
   foreignChunks(documentId: string): Uint8Array[];
   /** Chunks held back as damaged. */

@@ -109,6 +109,7 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   protected mirrored:
     | { readonly count: number; readonly heads: readonly string[]; readonly gen: number }
     | undefined;
+  /** The handle's change listener: a change that did not come from this log's own append is taken in. */
   protected readonly onChange = (payload: DocHandleChangePayload<OpLogDocument>) => this.received(payload);
 
   /** The Repo, handle and storage: replaced together when the log is opened again after a failed append. */
