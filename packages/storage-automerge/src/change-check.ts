@@ -234,17 +234,29 @@ export interface ChangeCheckOptions {
   readonly refuseAuthor?: (author: string) => string | undefined;
   /** The largest bundle (one write's ops, as JSON) a change may insert, in UTF-8 bytes; default: any. */
   readonly maxBundleBytes?: number;
+  /**
+   * Whether the receiver holds the change `hash` (or accepted it, not applied yet). A change with a
+   * dependency it lacks (and that no earlier change of the call brings) may insert bundles into a
+   * chunk list it does not know yet: Automerge's sync sends a change before one it depends on when
+   * its Bloom filter errs (about 1 % of the time), and Automerge holds such a change back until its
+   * dependencies come. Its bundles are judged now; the list by the change that makes it (every
+   * object a checked change may make is a chunk list). Such a change is returned in `early`: until
+   * Automerge applies it, a change that depends on it is one of them too (answer false for it).
+   * Default: every dependency is held, and an object outside `shape` is refused.
+   */
+  readonly known?: (hash: string) => boolean;
 }
 
 /**
  * Checks decoded changes against `shape`; on success returns the shape they lead to (a new
- * object, `shape` untouched), on refusal the reason.
+ * object, `shape` untouched) and the changes judged before a dependency came (see
+ * {@link ChangeCheckOptions.known}), on refusal the reason.
  */
 export function checkChanges(
   shape: DocumentShape,
   changes: readonly A.DecodedChange[],
   options: ChangeCheckOptions = {},
-): { ok: true; shape: DocumentShape } | { ok: false; reason: string } {
+): { ok: true; shape: DocumentShape; early: readonly string[] } | { ok: false; reason: string } {
   // New ops go into a layer over the held ones, merged into `shape` only if every change passes.
   const ops = new Map<string, OpClaim>();
   const held: HeldOps = {
@@ -264,8 +276,17 @@ export function checkChanges(
   };
   const creating = shape.chunks === undefined;
   const rootKeys = new Set<string>();
+  /** The changes checked so far in this call, not held back: a later one may depend on them. */
+  const before = new Set<string>();
+  const heldBack: string[] = [];
+  const known = options.known;
   for (const change of changes) {
     const where = `change ${change.hash.slice(0, 12)}`;
+    // Held back by Automerge until a dependency comes: it may name a chunk list that one makes.
+    const early = known !== undefined && change.deps.some((d) => !before.has(d) && !known(d));
+    // A change held back makes its dependents held back too (their objects may be its).
+    if (early) heldBack.push(change.hash);
+    else before.add(change.hash);
     for (let i = 0; i < change.ops.length; i++) {
       const op = change.ops[i] as A.DecodedChange["ops"][number] & { insert?: boolean; elemId?: string };
       const opId = `${change.startOp + i}@${change.actor}`;
@@ -294,7 +315,7 @@ export function checkChanges(
         next.lists.add(opId);
         continue;
       }
-      if (next.lists.has(op.obj)) {
+      if (next.lists.has(op.obj) || early) {
         if (
           op.action !== "set" ||
           op.insert !== true ||
@@ -311,5 +332,5 @@ export function checkChanges(
   }
   if (creating && next.chunks !== undefined && !(rootKeys.has("kind") && rootKeys.has("format")))
     return { ok: false, reason: "creates a document without the op log's kind and format" };
-  return { ok: true, shape: next };
+  return { ok: true, shape: next, early: heldBack };
 }

@@ -26,6 +26,8 @@ const ACCEPTED_SWEEP = 10_000;
 export class PushCheck {
   /** Change hashes accepted per graph and maybe not applied yet. */
   private readonly accepted = new Map<string, Set<string>>();
+  /** Of those, per graph, the ones accepted before a change they depend on came (see checkChanges' `known`). */
+  private readonly early = new Map<string, Set<string>>();
 
   constructor(private readonly options: PushCheckOptions) {}
 
@@ -40,6 +42,8 @@ export class PushCheck {
     // crossed) were checked when they first came.
     const seen = this.accepted.get(documentId) ?? new Set<string>();
     this.accepted.set(documentId, seen);
+    const early = this.early.get(documentId) ?? new Set<string>();
+    this.early.set(documentId, early);
     const fresh: typeof decoded = [];
     for (const c of decoded) {
       if (seen.has(c.hash) || (doc !== undefined && A.hasHeads(doc, [c.hash]))) continue;
@@ -49,6 +53,9 @@ export class PushCheck {
     const authors = grant.authors;
     const r = checkChanges(shape, fresh, {
       maxBundleBytes: this.options.maxChangeBytes,
+      // A change that came before one it depends on (the sync's Bloom filter erred) is judged by
+      // what it inserts; Automerge applies it once that one comes, and checks it then.
+      known: (h) => (doc !== undefined && A.hasHeads(doc, [h])) || (seen.has(h) && !early.has(h)),
       ...(authors === undefined
         ? {}
         : {
@@ -62,8 +69,13 @@ export class PushCheck {
       for (const c of fresh) seen.delete(c.hash);
       return { ok: false, reason: r.reason };
     }
+    for (const h of r.early) early.add(h);
     if (seen.size > ACCEPTED_SWEEP && doc !== undefined)
-      for (const h of seen) if (A.hasHeads(doc, [h])) seen.delete(h);
+      for (const h of seen)
+        if (A.hasHeads(doc, [h])) {
+          seen.delete(h);
+          early.delete(h);
+        }
     const newOps = this.options.shapes.accept(
       documentId,
       r.shape,
