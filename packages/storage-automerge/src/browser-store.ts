@@ -92,31 +92,27 @@ function serverUrlProblem(url: string): string | undefined {
   return undefined;
 }
 
+type Opened<T> = { ok: true; value: T } | { ok: false; error: BrowserStoreError };
+
+function fail(
+  code: BrowserStoreError["code"],
+  message: string,
+  details?: Record<string, unknown>,
+): { ok: false; error: BrowserStoreError } {
+  return { ok: false, error: { code, message, ...(details === undefined ? {} : { details }) } };
+}
+
 /**
- * Opens a graph's store in a page (see the module comment): the graph `options.graph` from the
- * page's IndexedDB or the server, or a new one. Refusals are values; nothing is written by one.
+ * Why `options` cannot open, before anything is opened (a bad author is not told after a 10 s
+ * fetch), or undefined.
  */
-export async function openBrowserStore(
-  options: BrowserStoreOptions,
-): Promise<{ ok: true; value: BrowserStore } | { ok: false; error: BrowserStoreError }> {
-  const {
-    graph,
-    database = "kumiki",
-    server,
-    network = [],
-    timeoutMs = DEFAULT_TIMEOUT_MS,
-    ...rest
-  } = options;
-  const fail = (code: BrowserStoreError["code"], message: string, details?: Record<string, unknown>) => ({
-    ok: false as const,
-    error: { code, message, ...(details === undefined ? {} : { details }) },
-  });
-  // Every refusal of the input before anything is opened: a bad author is not told after a 10 s fetch.
-  if (!isAuthorId(rest.author))
+function inputProblem(options: BrowserStoreOptions): { ok: false; error: BrowserStoreError } | undefined {
+  const { graph, server, author } = options;
+  if (!isAuthorId(author))
     return fail(
       "invalid-author",
-      `invalid author ${quoted(rest.author)}: expected kind:name, e.g. user:ada or agent:claude-1 (nothing was opened)`,
-      { author: rest.author },
+      `invalid author ${quoted(author)}: expected kind:name, e.g. user:ada or agent:claude-1 (nothing was opened)`,
+      { author },
     );
   if (graph !== undefined && !isValidAutomergeUrl(graph))
     return fail("invalid-url", `${JSON.stringify(graph)} is not a graph URL: expected automerge:…`, {
@@ -129,76 +125,106 @@ export async function openBrowserStore(
       "invalid-url",
       "a new graph cannot be opened with a server: give the server's graph (`graph`), or open without a server",
     );
-  let sockets: NetworkAdapterInterface[] = [];
-  if (server !== undefined && graph !== undefined) {
-    // Loaded only for a server: the adapter is an optional peer dependency, so that a Node user of
-    // this package (the CLI) does not install a WebSocket client it never uses.
-    let adapter: typeof import("@automerge/automerge-repo-network-websocket");
-    try {
-      adapter = await import("@automerge/automerge-repo-network-websocket");
-    } catch (e) {
-      return fail(
-        "network-missing",
-        `syncing with a server needs automerge-repo's WebSocket adapter: npm install @automerge/automerge-repo-network-websocket (${(e as Error).message})`,
-      );
-    }
-    sockets = [new adapter.BrowserWebSocketClientAdapter(graphSocketUrl(server.url, graph, server.token))];
+  return undefined;
+}
+
+/**
+ * The socket to `server` for `graph` (none without a server). Loaded only then: the adapter is an
+ * optional peer dependency, so that a Node user of this package (the CLI) does not install a
+ * WebSocket client it never uses.
+ */
+async function socketsTo(
+  server: BrowserServer | undefined,
+  graph: string | undefined,
+): Promise<Opened<NetworkAdapterInterface[]>> {
+  if (server === undefined || graph === undefined) return { ok: true, value: [] };
+  let adapter: typeof import("@automerge/automerge-repo-network-websocket");
+  try {
+    adapter = await import("@automerge/automerge-repo-network-websocket");
+  } catch (e) {
+    return fail(
+      "network-missing",
+      `syncing with a server needs automerge-repo's WebSocket adapter: npm install @automerge/automerge-repo-network-websocket (${(e as Error).message})`,
+    );
   }
+  return {
+    ok: true,
+    value: [new adapter.BrowserWebSocketClientAdapter(graphSocketUrl(server.url, graph, server.token))],
+  };
+}
+
+/** The graph's document in `repo`: found (IndexedDB, else the network), or a new one made and stored. */
+async function graphDocument(
+  repo: Repo,
+  options: BrowserStoreOptions,
+): Promise<Opened<DocHandle<OpLogDocument>>> {
+  const { graph, server, database = "kumiki", timeoutMs = DEFAULT_TIMEOUT_MS } = options;
+  try {
+    if (graph !== undefined)
+      return {
+        ok: true,
+        value: await repo.find<OpLogDocument>(graph as AutomergeUrl, {
+          signal: AbortSignal.timeout(timeoutMs),
+        }),
+      };
+    const handle = repo.create<OpLogDocument>(emptyOpLogDocument());
+    await repo.flush([handle.documentId]);
+    return { ok: true, value: handle };
+  } catch (e) {
+    const why = (e as Error).message;
+    if (graph === undefined)
+      return fail("storage-failed", `IndexedDB did not store the new graph (${why}); nothing was written`);
+    const from =
+      server === undefined
+        ? "no server was given to fetch it from"
+        : `${server.url} did not provide it within ${Math.round(timeoutMs / 1000)} s`;
+    return fail(
+      "graph-unavailable",
+      `the graph ${graph} is not in this page's IndexedDB (${database}) and ${from} (${why})`,
+      { graph, database },
+    );
+  }
+}
+
+/**
+ * Opens a graph's store in a page (see the module comment): the graph `options.graph` from the
+ * page's IndexedDB or the server, or a new one. Refusals are values; nothing is written by one.
+ */
+export async function openBrowserStore(
+  options: BrowserStoreOptions,
+): Promise<{ ok: true; value: BrowserStore } | { ok: false; error: BrowserStoreError }> {
+  const refused = inputProblem(options);
+  if (refused !== undefined) return refused;
+  const { graph, database = "kumiki", server, network = [], timeoutMs: _t, ...storeOptions } = options;
+  const sockets = await socketsTo(server, graph);
+  if (!sockets.ok) return sockets;
   const repo = new Repo({
     storage: new IndexedDBStorageAdapter(database),
-    network: [...sockets, ...network],
+    network: [...sockets.value, ...network],
   });
   const shut = async <E>(e: E) => {
     await repo.shutdown().catch(() => undefined);
     return e;
   };
-  let handle: DocHandle<OpLogDocument>;
-  try {
-    if (graph === undefined) {
-      handle = repo.create<OpLogDocument>(emptyOpLogDocument());
-      await repo.flush([handle.documentId]);
-    } else {
-      handle = await repo.find<OpLogDocument>(graph as AutomergeUrl, {
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    }
-  } catch (e) {
-    const why = (e as Error).message;
-    return shut(
-      graph === undefined
-        ? fail("storage-failed", `IndexedDB did not store the new graph (${why}); nothing was written`)
-        : fail(
-            "graph-unavailable",
-            `the graph ${graph} is not in this page's IndexedDB (${database}) and ${server === undefined ? "no server was given to fetch it from" : `${server.url} did not provide it within ${Math.round(timeoutMs / 1000)} s`} (${why})`,
-            { graph, database },
-          ),
-    );
-  }
+  const handle = await graphDocument(repo, options);
+  if (!handle.ok) return shut(handle);
   let log: RepoOpLog;
   try {
-    log = RepoOpLog.attach(repo, handle);
+    log = RepoOpLog.attach(repo, handle.value);
   } catch (e) {
     if (!(e instanceof OpLogOpenError)) throw e;
     return shut(fail(e.code === "store-unsupported" ? "store-unsupported" : "store-corrupt", e.message));
   }
-  const opened = openStore({ ...rest, log });
+  const opened = openStore({ ...storeOptions, log });
   if (!opened.ok) {
     await log.close();
     return shut(fail("invalid-author", opened.error.message, opened.error.details));
   }
   const store = opened.value;
-  return {
-    ok: true,
-    value: {
-      store,
-      graph: handle.url,
-      log,
-      repo,
-      async close() {
-        // The store closes its log (the document flushed to IndexedDB); the Repo is ours to shut.
-        await store.close();
-        await repo.shutdown();
-      },
-    },
+  const close = async () => {
+    // The store closes its log (the document flushed to IndexedDB); the Repo is ours to shut.
+    await store.close();
+    await repo.shutdown();
   };
+  return { ok: true, value: { store, graph: handle.value.url, log, repo, close } };
 }
