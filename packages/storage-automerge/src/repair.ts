@@ -167,6 +167,196 @@ export async function repairWorkspace(
   }
 }
 
+/** What a workspace holds before a repair: op-log.jsonl as read, and the document opened read-only. */
+interface Found {
+  /** op-log.jsonl is as kumiki wrote it (its sidecar vouches for it). */
+  readonly verified: boolean;
+  /** The chunks op-log.jsonl was last written from. */
+  readonly derivedFrom: ReadonlySet<string>;
+  readonly fileOps: { readonly ops: StoredOp[]; readonly unreadable: number };
+  readonly damage: StoreDamage | undefined;
+  /** The document's ops (with what it took from op-log.jsonl when damaged). */
+  readonly all: readonly StoredOp[];
+  /** Every claim the document holds, a second one under an op-id included. */
+  readonly claims: readonly StoredOp[];
+  /** No chunk at all and no op-log.jsonl vouching for one, or a document that is no op log. */
+  readonly noDocument: boolean;
+  /** The change that made the document is not among the sound chunks (no op-log marker). */
+  readonly rootLost: boolean;
+}
+
+async function inspect(paths: WorkspacePaths, url: string, documentId: string): Promise<Found> {
+  const mirror = new OpLogFile(paths.opLog);
+  const verified = mirror.writtenHeads(documentId) !== undefined;
+  const derivedFrom = new Set(mirror.writtenChunks(documentId) ?? []);
+  const fileOps = mirror.readTolerant();
+  mirror.dispose();
+  const found = { verified, derivedFrom, fileOps, damage: undefined, all: [], claims: [], rootLost: false };
+  try {
+    // Opened read-only, the document reports its damage and reads nothing else.
+    const log = await AutomergeOpLog.open({
+      directory: paths.storage,
+      url,
+      readOnly: true,
+      mirror: new OpLogFile(paths.opLog),
+    });
+    // A sync that was refused may still have brought the original beside a forged copy; the log shows one.
+    const doc = log.handle.doc();
+    const held = { damage: log.damage, all: log.all(), claims: claimsOf(doc) };
+    const rootLost = (doc as { kind?: unknown }).kind === undefined;
+    await log.close();
+    return { ...found, ...held, rootLost, noDocument: false };
+  } catch {
+    return { ...found, noDocument: true };
+  }
+}
+
+/**
+ * The remote's copy of the document, when its first change is lost here and a remote is given:
+ * fetched before anything is changed (a failure then leaves every file as it was).
+ */
+async function remoteRoot(
+  options: RepairOptions,
+  found: Found,
+): Promise<WorkspaceResult<{ document: Uint8Array; heads: string[] } | undefined>> {
+  if (options.dryRun === true || !(found.rootLost || found.noDocument) || options.fetchDocument === undefined)
+    return { ok: true, value: undefined };
+  try {
+    const document = await options.fetchDocument();
+    if (document === undefined) return { ok: true, value: undefined };
+    const remote = A.load<OpLogDocument>(document);
+    const kind: unknown = remote.kind;
+    const text = kind instanceof A.ImmutableString ? kind.val : kind;
+    if (text !== OP_LOG_KIND) throw new Error("the remote's copy is not a Kumiki op log");
+    return { ok: true, value: { document, heads: A.getHeads(remote) } };
+  } catch (e) {
+    return fail(
+      "remote-unavailable",
+      `the document's first change is lost and the remote's copy could not be fetched (${(e as Error).message}); nothing was changed: repair again once the remote can be reached, or repair offline to start a new history (which cannot sync with that remote again)`,
+    );
+  }
+}
+
+/** The remote's copy and its ops, to find ops in contest with it; undefined when it cannot be had. */
+async function remoteToContest(
+  options: RepairOptions,
+  found: Found,
+): Promise<{ bytes: Uint8Array; ops: Map<string, unknown> } | undefined> {
+  if (found.rootLost || found.noDocument || options.fetchDocument === undefined) return undefined;
+  try {
+    const bytes = await options.fetchDocument();
+    return bytes === undefined ? undefined : { bytes, ops: remoteOps(bytes) };
+  } catch {
+    // Unreachable: the local repair goes on, and the sync after it says why.
+    return undefined;
+  }
+}
+
+/**
+ * Each damaged chunk: moved aside into `aside`, what of it is sound stored again as a new chunk
+ * (a dry run only says what it would do).
+ */
+async function setAsideDamaged(
+  found: Found,
+  storage: DurableFSStorageAdapter,
+  documentId: string,
+  aside: string,
+  dryRun: boolean,
+): Promise<RepairedChunk[]> {
+  const chunks: RepairedChunk[] = [];
+  for (const c of found.damage?.chunks ?? []) {
+    const file = c.path ?? storage.chunkFile(documentId, c.name);
+    let data: Uint8Array = new Uint8Array(0);
+    try {
+      data = new Uint8Array(fs.readFileSync(file));
+    } catch {
+      // Gone since: nothing to keep.
+    }
+    const newer = !found.derivedFrom.has(c.name);
+    const sound = walkChunks(data).sound;
+    if (dryRun) {
+      chunks.push({ name: c.name, reason: c.reason, salvagedBytes: sound.length, newerThanOpLog: newer });
+      continue;
+    }
+    const movedTo = moveAside(file, aside, c.name);
+    if (sound.length > 0) {
+      const copy = new Uint8Array(sound);
+      await storage.save([documentId, "incremental", createHash("sha256").update(copy).digest("hex")], copy);
+    }
+    chunks.push({
+      name: c.name,
+      reason: c.reason,
+      movedTo,
+      salvagedBytes: sound.length,
+      newerThanOpLog: newer,
+    });
+  }
+  return chunks;
+}
+
+/**
+ * The document opened again from its sound chunks (and the remote's copy beside them); when it
+ * no longer opens (its first change is gone, or every chunk), it is given a new first change.
+ */
+async function reopenDocument(
+  paths: WorkspacePaths,
+  url: string,
+  documentId: string,
+  lock: FileLock,
+  storage: DurableFSStorageAdapter,
+  remote: { document: Uint8Array; heads: string[] } | undefined,
+): Promise<{ log: AutomergeOpLog; newHistory: boolean }> {
+  const open = () =>
+    AutomergeOpLog.open({
+      directory: paths.storage,
+      url,
+      lock,
+      acceptLostChanges: true,
+      mirror: new OpLogFile(paths.opLog),
+    });
+  // The remote's history, beside the sound chunks: they depended on its first change.
+  if (remote !== undefined)
+    await storage.save([documentId, "snapshot", snapshotName(remote.heads)], remote.document);
+  try {
+    return { log: await open(), newHistory: false };
+  } catch (e) {
+    if (!(e instanceof OpLogOpenError) || e.code === "store-unsupported") throw e;
+    const root = A.change(A.init<OpLogDocument>(), (d) => {
+      d.kind = new A.ImmutableString(OP_LOG_KIND);
+      d.format = OP_LOG_FORMAT;
+      d.chunks = [];
+    });
+    await storage.save([documentId, "snapshot", snapshotName(A.getHeads(root))], A.save(root));
+    return { log: await open(), newHistory: true };
+  }
+}
+
+/**
+ * Writes back what the document lacks: the ops op-log.jsonl holds (`missing`), less those the
+ * remote's copy or chunks that show again brought. Returns how many came from each.
+ */
+async function takeBack(
+  log: AutomergeOpLog,
+  held: ReadonlySet<string>,
+  missing: readonly StoredOp[],
+  remote: boolean,
+): Promise<{ fromRemote: number; fromOpLog: number }> {
+  const heldNow = new Set(log.all().map((o) => o["op-id"]));
+  let fromRemote = 0;
+  if (remote) for (const id of heldNow) if (!held.has(id)) fromRemote++;
+  try {
+    if (!remote) {
+      if (missing.length > 0) await log.append(missing);
+      return { fromRemote, fromOpLog: missing.length };
+    }
+    // Only what neither the remote nor the chunks that show again hold.
+    const take = missing.filter((o) => !heldNow.has(o["op-id"]));
+    return { fromRemote, fromOpLog: take.length === 0 ? 0 : (await log.append(take)).length };
+  } finally {
+    await log.close();
+  }
+}
+
 async function repairLocked(
   paths: WorkspacePaths,
   url: string,
@@ -175,42 +365,12 @@ async function repairLocked(
   options: RepairOptions,
 ): Promise<WorkspaceResult<RepairReport>> {
   const dryRun = options.dryRun === true;
-  const mirror = new OpLogFile(paths.opLog);
-  const verified = mirror.writtenHeads(documentId) !== undefined;
-  const derivedFrom = new Set(mirror.writtenChunks(documentId) ?? []);
-  const fileOps = mirror.readTolerant();
-  mirror.dispose();
-  // What the document holds as it is: opened read-only, it reports its damage and reads nothing else.
-  let damage: StoreDamage | undefined;
-  let all: readonly StoredOp[] = [];
-  let claims: readonly StoredOp[] = [];
-  let noDocument = false;
-  let rootLost = false;
-  try {
-    const log = await AutomergeOpLog.open({
-      directory: paths.storage,
-      url,
-      readOnly: true,
-      mirror: new OpLogFile(paths.opLog),
-    });
-    damage = log.damage;
-    all = log.all();
-    // Every claim the document holds, a second one under an op-id included (a sync that was
-    // refused may still have brought the original beside a forged copy; the log shows one).
-    claims = claimsOf(log.handle.doc());
-    // No op-log marker: the change that made the document is not among the sound chunks.
-    rootLost = (log.handle.doc() as { kind?: unknown }).kind === undefined;
-    await log.close();
-  } catch {
-    // No chunk at all and no op-log.jsonl vouching for one, or a document that is no op log.
-    noDocument = true;
-  }
-  const fromFile = damage?.fromOpLog ?? 0;
-  const before = all.length - fromFile;
+  const found = await inspect(paths, url, documentId);
+  const { verified, fileOps, damage, all, noDocument } = found;
+  const before = all.length - (damage?.fromOpLog ?? 0);
   // Unreadable lines, changed since kumiki wrote it, or gone: written again from the document.
   const opLogDamaged = fileOps.unreadable > 0 || !verified;
-  const chunks: RepairedChunk[] = [];
-  const storage = new DurableFSStorageAdapter(paths.storage, { lock });
+  let chunks: RepairedChunk[] = [];
   const stamp = (options.now ?? new Date()).toISOString().replaceAll(":", "-");
   const aside = path.join(paths.dir, "damaged", stamp);
   // Ops the file holds that the document lacks: taken back when the file is verified, or when the
@@ -248,138 +408,35 @@ async function repairLocked(
     acknowledged: verified ? "all" : "unknown",
     ...(contested === undefined ? {} : { contested }),
   });
-  // The remote's copy, fetched before anything is changed (a failure then leaves every file as it was).
-  let remoteDocument: Uint8Array | undefined;
-  let remoteHeads: string[] = [];
-  if (!dryRun && (rootLost || noDocument) && options.fetchDocument !== undefined) {
-    try {
-      remoteDocument = await options.fetchDocument();
-      if (remoteDocument !== undefined) {
-        const remote = A.load<OpLogDocument>(remoteDocument);
-        const kind: unknown = remote.kind;
-        const text = kind instanceof A.ImmutableString ? kind.val : kind;
-        if (text !== OP_LOG_KIND) throw new Error("the remote's copy is not a Kumiki op log");
-        remoteHeads = A.getHeads(remote);
-      }
-    } catch (e) {
-      storage.dispose();
-      return fail(
-        "remote-unavailable",
-        `the document's first change is lost and the remote's copy could not be fetched (${(e as Error).message}); nothing was changed: repair again once the remote can be reached, or repair offline to start a new history (which cannot sync with that remote again)`,
-      );
-    }
-  }
+  const remote = await remoteRoot(options, found);
+  if (!remote.ok) return remote;
   // Ops in contest with the remote's copy (a forged or stale op taken before the original).
-  if (!rootLost && !noDocument && options.fetchDocument !== undefined) {
-    let theirs: { bytes: Uint8Array; ops: Map<string, unknown> } | undefined;
-    try {
-      const bytes = await options.fetchDocument();
-      if (bytes !== undefined) theirs = { bytes, ops: remoteOps(bytes) };
-    } catch {
-      // Unreachable: the local repair goes on, and the sync after it says why.
-    }
-    if (theirs !== undefined) {
-      // The document's claims, and what op-log.jsonl gave back beside them (a damaged document).
-      const mine = [...claims, ...all];
-      const found = contestedOps(mine, theirs.ops);
-      contested = { ops: found, kept: 0 };
-      if (found.length > 0) {
-        if (dryRun) {
-          storage.dispose();
-          return { ok: true, value: report(false, false) };
-        }
-        storage.dispose();
-        contested = await takeUpRemote(paths, url, lock, all, mine, theirs, found, aside);
-        ignoreDamagedFolder(paths);
-        const value = report(true, false, undefined, { fromRemote: 0, fromOpLog: 0, root: false });
-        return { ok: true, value: { ...value, after: theirs.ops.size + contested.kept } };
-      }
+  const theirs = await remoteToContest(options, found);
+  if (theirs !== undefined) {
+    // The document's claims, and what op-log.jsonl gave back beside them (a damaged document).
+    const mine = [...found.claims, ...all];
+    const ops = contestedOps(mine, theirs.ops);
+    contested = { ops, kept: 0 };
+    if (ops.length > 0) {
+      if (dryRun) return { ok: true, value: report(false, false) };
+      contested = await takeUpRemote(paths, url, lock, all, mine, theirs, ops, aside);
+      ignoreDamagedFolder(paths);
+      const value = report(true, false, undefined, { fromRemote: 0, fromOpLog: 0, root: false });
+      return { ok: true, value: { ...value, after: theirs.ops.size + contested.kept } };
     }
   }
+  const storage = new DurableFSStorageAdapter(paths.storage, { lock });
   try {
-    for (const c of damage?.chunks ?? []) {
-      const file = c.path ?? storage.chunkFile(documentId, c.name);
-      let data: Uint8Array = new Uint8Array(0);
-      try {
-        data = new Uint8Array(fs.readFileSync(file));
-      } catch {
-        // Gone since: nothing to keep.
-      }
-      const newer = !derivedFrom.has(c.name);
-      const sound = walkChunks(data).sound;
-      if (dryRun) {
-        chunks.push({ name: c.name, reason: c.reason, salvagedBytes: sound.length, newerThanOpLog: newer });
-        continue;
-      }
-      const movedTo = moveAside(file, aside, c.name);
-      if (sound.length > 0) {
-        const copy = new Uint8Array(sound);
-        await storage.save(
-          [documentId, "incremental", createHash("sha256").update(copy).digest("hex")],
-          copy,
-        );
-      }
-      chunks.push({
-        name: c.name,
-        reason: c.reason,
-        movedTo,
-        salvagedBytes: sound.length,
-        newerThanOpLog: newer,
-      });
-    }
+    chunks = await setAsideDamaged(found, storage, documentId, aside, dryRun);
     if (dryRun || report(false, false).damaged === false) return { ok: true, value: report(false, false) };
-
     // A damaged op-log.jsonl is kept aside; the log writes it again in full on close.
-    let movedOpLog: string | undefined;
-    if (opLogDamaged && fs.existsSync(paths.opLog))
-      movedOpLog = moveAside(paths.opLog, aside, "op-log.jsonl");
-    const open = () =>
-      AutomergeOpLog.open({
-        directory: paths.storage,
-        url,
-        lock,
-        acceptLostChanges: true,
-        mirror: new OpLogFile(paths.opLog),
-      });
-    // The document from its sound chunks; when it no longer opens (its first change is gone, or
-    // every chunk), it is given a new first change and opened again.
-    let newHistory = false;
-    let log: AutomergeOpLog;
-    if (remoteDocument !== undefined) {
-      // The remote's history, beside the sound chunks: they depended on its first change.
-      await storage.save([documentId, "snapshot", snapshotName(remoteHeads)], remoteDocument);
-    }
-    try {
-      log = await open();
-    } catch (e) {
-      if (!(e instanceof OpLogOpenError) || e.code === "store-unsupported") throw e;
-      const root = A.change(A.init<OpLogDocument>(), (d) => {
-        d.kind = new A.ImmutableString(OP_LOG_KIND);
-        d.format = OP_LOG_FORMAT;
-        d.chunks = [];
-      });
-      await storage.save([documentId, "snapshot", snapshotName(A.getHeads(root))], A.save(root));
-      newHistory = true;
-      log = await open();
-    }
+    const movedOpLog =
+      opLogDamaged && fs.existsSync(paths.opLog) ? moveAside(paths.opLog, aside, "op-log.jsonl") : undefined;
+    const { log, newHistory } = await reopenDocument(paths, url, documentId, lock, storage, remote.value);
     storage.dispose();
-    const heldNow = new Set(log.all().map((o) => o["op-id"]));
-    let fromRemote = 0;
-    if (remoteDocument !== undefined) for (const id of heldNow) if (!held.has(id)) fromRemote++;
-    let fromOpLog = missing.length;
-    try {
-      if (remoteDocument === undefined) {
-        if (missing.length > 0) await log.append(missing);
-      } else {
-        // Only what neither the remote nor the chunks that show again hold.
-        const take = missing.filter((o) => !heldNow.has(o["op-id"]));
-        fromOpLog = take.length === 0 ? 0 : (await log.append(take)).length;
-      }
-    } finally {
-      await log.close();
-    }
+    const taken = await takeBack(log, held, missing, remote.value !== undefined);
     ignoreDamagedFolder(paths);
-    const counts = { fromRemote, fromOpLog, root: remoteDocument !== undefined && !newHistory };
+    const counts = { ...taken, root: remote.value !== undefined && !newHistory };
     return { ok: true, value: report(true, newHistory, movedOpLog, counts) };
   } finally {
     storage.dispose();
