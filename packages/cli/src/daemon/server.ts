@@ -175,106 +175,151 @@ export interface DaemonOptions {
   readonly onListening?: (socket: string) => void;
 }
 
+/** The reply to a `run` that this daemon will not serve (the client then runs the call itself). */
+function declinedRun(
+  m: { readonly argv: readonly string[]; readonly build: string },
+  build: string,
+  stopAsked: boolean,
+): { readonly code: "stopping" | "build" | "verb"; readonly reason: string } | undefined {
+  if (stopAsked) return { code: "stopping", reason: "the daemon is stopping" };
+  if (m.build !== build)
+    return { code: "build", reason: `the daemon runs another build (${build}, the call's is ${m.build})` };
+  const verbReason = declineReason(m.argv);
+  return verbReason === undefined ? undefined : { code: "verb", reason: verbReason };
+}
+
 /**
- * Serves `kumiki` calls for the workspace at `root` on its socket until stopped (`daemon stop`,
- * SIGINT, SIGTERM) or idle for `idleMs`; resolves once every store is closed and the socket removed.
+ * Takes the socket path for a new daemon: its folder made this user's own, a stale socket (no
+ * daemon answers on it) removed. Throws when another daemon serves there.
  */
-export async function runDaemon(options: DaemonOptions): Promise<void> {
-  const sock = socketPath(options.root);
+async function claimSocket(sock: string, root: string): Promise<void> {
   fs.mkdirSync(path.dirname(sock), { recursive: true, mode: 0o700 });
   if (!socketDirIsOwn(sock))
     throw new Error(
       `${path.dirname(sock)} is not this user's own folder (mode 0700): remove it, then start again`,
     );
-  if (fs.existsSync(sock)) {
-    if (await answers(sock)) {
-      // The call that started this one marked the start (client.ts): one serves, so the mark would
-      // only keep the next call that finds the daemon stopped from starting another, for 10 s.
-      fs.rmSync(startingPath(sock), { force: true });
-      throw new Error(`a daemon already serves ${options.root} (${sock})`);
-    }
-    fs.rmSync(sock, { force: true });
+  if (!fs.existsSync(sock)) return;
+  if (await answers(sock)) {
+    // The call that started this one marked the start (client.ts): one serves, so the mark would
+    // only keep the next call that finds the daemon stopped from starting another, for 10 s.
+    fs.rmSync(startingPath(sock), { force: true });
+    throw new Error(`a daemon already serves ${root} (${sock})`);
   }
-  const stores = new HeldStores();
-  const started = new Date().toISOString();
-  let calls = 0;
-  let queue: Promise<unknown> = Promise.resolve();
-  let idle: NodeJS.Timeout | undefined;
-  let stopping: Promise<void> | undefined;
-  const server = net.createServer();
-  const info = (): DaemonInfo => {
+  fs.rmSync(sock, { force: true });
+}
+
+/** One running daemon: its socket's server, the stores it holds, the calls it queues, and its stopping. */
+class Daemon {
+  readonly stores = new HeldStores();
+  readonly server = net.createServer();
+  private readonly started = new Date().toISOString();
+  private calls = 0;
+  /** The calls, one at a time: each sees the graph every call before it left. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private idle: NodeJS.Timeout | undefined;
+  private watch: NodeJS.Timeout | undefined;
+  private stopping: Promise<void> | undefined;
+  private readonly connections = new Set<net.Socket>();
+  /** Set by what stops the daemon (idle, a signal, `daemon stop`, the watch); runDaemon then stops. */
+  stopAsked = false;
+  readonly asked: Promise<void>;
+  private resolveAsked: () => void = () => undefined;
+  /** The socket file this daemon listens on, by inode (set once it listens). */
+  ownSocket: bigint | undefined;
+
+  constructor(
+    private readonly options: DaemonOptions,
+    private readonly sock: string,
+  ) {
+    this.asked = new Promise<void>((resolve) => {
+      this.resolveAsked = resolve;
+    });
+    this.server.on("connection", (socket) => this.serve(socket));
+  }
+
+  askStop(): void {
+    this.stopAsked = true;
+    this.resolveAsked();
+  }
+
+  info(): DaemonInfo {
     const u = process.resourceUsage();
     return {
       pid: process.pid,
-      root: options.root,
-      build: options.build,
-      started,
-      calls,
+      root: this.options.root,
+      build: this.options.build,
+      started: this.started,
+      calls: this.calls,
       cpuMs: Math.round((u.userCPUTime + u.systemCPUTime) / 1000),
       rss: process.memoryUsage.rss(),
-      stores: stores.size,
-      idleMs: options.idleMs,
+      stores: this.stores.size,
+      idleMs: this.options.idleMs,
     };
-  };
-  const connections = new Set<net.Socket>();
-  // What stops the daemon (idle, a signal, `daemon stop`, the watch) asks; runDaemon then stops.
-  let stopAsked = false;
-  let askStop: () => void = () => undefined;
-  const asked = new Promise<void>((resolve) => {
-    askStop = () => {
-      stopAsked = true;
-      resolve();
-    };
-  });
-  /** The socket file this daemon listens on, by inode (set once it listens). */
-  let ownSocket: bigint | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      if (idle !== undefined) clearTimeout(idle);
-      if (watch !== undefined) clearInterval(watch);
+  }
+
+  /** Watches, from now on, that the workspace and the socket are still this daemon's. */
+  startWatch(): void {
+    this.watch = setInterval(() => this.watchOnce(), WATCH_MS);
+    this.watch.unref();
+  }
+
+  /** (Re)starts the idle timer. */
+  rearm(): void {
+    if (this.idle !== undefined) clearTimeout(this.idle);
+    this.idle = setTimeout(() => this.askStop(), this.options.idleMs);
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      if (this.idle !== undefined) clearTimeout(this.idle);
+      if (this.watch !== undefined) clearInterval(this.watch);
       // Closing the server unlinks the socket's path (libuv does, at once): when the path is now
       // another daemon's (this one was stepped around while stopped or hung), it must not be
       // closed; the handle is let go instead, and `kumiki daemon run` exits after this resolves.
-      const own = socketIsOwn();
-      if (!own) server.unref();
-      const closed = own ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+      const own = this.socketIsOwn();
+      if (!own) this.server.unref();
+      const closed = own
+        ? new Promise<void>((resolve) => this.server.close(() => resolve()))
+        : Promise.resolve();
       // No new connection; the call in flight (and any queued) finishes and is answered; then a
       // connection still open (a client that never sent its call) is not waited for.
-      await queue.catch(() => undefined);
-      for (const c of connections) c.destroy();
+      await this.queue.catch(() => undefined);
+      for (const c of this.connections) c.destroy();
       await closed;
-      await stores.closeAll();
+      await this.stores.closeAll();
     })();
-    return stopping;
-  };
-  const socketIsOwn = (): boolean => {
+    return this.stopping;
+  }
+
+  private socketIsOwn(): boolean {
     try {
-      return fs.statSync(sock, { bigint: true }).ino === ownSocket;
+      return fs.statSync(this.sock, { bigint: true }).ino === this.ownSocket;
     } catch {
       return false;
     }
-  };
-  // Never outlive the workspace, nor serve from a socket no call can reach any more (a temp
-  // cleaner removed it, or a call stepped around this daemon and started another).
-  let watch: NodeJS.Timeout | undefined;
-  const config = path.join(options.root, ".kumiki", "config.json");
-  const watchOnce = () => {
-    if (stopAsked) return;
-    if (!fs.existsSync(config)) {
-      console.error(`kumiki daemon: ${options.root} is no workspace any more (.kumiki/ removed): stopping`);
-      askStop();
-    } else if (!socketIsOwn()) {
-      console.error(`kumiki daemon: ${sock} is no longer this daemon's socket: stopping`);
-      askStop();
+  }
+
+  /**
+   * Never outlive the workspace, nor serve from a socket no call can reach any more (a temp
+   * cleaner removed it, or a call stepped around this daemon and started another).
+   */
+  private watchOnce(): void {
+    if (this.stopAsked) return;
+    if (!fs.existsSync(path.join(this.options.root, ".kumiki", "config.json"))) {
+      console.error(
+        `kumiki daemon: ${this.options.root} is no workspace any more (.kumiki/ removed): stopping`,
+      );
+      this.askStop();
+    } else if (!this.socketIsOwn()) {
+      console.error(`kumiki daemon: ${this.sock} is no longer this daemon's socket: stopping`);
+      this.askStop();
     }
-  };
-  const rearm = () => {
-    if (idle !== undefined) clearTimeout(idle);
-    idle = setTimeout(() => askStop(), options.idleMs);
-  };
-  server.on("connection", (socket) => {
-    connections.add(socket);
-    socket.on("close", () => connections.delete(socket));
+  }
+
+  /** One connection: a status, a stop, or a call (`run`, confirmed by `go`, with `stdin` as asked). */
+  private serve(socket: net.Socket): void {
+    this.connections.add(socket);
+    socket.on("close", () => this.connections.delete(socket));
     const send = (m: DaemonMessage) => {
       if (!socket.destroyed) socket.write(`${JSON.stringify(m)}\n`);
     };
@@ -282,110 +327,114 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     /** The call accepted on this connection, run once the client confirms (`go`). */
     let confirmed: (() => void) | undefined;
     socket.on("error", () => undefined);
-    socket.on(
-      "data",
-      lineReader<ClientMessage | null>(
-        (m) => {
-          if (typeof m !== "object" || m === null || !Array.isArray((m as { argv?: unknown }).argv ?? [])) {
+    const onMessage = (m: ClientMessage | null) => {
+      if (typeof m !== "object" || m === null || !Array.isArray((m as { argv?: unknown }).argv ?? [])) {
+        socket.end();
+        return;
+      }
+      switch (m.kind) {
+        case "status":
+          send({ kind: "info", info: this.info() });
+          socket.end();
+          return;
+        case "stop":
+          send({ kind: "stopping" });
+          socket.end();
+          this.askStop();
+          return;
+        case "go": {
+          const run = confirmed;
+          confirmed = undefined;
+          // Asked to stop since it accepted: the client runs the call itself.
+          if (this.stopAsked && run !== undefined) {
+            send({ kind: "declined", code: "stopping", reason: "the daemon is stopping" });
+            socket.end();
+          } else run?.();
+          return;
+        }
+        case "stdin":
+          stdin?.(m.text);
+          return;
+        case "run": {
+          const declined = declinedRun(m, this.options.build, this.stopAsked);
+          if (declined !== undefined) {
+            send({ kind: "declined", ...declined });
             socket.end();
             return;
           }
-          switch (m.kind) {
-            case "status":
-              send({ kind: "info", info: info() });
-              socket.end();
-              return;
-            case "stop":
-              send({ kind: "stopping" });
-              socket.end();
-              askStop();
-              return;
-            case "go": {
-              const run = confirmed;
-              confirmed = undefined;
-              // Asked to stop since it accepted: the client runs the call itself.
-              if (stopAsked && run !== undefined) {
-                send({ kind: "declined", code: "stopping", reason: "the daemon is stopping" });
-                socket.end();
-              } else run?.();
-              return;
-            }
-            case "stdin":
-              stdin?.(m.text);
-              return;
-            case "run": {
-              const verbReason = declineReason(m.argv);
-              const declined = stopAsked
-                ? ({ code: "stopping", reason: "the daemon is stopping" } as const)
-                : m.build !== options.build
-                  ? ({
-                      code: "build",
-                      reason: `the daemon runs another build (${options.build}, the call's is ${m.build})`,
-                    } as const)
-                  : verbReason === undefined
-                    ? undefined
-                    : ({ code: "verb", reason: verbReason } as const);
-              if (declined !== undefined) {
-                send({ kind: "declined", ...declined });
-                socket.end();
-                return;
-              }
-              send({ kind: "accepted" });
-              const io: CliIo = {
-                stdout: (text) => send({ kind: "out", stream: "stdout", text }),
-                stderr: (text) => send({ kind: "out", stream: "stderr", text }),
-                stdin: () =>
-                  new Promise<string>((resolve) => {
-                    stdin = resolve;
-                    send({ kind: "stdin" });
-                  }),
-                env: m.env,
-                cwd: m.cwd,
-                isTTY: m.isTTY,
-              };
-              // One call at a time: each sees the graph every call before it left.
-              confirmed = () => {
-                const run = queue.then(async () => {
-                  calls++;
-                  if (idle !== undefined) clearTimeout(idle);
-                  try {
-                    send({ kind: "exit", code: await main(m.argv, io, { stores }) });
-                  } finally {
-                    socket.end();
-                    rearm();
-                  }
-                });
-                queue = run.catch(() => undefined);
-              };
-              return;
-            }
-            default:
-              socket.end();
-          }
-        },
-        () => socket.end(),
-      ),
+          send({ kind: "accepted" });
+          const io: CliIo = {
+            stdout: (text) => send({ kind: "out", stream: "stdout", text }),
+            stderr: (text) => send({ kind: "out", stream: "stderr", text }),
+            stdin: () =>
+              new Promise<string>((resolve) => {
+                stdin = resolve;
+                send({ kind: "stdin" });
+              }),
+            env: m.env,
+            cwd: m.cwd,
+            isTTY: m.isTTY,
+          };
+          confirmed = () => this.enqueue(m.argv, io, socket, send);
+          return;
+        }
+        default:
+          socket.end();
+      }
+    };
+    socket.on(
+      "data",
+      lineReader<ClientMessage | null>(onMessage, () => socket.end()),
     );
-  });
+  }
+
+  /** Runs a call after the calls before it, answers its exit code and ends its connection. */
+  private enqueue(
+    argv: readonly string[],
+    io: CliIo,
+    socket: net.Socket,
+    send: (m: DaemonMessage) => void,
+  ): void {
+    const run = this.queue.then(async () => {
+      this.calls++;
+      if (this.idle !== undefined) clearTimeout(this.idle);
+      try {
+        send({ kind: "exit", code: await main([...argv], io, { stores: this.stores }) });
+      } finally {
+        socket.end();
+        this.rearm();
+      }
+    });
+    this.queue = run.catch(() => undefined);
+  }
+}
+
+/**
+ * Serves `kumiki` calls for the workspace at `root` on its socket until stopped (`daemon stop`,
+ * SIGINT, SIGTERM) or idle for `idleMs`; resolves once every store is closed and the socket removed.
+ */
+export async function runDaemon(options: DaemonOptions): Promise<void> {
+  const sock = socketPath(options.root);
+  await claimSocket(sock, options.root);
+  const daemon = new Daemon(options, sock);
   await new Promise<void>((resolve, reject) => {
-    server.once("error", (e) => {
+    daemon.server.once("error", (e) => {
       fs.rmSync(startingPath(sock), { force: true }); // as above: another took the socket first
       reject(e);
     });
-    server.listen(sock, () => resolve());
+    daemon.server.listen(sock, () => resolve());
   });
-  ownSocket = fs.statSync(sock, { bigint: true }).ino;
+  daemon.ownSocket = fs.statSync(sock, { bigint: true }).ino;
   fs.rmSync(startingPath(sock), { force: true });
-  const onSignal = () => askStop();
+  const onSignal = () => daemon.askStop();
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
-  server.once("close", onSignal);
-  watch = setInterval(watchOnce, WATCH_MS);
-  watch.unref();
-  rearm();
+  daemon.server.once("close", onSignal);
+  daemon.startWatch();
+  daemon.rearm();
   options.onListening?.(sock);
-  await asked;
-  await stop();
+  await daemon.asked;
+  await daemon.stop();
   process.off("SIGINT", onSignal);
   process.off("SIGTERM", onSignal);
 }
