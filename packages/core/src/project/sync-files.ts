@@ -234,9 +234,9 @@ function withTask(item: BundleItem, task: string | undefined): BundleItem {
   return task === undefined ? item : { ...item, task };
 }
 
-/** Decides, from the last sync's state, the tree and the store's projection, what each side changed. */
-export function planSync(state: SyncState, disk: ReadonlyMap<string, string>, proj: TreeProjection): Plan {
-  const plan: Plan = {
+/** A plan with nothing in it yet. */
+function emptyPlan(): Plan {
+  return {
     renames: [],
     edits: [],
     adds: [],
@@ -247,36 +247,65 @@ export function planSync(state: SyncState, disk: ReadonlyMap<string, string>, pr
     known: new Set(),
     consumed: new Set(),
   };
-  const problem = (f: FileProblem): void => {
-    plan.errors.push({
-      path: f.path,
-      code: f.code,
-      message: f.message,
-      ...(f.line === undefined ? {} : { line: f.line, column: f.column }),
-    });
-    plan.blocked.add(f.path);
-  };
-  const conflict = (
-    path: string,
-    definition: string,
-    reason: string,
-    sides: { file?: string | undefined; store?: string | undefined; storePath?: string | undefined },
-  ): void => {
-    plan.conflicts.push({
-      path,
-      definition,
-      reason,
-      ...(sides.file === undefined ? {} : { file: sides.file }),
-      ...(sides.store === undefined ? {} : { store: sides.store }),
-      ...(sides.storePath === undefined ? {} : { storePath: sides.storePath }),
-      hint: RESOLVE_HINT,
-    });
-    plan.blocked.add(path);
-    if (sides.storePath !== undefined) plan.blocked.add(sides.storePath);
-  };
+}
 
-  // Files as of the last sync.
-  const vanished: { path: string; old: ProjectedFile }[] = [];
+/** Records a file that cannot be taken (it does not parse, its name is not its path's): blocked. */
+function problem(plan: Plan, f: FileProblem): void {
+  plan.errors.push({
+    path: f.path,
+    code: f.code,
+    message: f.message,
+    ...(f.line === undefined ? {} : { line: f.line, column: f.column }),
+  });
+  plan.blocked.add(f.path);
+}
+
+/** Records a file both sides changed differently: blocked, with both sides' texts and how to resolve. */
+function conflict(
+  plan: Plan,
+  path: string,
+  definition: string,
+  reason: string,
+  sides: { file?: string | undefined; store?: string | undefined; storePath?: string | undefined },
+): void {
+  plan.conflicts.push({
+    path,
+    definition,
+    reason,
+    ...(sides.file === undefined ? {} : { file: sides.file }),
+    ...(sides.store === undefined ? {} : { store: sides.store }),
+    ...(sides.storePath === undefined ? {} : { storePath: sides.storePath }),
+    hint: RESOLVE_HINT,
+  });
+  plan.blocked.add(path);
+  if (sides.storePath !== undefined) plan.blocked.add(sides.storePath);
+}
+
+/** A file as the last sync left it that is gone from the tree while the store kept its definition. */
+interface Vanished {
+  readonly path: string;
+  readonly old: ProjectedFile;
+}
+
+/** A file new since the last sync that parses. */
+interface Fresh {
+  readonly path: string;
+  readonly file: string;
+  readonly name: string;
+  readonly declared: string;
+}
+
+/**
+ * The files of the last sync: unchanged, edited on disk (an edit), changed on both sides (agreed,
+ * or a conflict). Returns the files gone from disk (maybe moved) and the new paths a move settled.
+ */
+function planKnownFiles(
+  plan: Plan,
+  state: SyncState,
+  disk: ReadonlyMap<string, string>,
+  proj: TreeProjection,
+): { vanished: Vanished[]; settled: Set<string> } {
+  const vanished: Vanished[] = [];
   /** New files already accounted for. */
   const settled = new Set<string>();
   for (const [p, entry] of [...state].sort(byKey)) {
@@ -294,8 +323,9 @@ export function planSync(state: SyncState, disk: ReadonlyMap<string, string>, pr
         continue;
       }
       const checked = checkFile(p, file);
-      if ("code" in checked) problem(checked);
-      else if (checked.declared !== checked.name) problem(nameMismatch(p, checked.declared, checked.name));
+      if ("code" in checked) problem(plan, checked);
+      else if (checked.declared !== checked.name)
+        problem(plan, nameMismatch(p, checked.declared, checked.name));
       else {
         plan.edits.push({
           item: { op: "replace", qname: entry.def, source: sourceFromFile(file, now.text) },
@@ -338,21 +368,32 @@ export function planSync(state: SyncState, disk: ReadonlyMap<string, string>, pr
           : now.path !== p
             ? `the file was edited, and the store renamed the definition to ${now.name} since the last sync`
             : "the file was edited, and the store changed the definition since the last sync";
-    conflict(p, label, reason, {
+    conflict(plan, p, label, reason, {
       file,
       store: now?.path === p ? now.content : undefined,
       storePath: now !== undefined && now.path !== p ? now.path : undefined,
     });
   }
 
-  // Files new since the last sync.
-  const fresh: { path: string; file: string; name: string; declared: string }[] = [];
+  return { vanished, settled };
+}
+
+/** The files new since the last sync: the store's own (agreed, or a conflict), or new ones that parse. */
+function planNewFiles(
+  plan: Plan,
+  state: SyncState,
+  disk: ReadonlyMap<string, string>,
+  proj: TreeProjection,
+  settled: ReadonlySet<string>,
+): Fresh[] {
+  const fresh: Fresh[] = [];
   for (const p of [...disk.keys()].filter((k) => !state.has(k) && !settled.has(k)).sort()) {
     const file = disk.get(p)!;
     const at = proj.byPath.get(p);
     if (at !== undefined) {
       if (at.content !== file)
         conflict(
+          plan,
           p,
           `${at.layer}.${at.name}`,
           "the file was created, and the store has the definition with another text",
@@ -361,9 +402,17 @@ export function planSync(state: SyncState, disk: ReadonlyMap<string, string>, pr
       continue;
     }
     const checked = checkFile(p, file);
-    if ("code" in checked) problem(checked);
+    if ("code" in checked) problem(plan, checked);
     else fresh.push({ path: p, file, name: checked.name, declared: checked.declared });
   }
+  return fresh;
+}
+
+/**
+ * New files against vanished ones: a move (a rename, with an edit when the text changed too), an
+ * add; a vanished file no new one matches is a removal.
+ */
+function planMoves(plan: Plan, vanished: readonly Vanished[], fresh: readonly Fresh[]): void {
   const unmatched = [...vanished];
   for (const f of fresh) {
     const layer = parseDefinitionPath(f.path)!.layer;
@@ -377,7 +426,7 @@ export function planSync(state: SyncState, disk: ReadonlyMap<string, string>, pr
         (v) => v.old.layer === layer && v.old.name === f.declared && v.old.content === f.file,
       );
       if (match < 0) {
-        problem(nameMismatch(f.path, f.declared, f.name));
+        problem(plan, nameMismatch(f.path, f.declared, f.name));
         continue;
       }
     }
@@ -402,6 +451,13 @@ export function planSync(state: SyncState, disk: ReadonlyMap<string, string>, pr
     plan.removes.push({ item: { op: "remove", qname: v.old.def }, paths: [v.path] });
     plan.consumed.add(v.path);
   }
+}
+
+/** Decides, from the last sync's state, the tree and the store's projection, what each side changed. */
+export function planSync(state: SyncState, disk: ReadonlyMap<string, string>, proj: TreeProjection): Plan {
+  const plan = emptyPlan();
+  const { vanished, settled } = planKnownFiles(plan, state, disk, proj);
+  planMoves(plan, vanished, planNewFiles(plan, state, disk, proj, settled));
   return plan;
 }
 
