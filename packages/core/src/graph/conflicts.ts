@@ -121,15 +121,9 @@ function rollbackConflict(g: ConflictSource, opId: OpId, rb: Rollback): Conflict
   };
 }
 
-/**
- * Every conflict record, sorted by id. With `only`, the records about those definitions (name
- * contests they are in, their registers) and every rollback and orphan, which is what the write
- * gate compares before and after a write without walking the whole graph.
- */
-export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): Conflict[] {
+/** The name contests: a definition that wants a name another holds (all, or those about `only`). */
+function nameContests(g: ConflictSource, only: ReadonlySet<DefId> | undefined): Conflict[] {
   const out: Conflict[] = [];
-  const label = (id: DefId) => g.label(id);
-  // Name contests.
   const contests =
     only === undefined
       ? g.st.names.entries()
@@ -164,67 +158,76 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
       });
     }
   }
-  const states = only === undefined ? g.st.defs.values() : [...only].flatMap((d) => g.st.defs.get(d) ?? []);
-  for (const s of states) {
-    // Labelled only when a record needs it: most definitions have none, and a label costs a lookup.
-    let label_: string | undefined;
-    const here = () => (label_ ??= label(s.def));
-    // Concurrent replaces: all but the winner lost.
-    if (s.textMax.length > 1) {
-      for (const w of s.textMax) {
-        if (w === s.textWinner) continue;
-        out.push({
-          id: `replace-lost:${w["op-id"]}`,
-          kind: "replace-lost",
-          ops: [w["op-id"], s.textWinner["op-id"]],
-          definitions: [s.def],
-          reason: `${w.op} ${w["op-id"]} and ${s.textWinner.op} ${s.textWinner["op-id"]} set the text of ${here()} concurrently`,
-          decision: `kept the text of ${s.textWinner["op-id"]} (newer ts, then greater op-id); the other text is in the history`,
-          retry: `view ${here()}, then replace it with the text you want`,
-          remedy: [
-            { do: "view", def: here() },
-            { do: "edit", def: here() },
-          ],
-        });
-      }
-    }
-    if (s.nameMax.length > 1) {
-      for (const w of s.nameMax) {
-        if (w === s.nameWinner) continue;
-        out.push({
-          id: `rename-lost:${w["op-id"]}`,
-          kind: "rename-lost",
-          ops: [w["op-id"], s.nameWinner["op-id"]],
-          definitions: [s.def],
-          reason: `${w["op-id"]} (→ ${nameOf(w)}) and ${s.nameWinner["op-id"]} (→ ${nameOf(s.nameWinner)}) renamed ${s.def} concurrently`,
-          decision: `the name is ${s.name} (newer ts, then greater op-id)`,
-          retry: `rename ${here()} again if ${nameOf(w)} is the name you want`,
-          remedy: [{ do: "rename", def: here() }],
-        });
-      }
-    }
-    for (const [opId, f] of s.failures) out.push(failureConflict(s, here(), opId, f));
-    if (s.alive && s.removes.length > 0) {
-      for (const r of s.removes) {
-        const against = s.tags.filter((t) => g.causality.concurrent(t["op-id"], r["op-id"]));
-        if (against.length === 0) continue;
-        out.push({
-          id: `remove-overridden:${r["op-id"]}`,
-          kind: "remove-overridden",
-          ops: [r["op-id"], ...against.map((t) => t["op-id"])],
-          definitions: [s.def],
-          reason: `remove ${r["op-id"]} of ${here()} was concurrent with ${against.map((t) => `${t.op} ${t["op-id"]}`).join(", ")}, which it had not seen`,
-          decision: `${here()} is kept (a write concurrent with a remove wins)`,
-          retry: `view ${here()}; remove it again if it should go`,
-          remedy: [
-            { do: "view", def: here() },
-            { do: "remove", def: here() },
-          ],
-        });
-      }
+  return out;
+}
+
+/** The records about one definition: lost replaces and renames, failed edits, overridden removes. */
+function definitionConflicts(g: ConflictSource, s: DefinitionState): Conflict[] {
+  const out: Conflict[] = [];
+  // Labelled only when a record needs it: most definitions have none, and a label costs a lookup.
+  let label_: string | undefined;
+  const here = () => (label_ ??= g.label(s.def));
+  // Concurrent replaces: all but the winner lost.
+  if (s.textMax.length > 1) {
+    for (const w of s.textMax) {
+      if (w === s.textWinner) continue;
+      out.push({
+        id: `replace-lost:${w["op-id"]}`,
+        kind: "replace-lost",
+        ops: [w["op-id"], s.textWinner["op-id"]],
+        definitions: [s.def],
+        reason: `${w.op} ${w["op-id"]} and ${s.textWinner.op} ${s.textWinner["op-id"]} set the text of ${here()} concurrently`,
+        decision: `kept the text of ${s.textWinner["op-id"]} (newer ts, then greater op-id); the other text is in the history`,
+        retry: `view ${here()}, then replace it with the text you want`,
+        remedy: [
+          { do: "view", def: here() },
+          { do: "edit", def: here() },
+        ],
+      });
     }
   }
-  for (const [opId, rb] of g.st.rolledBack.entries()) out.push(rollbackConflict(g, opId, rb));
+  if (s.nameMax.length > 1) {
+    for (const w of s.nameMax) {
+      if (w === s.nameWinner) continue;
+      out.push({
+        id: `rename-lost:${w["op-id"]}`,
+        kind: "rename-lost",
+        ops: [w["op-id"], s.nameWinner["op-id"]],
+        definitions: [s.def],
+        reason: `${w["op-id"]} (→ ${nameOf(w)}) and ${s.nameWinner["op-id"]} (→ ${nameOf(s.nameWinner)}) renamed ${s.def} concurrently`,
+        decision: `the name is ${s.name} (newer ts, then greater op-id)`,
+        retry: `rename ${here()} again if ${nameOf(w)} is the name you want`,
+        remedy: [{ do: "rename", def: here() }],
+      });
+    }
+  }
+  for (const [opId, f] of s.failures) out.push(failureConflict(s, here(), opId, f));
+  if (s.alive && s.removes.length > 0) {
+    for (const r of s.removes) {
+      const against = s.tags.filter((t) => g.causality.concurrent(t["op-id"], r["op-id"]));
+      if (against.length === 0) continue;
+      out.push({
+        id: `remove-overridden:${r["op-id"]}`,
+        kind: "remove-overridden",
+        ops: [r["op-id"], ...against.map((t) => t["op-id"])],
+        definitions: [s.def],
+        reason: `remove ${r["op-id"]} of ${here()} was concurrent with ${against.map((t) => `${t.op} ${t["op-id"]}`).join(", ")}, which it had not seen`,
+        decision: `${here()} is kept (a write concurrent with a remove wins)`,
+        retry: `view ${here()}; remove it again if it should go`,
+        remedy: [
+          { do: "view", def: here() },
+          { do: "remove", def: here() },
+        ],
+      });
+    }
+  }
+  return out;
+}
+
+/** References kept dangling by the `warn` policy, while they still dangle. */
+function danglingConflicts(g: ConflictSource): Conflict[] {
+  const out: Conflict[] = [];
+  const label = (id: DefId) => g.label(id);
   for (const k of g.st.kept.values()) {
     if (k.reason !== "warn" || !stillDangles(g, k.edge)) continue;
     const src = label(k.edge.source);
@@ -248,6 +251,12 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
       policy: k.policy,
     });
   }
+  return out;
+}
+
+/** Patterns locked by two agents at once (concurrent locks). */
+function lockContests(g: ConflictSource): Conflict[] {
+  const out: Conflict[] = [];
   const byPattern = new Map<string, LockEntry[]>();
   for (const l of g.locks()) byPattern.set(l.pattern, [...(byPattern.get(l.pattern) ?? []), l]);
   for (const [pattern, holders] of byPattern) {
@@ -264,7 +273,12 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
       remedy: [{ do: "unlock", pattern }],
     });
   }
-  out.push(...lockConcurrentConflicts(g, only));
+  return out;
+}
+
+/** Ops with no effect: their target is missing, of another layer, or its add was rolled back. */
+function orphanConflicts(g: ConflictSource): Conflict[] {
+  const out: Conflict[] = [];
   for (const [opId, o] of g.st.orphans.entries()) {
     const op = g.defOp(opId);
     out.push({
@@ -283,6 +297,25 @@ export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): C
       remedy: [{ do: "list" }],
     });
   }
+  return out;
+}
+
+/**
+ * Every conflict record, sorted by id. With `only`, the records about those definitions (name
+ * contests they are in, their registers) and every rollback and orphan, which is what the write
+ * gate compares before and after a write without walking the whole graph.
+ */
+export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): Conflict[] {
+  const out = nameContests(g, only);
+  const states = only === undefined ? g.st.defs.values() : [...only].flatMap((d) => g.st.defs.get(d) ?? []);
+  for (const s of states) out.push(...definitionConflicts(g, s));
+  for (const [opId, rb] of g.st.rolledBack.entries()) out.push(rollbackConflict(g, opId, rb));
+  out.push(
+    ...danglingConflicts(g),
+    ...lockContests(g),
+    ...lockConcurrentConflicts(g, only),
+    ...orphanConflicts(g),
+  );
   return out.sort((a, b) => compareIds(a.id, b.id));
 }
 
