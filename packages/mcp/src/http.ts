@@ -151,16 +151,54 @@ function hostName(host: string): string {
   return host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
 }
 
-/** Serves MCP sessions over `options.graph` at one HTTP endpoint; route requests to `handle`. */
-export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
-  const { graph } = options;
-  const held = new Map<string, Held>();
-  const everyone: HttpAccess = { ok: true, name: "", readOnly: false };
-  const authorize = options.authorize ?? (() => everyone);
-  const end = async (id: string): Promise<void> => {
-    const h = held.get(id);
+/** A request's JSON body (none for a GET or DELETE), or the refusal it gets: over the size limit, not JSON. */
+async function jsonBody(
+  req: IncomingMessage,
+): Promise<{ ok: true; body: unknown } | { ok: false; status: number; code: number; message: string }> {
+  if (req.method !== "POST") return { ok: true, body: undefined };
+  const raw = await bodyOf(req);
+  if (raw === undefined)
+    return {
+      ok: false,
+      status: 413,
+      code: -32600,
+      message: `the request is over ${REQUEST_BYTES.toLocaleString("en")} bytes (send large texts in parts); nothing was done`,
+    };
+  try {
+    return { ok: true, body: JSON.parse(raw.toString("utf8")) };
+  } catch {
+    return { ok: false, status: 400, code: -32700, message: "the request body is not JSON" };
+  }
+}
+
+/** The sessions of one endpoint: held by id until they end (asked, idle, access changed, closed). */
+class HttpSessions {
+  readonly held = new Map<string, Held>();
+  private readonly sweep: NodeJS.Timeout;
+
+  constructor(private readonly graph: McpGraph) {
+    const idleMs = graph.limits.idleSeconds * 1000;
+    this.sweep = setInterval(() => this.endIdle(idleMs), Math.min(idleMs / 4, 30_000));
+    this.sweep.unref();
+  }
+
+  /**
+   * A session with a call in flight or its notification stream open is in use, however long
+   * since its last request; the idle clock runs from when its last one closed.
+   */
+  private endIdle(idleMs: number): void {
+    const now = Date.now();
+    for (const [id, h] of this.held)
+      if (h.open === 0 && now - h.seen > idleMs) {
+        this.graph.log(`session ${id} ended: idle for ${this.graph.limits.idleSeconds} s`);
+        void this.end(id);
+      }
+  }
+
+  async end(id: string): Promise<void> {
+    const h = this.held.get(id);
     if (h === undefined) return;
-    held.delete(id);
+    this.held.delete(id);
     // A POST received before the session ended is answered first: the session's drain counts the
     // calls it has begun, and a request still on its way to the session (parsed, not dispatched)
     // was seen cut off when review() ended the session under load (the client timed out).
@@ -170,51 +208,72 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     ]);
     await h.transport.close().catch(() => undefined);
     await h.session.close();
-  };
-  const idleMs = graph.limits.idleSeconds * 1000;
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      // A session with a call in flight or its notification stream open is in use, however
-      // long since its last request; the idle clock runs from when its last one closed.
-      for (const [id, h] of held)
-        if (h.open === 0 && now - h.seen > idleMs) {
-          graph.log(`session ${id} ended: idle for ${graph.limits.idleSeconds} s`);
-          void end(id);
-        }
-    },
-    Math.min(idleMs / 4, 30_000),
-  );
-  sweep.unref();
+  }
+
+  /** Begins a session with an initialize request, under `access`, and answers it. */
+  async begin(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    access: Extract<HttpAccess, { ok: true }>,
+  ): Promise<void> {
+    const session = createMcpSession(this.graph, {
+      readOnly: access.readOnly,
+      ...(access.author === undefined ? {} : { author: access.author }),
+    });
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      eventStore: new SessionEventStore(),
+      onsessioninitialized: (sid) => {
+        const now = Date.now();
+        this.held.set(sid, {
+          transport,
+          session,
+          access,
+          headers: req.headers,
+          seen: now,
+          open: 0,
+          posts: 0,
+        });
+        this.graph.log(
+          `session ${sid} began (${access.name || "no token"}${access.readOnly ? ", read-only" : ""})`,
+        );
+      },
+      onsessionclosed: (sid) => void this.end(sid),
+    });
+    transport.onclose = () => {
+      const sid = transport.sessionId;
+      if (sid !== undefined) void this.end(sid);
+    };
+    await session.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweep);
+    await Promise.all([...this.held.keys()].map((id) => this.end(id)));
+  }
+}
+
+/** Serves MCP sessions over `options.graph` at one HTTP endpoint; route requests to `handle`. */
+export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
+  const { graph } = options;
+  const sessions = new HttpSessions(graph);
+  const held = sessions.held;
+  const everyone: HttpAccess = { ok: true, name: "", readOnly: false };
+  const authorize = options.authorize ?? (() => everyone);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const rebinding = rebindingRefusal(req, options);
     if (rebinding !== undefined) return refuse(res, 403, -32000, rebinding);
     const access = authorize(req);
-    if (!access.ok)
-      return refuse(
-        res,
-        access.status,
-        -32000,
-        access.message,
-        access.status === 401 ? { "www-authenticate": "Bearer" } : {},
-      );
-    let body: unknown;
-    if (req.method === "POST") {
-      const raw = await bodyOf(req);
-      if (raw === undefined)
-        return refuse(
-          res,
-          413,
-          -32600,
-          `the request is over ${REQUEST_BYTES.toLocaleString("en")} bytes (send large texts in parts); nothing was done`,
-        );
-      try {
-        body = JSON.parse(raw.toString("utf8"));
-      } catch {
-        return refuse(res, 400, -32700, "the request body is not JSON");
-      }
+    if (!access.ok) {
+      const challenge = access.status === 401 ? { "www-authenticate": "Bearer" } : {};
+      return refuse(res, access.status, -32000, access.message, challenge);
     }
+    const parsed = await jsonBody(req);
+    if (!parsed.ok) return refuse(res, parsed.status, parsed.code, parsed.message);
+    const body = parsed.body;
     const id = req.headers["mcp-session-id"];
     if (typeof id === "string") {
       const h = held.get(id);
@@ -242,35 +301,7 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
         `the server holds ${graph.limits.httpSessions} sessions, its limit (httpSessions): end one (DELETE) or retry later`,
         { "retry-after": "5" },
       );
-    const session = createMcpSession(graph, {
-      readOnly: access.readOnly,
-      ...(access.author === undefined ? {} : { author: access.author }),
-    });
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      eventStore: new SessionEventStore(),
-      onsessioninitialized: (sid) => {
-        held.set(sid, {
-          transport,
-          session,
-          access,
-          headers: req.headers,
-          seen: Date.now(),
-          open: 0,
-          posts: 0,
-        });
-        graph.log(
-          `session ${sid} began (${access.name || "no token"}${access.readOnly ? ", read-only" : ""})`,
-        );
-      },
-      onsessionclosed: (sid) => void end(sid),
-    });
-    transport.onclose = () => {
-      const sid = transport.sessionId;
-      if (sid !== undefined) void end(sid);
-    };
-    await session.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await sessions.begin(req, res, body, access);
   };
 
   return {
@@ -289,16 +320,13 @@ export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
         const now = authorize({ headers: h.headers } as IncomingMessage);
         if (!now.ok || now.name !== h.access.name || now.readOnly !== h.access.readOnly) {
           graph.log(`session ${id} ended: its access changed`);
-          await end(id);
+          await sessions.end(id);
           ended++;
         }
       }
       return ended;
     },
-    async close() {
-      clearInterval(sweep);
-      await Promise.all([...held.keys()].map(end));
-    },
+    close: () => sessions.close(),
   };
 }
 
