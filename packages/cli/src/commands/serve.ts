@@ -3,7 +3,7 @@ import { CAPS_FILE, type CapabilityManifest, readCapabilityManifest } from "@kum
 import { LOOPBACK_HOSTS, mcpGraphRoutes, parseLimitAssignments } from "@kumiki-graph/mcp";
 import { jsonServerLogger, redactedUrl, startSyncService } from "@kumiki-graph/sync-server";
 import { listOption, stringOption } from "../args.js";
-import type { Command } from "../command.js";
+import type { Command, CommandContext } from "../command.js";
 import { failure, fromRejection, usageError } from "../errors.js";
 import { untilStopped } from "../stop-signal.js";
 
@@ -15,6 +15,72 @@ import { untilStopped } from "../stop-signal.js";
  * by every server of the service: `--token-file` stores its tokens there (SIGHUP: again). Every
  * option is also read from `KUMIKI_SERVE_<OPTION>` (docs/sync.md), the command line winning.
  */
+/** `kumiki serve`'s options (flags or KUMIKI_SERVE_* variables), checked; a bad one is a usage error. */
+function serveOptions(ctx: CommandContext) {
+  const portText = stringOption(ctx.options, "port") ?? "7420";
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535)
+    throw usageError(
+      `kumiki serve: ${ctx.optionName("port")} must be a number from 0 to 65535, got ${JSON.stringify(portText)}`,
+    );
+  const storageUrl = stringOption(ctx.options, "storage");
+  if (storageUrl !== undefined && stringOption(ctx.options, "data") !== undefined)
+    throw usageError(
+      `kumiki serve: give ${ctx.optionName("data")} or ${ctx.optionName("storage")} (postgres://…), not both`,
+    );
+  if (storageUrl !== undefined && !/^postgres(ql)?:\/\//.test(storageUrl))
+    throw usageError(
+      `kumiki serve: ${ctx.optionName("storage")} takes a PostgreSQL URL (postgres://user@host:5432/db), got ${JSON.stringify(redactedUrl(storageUrl))}`,
+    );
+  const mib = (name: string): number | undefined => {
+    const text = stringOption(ctx.options, name);
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (!/^\d+(\.\d+)?$/.test(text) || n <= 0 || n > 4096)
+      throw usageError(
+        `kumiki serve: ${ctx.optionName(name)} takes MiB from 0.001 to 4096 (64, 0.5), got ${JSON.stringify(text)}`,
+      );
+    return Math.round(n * 1024 * 1024);
+  };
+  const maxMessageBytes = mib("max-message");
+  const maxChangeBytes = mib("max-change");
+  const maxBufferedBytes = mib("max-unread");
+  const capsDir = stringOption(ctx.options, "caps");
+  let capabilities: CapabilityManifest | undefined;
+  if (capsDir !== undefined) {
+    const dir = path.resolve(ctx.io.cwd, capsDir);
+    const read = readCapabilityManifest(dir);
+    if (!read.ok) throw failure(read.error.code, read.error.message);
+    if (read.value === undefined)
+      throw usageError(`kumiki serve: ${ctx.optionName("caps")} ${capsDir}: no ${CAPS_FILE} in ${dir}`);
+    capabilities = read.value;
+  }
+  const logFormat = stringOption(ctx.options, "log-format") ?? "text";
+  if (logFormat !== "text" && logFormat !== "json")
+    throw usageError(
+      `kumiki serve: ${ctx.optionName("log-format")} takes text or json, got ${JSON.stringify(logFormat.slice(0, 40))}`,
+    );
+  const logger = logFormat === "json" ? jsonServerLogger() : undefined;
+  const mcpLimits = parseLimitAssignments(listOption(ctx.options, "mcp-limit"), ctx.optionName("mcp-limit"));
+  if (!mcpLimits.ok) throw usageError(`kumiki serve: ${mcpLimits.message}`);
+  const dataDir = path.resolve(ctx.io.cwd, stringOption(ctx.options, "data") ?? "kumiki-server");
+  const tokenFile = stringOption(ctx.options, "token-file");
+  const host = stringOption(ctx.options, "host") ?? "127.0.0.1";
+  return {
+    port,
+    host,
+    storageUrl,
+    dataDir,
+    tokenFile,
+    capabilities,
+    logger,
+    mcpLimits: mcpLimits.value,
+    ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
+    ...(maxChangeBytes === undefined ? {} : { maxChangeBytes }),
+    ...(maxBufferedBytes === undefined ? {} : { maxBufferedBytes }),
+  };
+}
+
 export const serve: Command = {
   name: "serve",
   summary: "run the sync server agents push to and pull from (127.0.0.1 by default)",
@@ -98,68 +164,18 @@ export const serve: Command = {
   // A service is configured by its environment where flags are awkward (a container, a unit file).
   environment: "KUMIKI_SERVE_",
   async run(ctx) {
-    const portText = stringOption(ctx.options, "port") ?? "7420";
-    const port = Number(portText);
-    if (!/^\d+$/.test(portText) || port > 65535)
-      throw usageError(
-        `kumiki serve: ${ctx.optionName("port")} must be a number from 0 to 65535, got ${JSON.stringify(portText)}`,
-      );
-    const storageUrl = stringOption(ctx.options, "storage");
-    if (storageUrl !== undefined && stringOption(ctx.options, "data") !== undefined)
-      throw usageError(
-        `kumiki serve: give ${ctx.optionName("data")} or ${ctx.optionName("storage")} (postgres://…), not both`,
-      );
-    if (storageUrl !== undefined && !/^postgres(ql)?:\/\//.test(storageUrl))
-      throw usageError(
-        `kumiki serve: ${ctx.optionName("storage")} takes a PostgreSQL URL (postgres://user@host:5432/db), got ${JSON.stringify(redactedUrl(storageUrl))}`,
-      );
-    const mib = (name: string): number | undefined => {
-      const text = stringOption(ctx.options, name);
-      if (text === undefined) return undefined;
-      const n = Number(text);
-      if (!/^\d+(\.\d+)?$/.test(text) || n <= 0 || n > 4096)
-        throw usageError(
-          `kumiki serve: ${ctx.optionName(name)} takes MiB from 0.001 to 4096 (64, 0.5), got ${JSON.stringify(text)}`,
-        );
-      return Math.round(n * 1024 * 1024);
-    };
-    const maxMessageBytes = mib("max-message");
-    const maxChangeBytes = mib("max-change");
-    const maxBufferedBytes = mib("max-unread");
-    const capsDir = stringOption(ctx.options, "caps");
-    let capabilities: CapabilityManifest | undefined;
-    if (capsDir !== undefined) {
-      const dir = path.resolve(ctx.io.cwd, capsDir);
-      const read = readCapabilityManifest(dir);
-      if (!read.ok) throw failure(read.error.code, read.error.message);
-      if (read.value === undefined)
-        throw usageError(`kumiki serve: ${ctx.optionName("caps")} ${capsDir}: no ${CAPS_FILE} in ${dir}`);
-      capabilities = read.value;
-    }
-    const logFormat = stringOption(ctx.options, "log-format") ?? "text";
-    if (logFormat !== "text" && logFormat !== "json")
-      throw usageError(
-        `kumiki serve: ${ctx.optionName("log-format")} takes text or json, got ${JSON.stringify(logFormat.slice(0, 40))}`,
-      );
-    const logger = logFormat === "json" ? jsonServerLogger() : undefined;
+    const { port, host, storageUrl, dataDir, tokenFile, capabilities, logger, mcpLimits, ...sizes } =
+      serveOptions(ctx);
     /** An event of serve's own: a JSON line with --log-format json, else `kumiki serve: <text>`. */
     const note = (level: "info" | "warn", fields: Record<string, unknown>, text: string) => {
       if (logger !== undefined) logger[level](fields, text);
       else ctx.io.stderr(`kumiki serve: ${text}\n`);
     };
-    const mcpLimits = parseLimitAssignments(
-      listOption(ctx.options, "mcp-limit"),
-      ctx.optionName("mcp-limit"),
-    );
-    if (!mcpLimits.ok) throw usageError(`kumiki serve: ${mcpLimits.message}`);
-    const dataDir = path.resolve(ctx.io.cwd, stringOption(ctx.options, "data") ?? "kumiki-server");
-    const tokenFile = stringOption(ctx.options, "token-file");
-    const host = stringOption(ctx.options, "host") ?? "127.0.0.1";
     // MCP over Streamable HTTP for each graph, at /g/<graph>/mcp, on the server's own copy.
     const loopback = ["127.0.0.1", "::1", "localhost"].includes(host);
     const routes = mcpGraphRoutes({
       log: (line) => note("info", { component: "mcp" }, `mcp: ${line}`),
-      limits: mcpLimits.value,
+      limits: mcpLimits,
       allowedOrigins: listOption(ctx.options, "mcp-origin"),
       ...(capabilities === undefined ? {} : { capabilities }),
       ...(loopback ? { allowedHosts: LOOPBACK_HOSTS } : {}),
@@ -168,9 +184,7 @@ export const serve: Command = {
     const mcp = routes.value;
     const started = await startSyncService({
       routes: (req, res, s) => mcp.route(req, res, s),
-      ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
-      ...(maxChangeBytes === undefined ? {} : { maxChangeBytes }),
-      ...(maxBufferedBytes === undefined ? {} : { maxBufferedBytes }),
+      ...sizes,
       ...(capabilities === undefined ? {} : { capabilities }),
       port,
       host,
