@@ -34,6 +34,7 @@ export type { DamagedChunk, LogStorage } from "./log-storage.js";
 export {
   CHUNK_SIZE,
   emptyOpLogDocument,
+  forEachStoredOp,
   type InvalidEntry,
   OP_LOG_FORMAT,
   OP_LOG_KIND,
