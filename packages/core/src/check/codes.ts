@@ -621,23 +621,9 @@ export const COMPILER_DIFFERENCES: readonly CompilerDifference[] = [
   },
 ];
 
-/**
- * docs/errors.md, generated from {@link CODES}: the bands, every code with its kinds, severity,
- * opt-in, auto-patch coverage and whether this checker reports it. A test asserts the committed
- * file equals this output, so the document cannot drift from the registry.
- */
-export function renderErrorsDoc(): string {
+/** docs/errors.md: The bands of codes and the flags that narrow a check to them. */
+function bandsSection(): string[] {
   const lines: string[] = [];
-  lines.push("# Diagnostic codes");
-  lines.push("");
-  lines.push(
-    "Generated from `packages/core/src/check/codes.ts` by `renderErrorsDoc()`; do not edit by hand (a test",
-  );
-  lines.push(
-    "compares this file with the registry). The normative descriptions are `../shared/kumiki/spec/errors.md`;",
-  );
-  lines.push("this page lists what `@kumiki-graph/core` registers and reports.");
-  lines.push("");
   lines.push("## Bands and narrowing");
   lines.push("");
   lines.push(
@@ -659,6 +645,12 @@ export function renderErrorsDoc(): string {
     ),
   );
   lines.push("");
+  return lines;
+}
+
+/** docs/errors.md: Where a position points: one convention for locations, refusals and edits. */
+function positionsSection(): string[] {
+  const lines: string[] = [];
   lines.push("## Positions");
   lines.push("");
   for (const l of [
@@ -681,6 +673,12 @@ export function renderErrorsDoc(): string {
   ])
     lines.push(l);
   lines.push("");
+  return lines;
+}
+
+/** docs/errors.md: What an undefined name is reported as, by the place it stands in. */
+function unresolvedSection(): string[] {
+  const lines: string[] = [];
   lines.push("## Undefined names by position");
   lines.push("");
   lines.push(
@@ -702,6 +700,12 @@ export function renderErrorsDoc(): string {
     ),
   );
   lines.push("");
+  return lines;
+}
+
+/** docs/errors.md: Every registered code, with the note on the codes this project adds. */
+function codesSection(): string[] {
+  const lines: string[] = [];
   lines.push("## Codes");
   lines.push("");
   lines.push(
@@ -729,6 +733,12 @@ export function renderErrorsDoc(): string {
     "auto-patch marked (+) is this project's where errors.md's coverage table has none (the did-you-mean as an edit).",
   );
   lines.push("");
+  return lines;
+}
+
+/** docs/errors.md: Where `check` differs from the public compiler on purpose. */
+function differencesSection(): string[] {
+  const lines: string[] = [];
   lines.push("## Where `check` differs from the public compiler on purpose");
   lines.push("");
   lines.push(
@@ -752,6 +762,12 @@ export function renderErrorsDoc(): string {
     ),
   );
   lines.push("");
+  return lines;
+}
+
+/** docs/errors.md: The auto-patch strategy of each code that has one. */
+function strategiesSection(): string[] {
+  const lines: string[] = [];
   lines.push("## Auto-patch strategies");
   lines.push("");
   lines.push(
@@ -764,5 +780,34 @@ export function renderErrorsDoc(): string {
     ),
   );
   lines.push("");
+  return lines;
+}
+
+/**
+ * docs/errors.md, generated from {@link CODES}: the bands, every code with its kinds, severity,
+ * opt-in, auto-patch coverage and whether this checker reports it. A test asserts the committed
+ * file equals this output, so the document cannot drift from the registry.
+ */
+export function renderErrorsDoc(): string {
+  const lines: string[] = [];
+  lines.push("# Diagnostic codes");
+  lines.push("");
+  lines.push(
+    "Generated from `packages/core/src/check/codes.ts` by `renderErrorsDoc()`; do not edit by hand (a test",
+  );
+  lines.push(
+    "compares this file with the registry). The normative descriptions are `../shared/kumiki/spec/errors.md`;",
+  );
+  lines.push("this page lists what `@kumiki-graph/core` registers and reports.");
+  lines.push("");
+  for (const section of [
+    bandsSection,
+    positionsSection,
+    unresolvedSection,
+    codesSection,
+    differencesSection,
+    strategiesSection,
+  ])
+    lines.push(...section());
   return lines.join("\n");
 }
