@@ -360,6 +360,31 @@ function unpushedCount(
   return all.filter((o) => !serverIds.has(o["op-id"])).length;
 }
 
+/**
+ * What a sync connects: every server URL checked, the workspace found and its graph read, each
+ * server's graph path (what a proxy routes by, and what pins the connection to this graph), and
+ * the adapter that tries them in turn.
+ */
+function syncTarget(dir: string, options: SyncOptions) {
+  const servers = [options.url, ...(options.alternates ?? [])];
+  for (const url of servers) {
+    const checked = checkServerUrl(url);
+    if (!checked.ok) return checked;
+  }
+  const found = findWorkspace(dir);
+  if (!found.ok) return { ok: false as const, error: { ...found.error, code: found.error.code } };
+  const config = readConfig(found.value);
+  if (!config.ok) return { ok: false as const, error: config.error };
+  const documentId = config.value.graph.slice("automerge:".length);
+  const sockets = servers.map((s) => graphSocketUrl(s, config.value.graph));
+  const adapter = new KumikiClientAdapter(sockets[0]!, {
+    ...(options.token === undefined ? {} : { token: options.token }),
+    ...(sockets.length > 1 ? { alternates: sockets.slice(1) } : {}),
+    connectTries: (options.connectTries ?? DEFAULT_CONNECT_TRIES) * sockets.length,
+  });
+  return ok({ found, config, documentId, servers, sockets, adapter });
+}
+
 /** The sync of {@link syncWorkspace}, watching `deadline`; `stop` disconnects it. */
 async function syncUntil(
   dir: string,
@@ -368,23 +393,9 @@ async function syncUntil(
   ms: number,
   stop: AbortSignal,
 ): Promise<SyncResult<SyncReport>> {
-  for (const url of [options.url, ...(options.alternates ?? [])]) {
-    const checked = checkServerUrl(url);
-    if (!checked.ok) return checked;
-  }
-  const found = findWorkspace(dir);
-  if (!found.ok) return { ok: false, error: { ...found.error, code: found.error.code } };
-  const config = readConfig(found.value);
-  if (!config.ok) return { ok: false, error: config.error };
-  const documentId = config.value.graph.slice("automerge:".length);
-  // Each server's graph path: what a proxy routes by, and what pins the connection to this graph.
-  const servers = [options.url, ...(options.alternates ?? [])];
-  const sockets = servers.map((s) => graphSocketUrl(s, config.value.graph));
-  const adapter = new KumikiClientAdapter(sockets[0]!, {
-    ...(options.token === undefined ? {} : { token: options.token }),
-    ...(sockets.length > 1 ? { alternates: sockets.slice(1) } : {}),
-    connectTries: (options.connectTries ?? DEFAULT_CONNECT_TRIES) * sockets.length,
-  });
+  const target = syncTarget(dir, options);
+  if (!target.ok) return target;
+  const { found, config, documentId, servers, sockets, adapter } = target.value;
   stop.addEventListener("abort", () => adapter.disconnect());
   const sent: Uint8Array[] = [];
   adapter.onSyncSent((m) => sent.push(...m));
