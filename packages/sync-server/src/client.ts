@@ -488,6 +488,42 @@ async function syncUntil(
   }
 }
 
+/**
+ * Why a clone's workspace was not made: its folder could not be stored, the session failed (a bad
+ * token), the deadline passed, or the server does not provide the graph.
+ */
+function cloneNotMade(
+  error: { readonly code: string; readonly message: string },
+  adapter: KumikiClientAdapter,
+  at: { root: string; server: string; graph: string; deadline: number; ms: number },
+): SyncResult<never> {
+  if (error.code === "storage-failed")
+    return fail(
+      "storage-failed",
+      `the clone could not be stored in ${at.root}: ${error.message}; nothing was kept`,
+      { path: at.root },
+    );
+  if (adapter.failure !== undefined) return { ok: false, error: adapter.failure };
+  if (Date.now() >= at.deadline) return { ok: false, error: timeoutError(adapter, "the clone", at.ms) };
+  return fail("graph-unavailable", `${at.server} did not provide the graph ${at.graph} (${error.message})`, {
+    server: at.server,
+    graph: at.graph,
+  });
+}
+
+/**
+ * A fault of the disk (ENOSPC, EIO, a permission) mid-clone: an error, and nothing left behind
+ * (a half-made workspace would name a graph it never stored, and block the next clone).
+ */
+function cloneNotStored(e: unknown, root: string): SyncResult<never> {
+  const code = (e as NodeJS.ErrnoException).code;
+  return fail(
+    "storage-failed",
+    `the clone could not be stored in ${root}${code === undefined ? "" : ` (${code})`}: ${(e as Error).message}; nothing was kept — free space (or fix the folder) and clone again`,
+    { path: root, ...(code === undefined ? {} : { errno: code }) },
+  );
+}
+
 /** Options of {@link cloneWorkspace}. */
 export interface CloneOptions extends ConnectOptions {
   /** Token file to record with the `origin` remote. */
@@ -543,21 +579,7 @@ export async function cloneWorkspace(
     });
     if (!init.ok) {
       cleanUp();
-      if (init.error.code === "storage-failed")
-        return fail(
-          "storage-failed",
-          `the clone could not be stored in ${paths.root}: ${init.error.message}; nothing was kept`,
-          {
-            path: paths.root,
-          },
-        );
-      if (adapter.failure !== undefined) return { ok: false, error: adapter.failure };
-      if (Date.now() >= deadline) return { ok: false, error: timeoutError(adapter, "the clone", ms) };
-      return fail(
-        "graph-unavailable",
-        `${server} did not provide the graph ${graph} (${init.error.message})`,
-        { server, graph },
-      );
+      return cloneNotMade(init.error, adapter, { root: paths.root, server, graph, deadline, ms });
     }
     ws = init.value;
     const syncStates = new SyncStateKeeper(ws.log.repo);
@@ -595,17 +617,10 @@ export async function cloneWorkspace(
     }
     return ok(report);
   } catch (e) {
-    // A fault of the disk (ENOSPC, EIO, a permission) mid-clone: an error, and nothing left behind
-    // (a half-made workspace would name a graph it never stored, and block the next clone).
     if (ws !== undefined) await ws.log.close().catch(() => undefined);
     ws = undefined;
     cleanUp();
-    const code = (e as NodeJS.ErrnoException).code;
-    return fail(
-      "storage-failed",
-      `the clone could not be stored in ${paths.root}${code === undefined ? "" : ` (${code})`}: ${(e as Error).message}; nothing was kept — free space (or fix the folder) and clone again`,
-      { path: paths.root, ...(code === undefined ? {} : { errno: code }) },
-    );
+    return cloneNotStored(e, paths.root);
   } finally {
     clearTimeout(timer);
     void stop;
