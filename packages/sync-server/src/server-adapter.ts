@@ -299,20 +299,7 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
       return;
     }
     if (message.type === "join") {
-      const current = this.sockets[sender] as WebSocket | undefined;
-      const held = this.grants.get(sender);
-      if (current !== undefined && current !== ws && current.readyState === current.OPEN && held !== grant) {
-        this.refuse(
-          ws,
-          sender,
-          undefined,
-          "peer-id-taken",
-          `peer id ${sender} is connected with another token`,
-        );
-        return;
-      }
-      this.grants.set(sender, grant);
-      this.pass(bytes, ws);
+      this.screenJoin(bytes, ws, sender as PeerId, grant);
       return;
     }
     // The base adapter drops messages from a socket that is not the sender's; so do we, earlier.
@@ -320,67 +307,23 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
     const documentId = typeof message.documentId === "string" ? message.documentId : undefined;
     const access = documentId === undefined ? undefined : grant.access(documentId);
     if (isKumikiMessage<FlushRequest>(message, "kumiki-flush")) {
-      if (documentId === undefined || this.peerId === undefined) return;
-      const heads = access === undefined ? [] : await this.checks.flush(documentId);
-      const fault = this.checks.storageFault?.();
-      const reply: FlushReply = {
-        type: "kumiki-flushed",
-        senderId: this.peerId,
-        targetId: sender,
-        documentId,
-        requestId: message.requestId,
-        heads,
-        access: access ?? "none",
-        ...(fault === undefined ? {} : { storageFault: fault }),
-        taken: this.taken.get(ws)?.get(documentId) ?? 0,
-      };
-      this.reply(ws, reply);
+      if (documentId !== undefined) await this.answerFlush(ws, message, documentId, access);
       return;
     }
     switch (message.type) {
       case "sync":
-      case "request": {
-        if (documentId === undefined || !(message.data instanceof Uint8Array)) return;
-        if (access === undefined) {
-          this.unavailable(ws, sender, documentId);
-          return;
-        }
-        this.noteAsked(sender, documentId);
-        let decoded: A.DecodedSyncMessage;
-        try {
-          decoded = A.decodeSyncMessage(message.data);
-        } catch (e) {
-          this.refuse(
+      case "request":
+        if (documentId !== undefined && message.data instanceof Uint8Array)
+          await this.screenSync(
+            bytes,
             ws,
-            sender,
+            { ...message, data: message.data },
+            sender as PeerId,
             documentId,
-            "undecodable",
-            `undecodable sync message: ${(e as Error).message}`,
+            grant,
+            access,
           );
-          return;
-        }
-        if (decoded.changes.length === 0) {
-          this.pass(bytes, ws);
-          return;
-        }
-        if (access === "read") {
-          // A read-only peer's changes are neither stored nor relayed; the rest of its message
-          // (heads, what it has) still lets it pull.
-          const data = A.encodeSyncMessage({ ...decoded, changes: [] });
-          this.pass(cbor.encode({ ...message, data }), ws);
-          return;
-        }
-        const verdict = await this.checks.check(documentId, decoded.changes, grant);
-        if (!verdict.ok) {
-          this.refuse(ws, sender, documentId, "change-refused", verdict.reason);
-          return;
-        }
-        const counts = this.taken.get(ws) ?? new Map<string, number>();
-        this.taken.set(ws, counts);
-        counts.set(documentId, (counts.get(documentId) ?? 0) + verdict.newOps);
-        this.pass(bytes, ws);
         return;
-      }
       case "doc-unavailable":
         if (access !== undefined) this.pass(bytes, ws);
         return;
@@ -391,5 +334,93 @@ export class AccessControlledServerAdapter extends WebSocketServerAdapter {
         // Remote-heads gossip and unknown types: not relayed (gossip is off on this server).
         return;
     }
+  }
+  /** A peer joins: refused when its peer id is connected with another token; its grant noted. */
+  private screenJoin(bytes: Uint8Array, ws: WebSocket, sender: PeerId, grant: Grant): void {
+    const current = this.sockets[sender] as WebSocket | undefined;
+    const held = this.grants.get(sender);
+    if (current !== undefined && current !== ws && current.readyState === current.OPEN && held !== grant) {
+      this.refuse(
+        ws,
+        sender,
+        undefined,
+        "peer-id-taken",
+        `peer id ${sender} is connected with another token`,
+      );
+      return;
+    }
+    this.grants.set(sender, grant);
+    this.pass(bytes, ws);
+  }
+
+  /** Answers a flush request once the graph is durably stored: its heads, the peer's access, what was taken. */
+  private async answerFlush(
+    ws: WebSocket,
+    message: FlushRequest,
+    documentId: string,
+    access: Access | undefined,
+  ): Promise<void> {
+    if (this.peerId === undefined) return;
+    const heads = access === undefined ? [] : await this.checks.flush(documentId);
+    const fault = this.checks.storageFault?.();
+    const reply: FlushReply = {
+      type: "kumiki-flushed",
+      senderId: this.peerId,
+      targetId: message.senderId,
+      documentId,
+      requestId: message.requestId,
+      heads,
+      access: access ?? "none",
+      ...(fault === undefined ? {} : { storageFault: fault }),
+      taken: this.taken.get(ws)?.get(documentId) ?? 0,
+    };
+    this.reply(ws, reply);
+  }
+
+  /**
+   * A sync message: passed when it carries no change; a read-only peer's changes dropped from it;
+   * a read-write peer's checked (refused whole, or passed and the new ops counted).
+   */
+  private async screenSync(
+    bytes: Uint8Array,
+    ws: WebSocket,
+    message: Screened & { readonly data: Uint8Array },
+    sender: PeerId,
+    documentId: string,
+    grant: Grant,
+    access: Access | undefined,
+  ): Promise<void> {
+    if (access === undefined) {
+      this.unavailable(ws, sender, documentId);
+      return;
+    }
+    this.noteAsked(sender, documentId);
+    let decoded: A.DecodedSyncMessage;
+    try {
+      decoded = A.decodeSyncMessage(message.data);
+    } catch (e) {
+      this.refuse(ws, sender, documentId, "undecodable", `undecodable sync message: ${(e as Error).message}`);
+      return;
+    }
+    if (decoded.changes.length === 0) {
+      this.pass(bytes, ws);
+      return;
+    }
+    if (access === "read") {
+      // A read-only peer's changes are neither stored nor relayed; the rest of its message
+      // (heads, what it has) still lets it pull.
+      const data = A.encodeSyncMessage({ ...decoded, changes: [] });
+      this.pass(cbor.encode({ ...message, data }), ws);
+      return;
+    }
+    const verdict = await this.checks.check(documentId, decoded.changes, grant);
+    if (!verdict.ok) {
+      this.refuse(ws, sender, documentId, "change-refused", verdict.reason);
+      return;
+    }
+    const counts = this.taken.get(ws) ?? new Map<string, number>();
+    this.taken.set(ws, counts);
+    counts.set(documentId, (counts.get(documentId) ?? 0) + verdict.newOps);
+    this.pass(bytes, ws);
   }
 }
