@@ -74,28 +74,32 @@ function print(io: Required<CliIo>, json: boolean, result: CommandResult): void 
 }
 
 /**
- * Runs one CLI invocation and returns its exit code (§9.2.5: 0 done, 1 done and the operation
- * failed, 2 wrong argument shape). The one place that prints results and errors; never calls
- * process.exit, so tests call it in-process.
+ * Node reads the command line as UTF-8 and puts U+FFFD where a byte is not (a Latin-1 é from a
+ * shell in another encoding): such an argument would be stored as U+FFFD with exit 0. Refused
+ * (said on stderr), as a file with such bytes is (input-text.ts).
  */
-export async function main(
-  argv: readonly string[],
-  cliIo: CliIo = processIo,
-  options: { readonly stores?: StoreProvider } = {},
-): Promise<number> {
-  const io = withDefaults(cliIo);
-  // Node reads the command line as UTF-8 and puts U+FFFD where a byte is not (a Latin-1 é from a
-  // shell in another encoding): such an argument would be stored as U+FFFD with exit 0. Refused,
-  // as a file with such bytes is (input-text.ts).
+function notUtf8(argv: readonly string[], io: Required<CliIo>): boolean {
   const replaced = argv.findIndex((a) => a.includes("\uFFFD"));
   if (replaced >= 0) {
     const shown = argv[replaced]!.length > 60 ? `${argv[replaced]!.slice(0, 57)}...` : argv[replaced]!;
     io.stderr(
       `kumiki: argument ${replaced + 1} (${JSON.stringify(shown)}) holds U+FFFD where the command line had bytes that are not UTF-8 (a Latin-1 é?): a Kumiki text is UTF-8; give the argument in UTF-8 (or the text in a UTF-8 file, e.g. --body-file F); nothing was done\n`,
     );
-    return 2;
+    return true;
   }
-  const { globals, verb, word, rest } = splitVerb(argv);
+  return false;
+}
+
+/**
+ * A command line with no verb the CLI knows: help (of all, or of a verb), the version, a verb
+ * family's sub-verbs, or the refusal of an unknown verb or option. Returns the exit code.
+ */
+async function withoutVerb(
+  globals: readonly string[],
+  word: string | undefined,
+  rest: readonly string[],
+  io: Required<CliIo>,
+): Promise<number> {
   if (word === undefined && globals.length > 0) {
     // `kumiki --store status`: the option took the verb as its value, and no verb is left.
     io.stderr(
@@ -112,35 +116,65 @@ export async function main(
     io.stdout(`kumiki ${CLI_VERSION}\n`);
     return 0;
   }
-  if (verb === undefined) {
-    const family = COMMANDS.filter((c) => c.name.startsWith(`${word} `)).map((c) =>
-      c.name.slice(word.length + 1),
-    );
-    if (family.length > 0) {
-      const next = rest[0];
-      if (next === "--help" || next === "-h") {
-        // `kumiki remote --help`: the family's sub-verbs, each with its summary and usage.
-        const members = await Promise.all(
-          COMMANDS.filter((c) => c.name.startsWith(`${word} `)).map(resolveCommand),
-        );
-        const lines = [`kumiki ${word} — one of ${family.join(", ")}:`, ""];
-        for (const m of members) {
-          lines.push(`  kumiki ${m.name}: ${m.summary}`);
-          for (const u of m.usage) lines.push(`      kumiki ${u}`);
-        }
-        lines.push("", `kumiki ${word} ${family[0]} --help shows one sub-verb's options and examples.`);
-        io.stdout(`${lines.join("\n")}\n`);
-        return 0;
-      }
-      io.stderr(
-        `kumiki ${word}: ${next === undefined ? "give one of" : `unknown sub-verb '${next}': one of`} ${family.join(", ")} (kumiki ${word} ${family[0]} --help)\n`,
+  const family = COMMANDS.filter((c) => c.name.startsWith(`${word} `)).map((c) =>
+    c.name.slice(word.length + 1),
+  );
+  if (family.length > 0) {
+    const next = rest[0];
+    if (next === "--help" || next === "-h") {
+      // `kumiki remote --help`: the family's sub-verbs, each with its summary and usage.
+      const members = await Promise.all(
+        COMMANDS.filter((c) => c.name.startsWith(`${word} `)).map(resolveCommand),
       );
-      return 2;
+      const lines = [`kumiki ${word} — one of ${family.join(", ")}:`, ""];
+      for (const m of members) {
+        lines.push(`  kumiki ${m.name}: ${m.summary}`);
+        for (const u of m.usage) lines.push(`      kumiki ${u}`);
+      }
+      lines.push("", `kumiki ${word} ${family[0]} --help shows one sub-verb's options and examples.`);
+      io.stdout(`${lines.join("\n")}\n`);
+      return 0;
     }
-    const what = word.startsWith("-") ? `unknown option '${word}'` : `unknown verb '${word}'`;
-    io.stderr(`kumiki: ${what}: run 'kumiki --help' for the verbs there are\n`);
+    io.stderr(
+      `kumiki ${word}: ${next === undefined ? "give one of" : `unknown sub-verb '${next}': one of`} ${family.join(", ")} (kumiki ${word} ${family[0]} --help)\n`,
+    );
     return 2;
   }
+  const what = word.startsWith("-") ? `unknown option '${word}'` : `unknown verb '${word}'`;
+  io.stderr(`kumiki: ${what}: run 'kumiki --help' for the verbs there are\n`);
+  return 2;
+}
+
+/** Refuses a call with fewer or more positional arguments than `command` takes (a usage error). */
+function checkArity(command: Command, n: number): void {
+  const name = command.name;
+  if (n < command.positionals.min || n > command.positionals.max) {
+    const want =
+      command.positionals.min === command.positionals.max
+        ? `${command.positionals.min}`
+        : command.positionals.max === Number.POSITIVE_INFINITY
+          ? `at least ${command.positionals.min}`
+          : `${command.positionals.min} to ${command.positionals.max}`;
+    throw usageError(
+      `kumiki ${name}: expected ${want} argument${want === "1" ? "" : "s"} (${command.positionals.names}), got ${n}: run 'kumiki ${name} --help'`,
+    );
+  }
+}
+
+/**
+ * Runs one CLI invocation and returns its exit code (§9.2.5: 0 done, 1 done and the operation
+ * failed, 2 wrong argument shape). The one place that prints results and errors; never calls
+ * process.exit, so tests call it in-process.
+ */
+export async function main(
+  argv: readonly string[],
+  cliIo: CliIo = processIo,
+  options: { readonly stores?: StoreProvider } = {},
+): Promise<number> {
+  const io = withDefaults(cliIo);
+  if (notUtf8(argv, io)) return 2;
+  const { globals, verb, word, rest } = splitVerb(argv);
+  if (verb === undefined) return withoutVerb(globals, word, rest, io);
   const jsonWanted = argv.includes("--json");
   let close: (() => Promise<void>) | undefined;
   const name = verb.name;
@@ -155,18 +189,7 @@ export async function main(
       io.stdout(verbHelp(command));
       return 0;
     }
-    const n = parsed.positionals.length;
-    if (n < command.positionals.min || n > command.positionals.max) {
-      const want =
-        command.positionals.min === command.positionals.max
-          ? `${command.positionals.min}`
-          : command.positionals.max === Number.POSITIVE_INFINITY
-            ? `at least ${command.positionals.min}`
-            : `${command.positionals.min} to ${command.positionals.max}`;
-      throw usageError(
-        `kumiki ${name}: expected ${want} argument${want === "1" ? "" : "s"} (${command.positionals.names}), got ${n}: run 'kumiki ${name} --help'`,
-      );
-    }
+    checkArity(command, parsed.positionals.length);
     const open = (from: Required<CliIo>) =>
       createContext(from, name, parsed.positionals, parsed.options, options.stores, parsed.sources);
     let opened = open(io);
