@@ -97,6 +97,43 @@ export class SnapshotUnreadable extends Error {
   }
 }
 
+/** The text of `file` (`-`: stdin), decoded as a Kumiki text is; a missing or unreadable file refused. */
+async function readInput(io: Required<CliIo>, file: string): Promise<string> {
+  if (file === "-") return io.stdin();
+  const p = path.resolve(io.cwd, file);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(p);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === "ENOENT")
+      throw failure(
+        "file-not-found",
+        `${file}: no such file (give a path relative to ${io.cwd}, or - for stdin)`,
+        {
+          path: p,
+        },
+      );
+    if (err.code === "EISDIR")
+      throw failure("file-unreadable", `${file} is a directory, not a file`, { path: p });
+    throw failure("file-unreadable", `${file}: cannot read (${err.code ?? err.message})`, { path: p });
+  }
+  return decodeInput(bytes, file);
+}
+
+/**
+ * The workspace's kumiki.caps.json at or above `dir`, through core's reader (the one the MCP
+ * server's open uses too), without Automerge; undefined without a workspace or a manifest.
+ */
+async function capabilitiesAt(dir: string): Promise<CapabilityManifest | undefined> {
+  const [sr, rc] = await Promise.all([loadStorageRead(), loadReadCore()]);
+  const ws = sr.findWorkspace(dir);
+  if (!ws.ok) return undefined;
+  const read = rc.readCapabilityManifest(ws.value.root);
+  if (!read.ok) throw fromRejection(read.error);
+  return read.value;
+}
+
 /** Builds the context a verb runs in. */
 export function createContext(
   io: Required<CliIo>,
@@ -116,16 +153,8 @@ export function createContext(
   let progressShown = false;
 
   let caps: Promise<CapabilityManifest | undefined> | undefined;
-  // Core's reader of kumiki.caps.json (the one the MCP server's open uses too), without Automerge.
   const capabilities = (): Promise<CapabilityManifest | undefined> => {
-    caps ??= (async () => {
-      const [sr, rc] = await Promise.all([loadStorageRead(), loadReadCore()]);
-      const ws = sr.findWorkspace(storeDir ?? io.cwd);
-      if (!ws.ok) return undefined;
-      const read = rc.readCapabilityManifest(ws.value.root);
-      if (!read.ok) throw fromRejection(read.error);
-      return read.value;
-    })();
+    caps ??= capabilitiesAt(storeDir ?? io.cwd);
     return caps;
   };
 
@@ -162,26 +191,7 @@ export function createContext(
     async heldOps() {
       return (await (full ?? openRead())).ops();
     },
-    async readInput(file) {
-      if (file === "-") return io.stdin();
-      const p = path.resolve(io.cwd, file);
-      let bytes: Buffer;
-      try {
-        bytes = await readFile(p);
-      } catch (e) {
-        const err = e as NodeJS.ErrnoException;
-        if (err.code === "ENOENT")
-          throw failure(
-            "file-not-found",
-            `${file}: no such file (give a path relative to ${io.cwd}, or - for stdin)`,
-            { path: p },
-          );
-        if (err.code === "EISDIR")
-          throw failure("file-unreadable", `${file} is a directory, not a file`, { path: p });
-        throw failure("file-unreadable", `${file}: cannot read (${err.code ?? err.message})`, { path: p });
-      }
-      return decodeInput(bytes, file);
-    },
+    readInput: (file) => readInput(io, file),
     readLine() {
       return io.readLine();
     },
