@@ -22,17 +22,13 @@ function differingFields(a: LogOp, b: LogOp): string[] {
 }
 
 /**
- * Checks wire ops from elsewhere against the graph; the new ones, or the first reason to refuse.
- * A replica's op (not in `spec`, the op-ids of ops given in the §9.3.2 form) is taken as a faithful
- * import stored it: a text that does not parse and binds nothing, or a reference site bound to
- * nothing, is held as written (check reports it), as sync would hold it, so that `patch export`
- * of any workspace applies to an empty one and the two paths never disagree.
+ * The ops of `inputs` the graph does not hold yet, each parsed (a malformed one refused); an op
+ * held already is skipped, and another op under a held op-id refused (forged or corrupted).
  */
-export function checkIncoming(
+function freshOps(
   graph: Graph,
   inputs: readonly unknown[],
-  spec: ReadonlySet<string>,
-): StoreResult<LogOp[]> {
+): StoreResult<{ fresh: LogOp[]; batch: Map<OpId, LogOp> }> {
   const fresh: LogOp[] = [];
   const batch = new Map<OpId, LogOp>();
   for (const [i, input] of inputs.entries()) {
@@ -59,6 +55,86 @@ export function checkIncoming(
     batch.set(id, op);
     fresh.push(op);
   }
+  return ok({ fresh, batch });
+}
+
+/**
+ * The refusal of a text-bearing op (add, replace, edit), or undefined: its text must parse and
+ * define what the op says, every binding name a definition the graph (or the batch) holds, and
+ * every reference bind something — a replica's op (not in `spec`) is held as written instead.
+ */
+function checkText(
+  op: Extract<Op, { op: "add" | "replace" | "edit" }>,
+  where: string,
+  spec: ReadonlySet<string>,
+  exists: (d: DefId) => DefinitionState | Op | undefined,
+  linked: ReadonlySet<string>,
+): StoreResult<never> | undefined {
+  const text = composeSource({
+    layer: op.layer,
+    name: op.name,
+    body: op.body,
+    head: op.head ?? `${op.layer} `,
+  });
+  const p = parseText(text);
+  if (!p.ok) {
+    // A replica's text that does not parse is kept as written, binding nothing (E0008).
+    if (!spec.has(op["op-id"]) && Object.keys(op.refs).length === 0) return undefined;
+    return reject(
+      "parse-error",
+      `${where}: its text does not parse${spec.has(op["op-id"]) ? "" : ", yet it binds references"} at body:${bodyLineOf(text, p.error.span.line)}, column ${p.error.span.column}: ${p.error.message.replace(/ at \d+:\d+$/, "")}`,
+      { op: op["op-id"], text, span: { ...p.error.span, line: bodyLineOf(text, p.error.span.line) } },
+    );
+  }
+  if (p.def.layer !== op.layer || p.def.name.name !== op.name) {
+    return reject(
+      "definition-mismatch",
+      `${where}: its text defines ${qualified(p.def.layer, p.def.name.name)}, the op says ${qualified(op.layer, op.name)}`,
+      {
+        op: op["op-id"],
+      },
+    );
+  }
+  for (const [key, t] of Object.entries(op.refs)) {
+    if (exists(t) === undefined) {
+      return reject(
+        "undefined-reference",
+        `${where}: ${key} is bound to ${t}, which the graph does not hold`,
+        { op: op["op-id"], key, target: t },
+      );
+    }
+  }
+  for (const site of p.sites) {
+    if (isStandardReference(site) || siteTarget(site, op.refs) !== null) continue;
+    // Validated as a set: a forward reference (import adds the definitions, then links the
+    // references to those added after them) or a cycle is bound by a link of the same batch.
+    if (site.layers.some((l) => linked.has(`${op.def} ${l}:${site.name}`))) continue;
+    // A replica's reference that binds nothing is held unbound, as a faithful import holds it.
+    if (!spec.has(op["op-id"])) continue;
+    return reject(
+      "undefined-reference",
+      `${where}: ${site.name} at body:${bodyLineOf(text, site.span.line)}, column ${site.span.column} is bound to no definition (looked for a ${site.layers.join(" or ")})`,
+      { op: op["op-id"], name: site.name, layers: site.layers },
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Checks wire ops from elsewhere against the graph; the new ones, or the first reason to refuse.
+ * A replica's op (not in `spec`, the op-ids of ops given in the §9.3.2 form) is taken as a faithful
+ * import stored it: a text that does not parse and binds nothing, or a reference site bound to
+ * nothing, is held as written (check reports it), as sync would hold it, so that `patch export`
+ * of any workspace applies to an empty one and the two paths never disagree.
+ */
+export function checkIncoming(
+  graph: Graph,
+  inputs: readonly unknown[],
+  spec: ReadonlySet<string>,
+): StoreResult<LogOp[]> {
+  const parsed = freshOps(graph, inputs);
+  if (!parsed.ok) return parsed;
+  const { fresh, batch } = parsed.value;
   const added = new Map<DefId, Op>();
   for (const o of fresh) if (o.op === "add" && !added.has(o.def)) added.set(o.def, o);
   const exists = (d: DefId): DefinitionState | Op | undefined => graph.definition(d) ?? added.get(d);
@@ -99,53 +175,8 @@ export function checkIncoming(
       });
     }
     if (op.op === "add" || op.op === "replace" || op.op === "edit") {
-      const text = composeSource({
-        layer: op.layer,
-        name: op.name,
-        body: op.body,
-        head: op.head ?? `${op.layer} `,
-      });
-      const p = parseText(text);
-      if (!p.ok) {
-        // A replica's text that does not parse is kept as written, binding nothing (E0008).
-        if (!spec.has(op["op-id"]) && Object.keys(op.refs).length === 0) continue;
-        return reject(
-          "parse-error",
-          `${where}: its text does not parse${spec.has(op["op-id"]) ? "" : ", yet it binds references"} at body:${bodyLineOf(text, p.error.span.line)}, column ${p.error.span.column}: ${p.error.message.replace(/ at \d+:\d+$/, "")}`,
-          { op: op["op-id"], text, span: { ...p.error.span, line: bodyLineOf(text, p.error.span.line) } },
-        );
-      }
-      if (p.def.layer !== op.layer || p.def.name.name !== op.name) {
-        return reject(
-          "definition-mismatch",
-          `${where}: its text defines ${qualified(p.def.layer, p.def.name.name)}, the op says ${qualified(op.layer, op.name)}`,
-          {
-            op: op["op-id"],
-          },
-        );
-      }
-      for (const [key, t] of Object.entries(op.refs)) {
-        if (exists(t) === undefined) {
-          return reject(
-            "undefined-reference",
-            `${where}: ${key} is bound to ${t}, which the graph does not hold`,
-            { op: op["op-id"], key, target: t },
-          );
-        }
-      }
-      for (const site of p.sites) {
-        if (isStandardReference(site) || siteTarget(site, op.refs) !== null) continue;
-        // Validated as a set: a forward reference (import adds the definitions, then links the
-        // references to those added after them) or a cycle is bound by a link of the same batch.
-        if (site.layers.some((l) => linked.has(`${op.def} ${l}:${site.name}`))) continue;
-        // A replica's reference that binds nothing is held unbound, as a faithful import holds it.
-        if (!spec.has(op["op-id"])) continue;
-        return reject(
-          "undefined-reference",
-          `${where}: ${site.name} at body:${bodyLineOf(text, site.span.line)}, column ${site.span.column} is bound to no definition (looked for a ${site.layers.join(" or ")})`,
-          { op: op["op-id"], name: site.name, layers: site.layers },
-        );
-      }
+      const refused = checkText(op, where, spec, exists, linked);
+      if (refused !== undefined) return refused;
     }
   }
   return ok(fresh);
