@@ -26,89 +26,94 @@ function split(qname: string): { layer: Layer; name: string } | undefined {
   return dot > 0 && isLayer(layer) ? { layer, name: qname.slice(dot + 1) } : undefined;
 }
 
-/**
- * The check inputs the store's graph would hold after `items` — the definitions they add, replace
- * or edit, with every reference bound by name the way the store binds a written text (the first
- * candidate layer that has a definition of the name; the definition's own name is itself) — so the
- * regression gate can check a fix before anything is written. Definitions an item adds get the id
- * `pending:layer.name`; a definition the bundle removes maps to undefined. Only the item kinds
- * auto-patches produce (add, replace, edit, and E0007's link and remove, whose targets may be
- * definition ids) can be foreseen; anything else, or an item the store would refuse outright, is
- * refused here too.
- */
-export function foreseeBundle(
-  reader: GraphReader,
-  items: readonly BundleItem[],
-): StoreResult<Map<string, CheckInput | undefined>> {
-  const pending = new Map<string, Pending>();
+/** What a bundle's items did so far to the graph a fix is judged on (see {@link foreseeBundle}). */
+class Foresight {
+  readonly pending = new Map<string, Pending>();
   /** `layer:name` → the id it reads as now (a removed duplicate's name goes to the one it hid). */
-  const byName = new Map<string, string>();
-  const removed = new Set<string>();
+  readonly byName = new Map<string, string>();
+  readonly removed = new Set<string>();
   /** Per definition, the references a `link` binds: `layer:name` → target id. */
-  const links = new Map<string, Map<string, string>>();
-  const byId = (id: string): Pending | undefined => {
-    const p = pending.get(id);
+  readonly links = new Map<string, Map<string, string>>();
+
+  constructor(private readonly reader: GraphReader) {}
+
+  byId(id: string): Pending | undefined {
+    const p = this.pending.get(id);
     if (p !== undefined) return p;
-    const view = reader.get(id as Parameters<GraphReader["get"]>[0]);
-    return view === undefined || removed.has(id)
+    const view = this.reader.get(id as Parameters<GraphReader["get"]>[0]);
+    return view === undefined || this.removed.has(id)
       ? undefined
       : { id, layer: view.layer, name: view.name, text: view.text };
-  };
-  const current = (layer: Layer, name: string): Pending | undefined => {
-    const id = byName.get(`${layer}:${name}`) ?? reader.graph.lookup(layer, name);
-    return id === undefined ? undefined : byId(id);
-  };
+  }
+
+  current(layer: Layer, name: string): Pending | undefined {
+    const id = this.byName.get(`${layer}:${name}`) ?? this.reader.graph.lookup(layer, name);
+    return id === undefined ? undefined : this.byId(id);
+  }
+
   /** A target as items name it: `layer.name`, or a definition id (what E0007's patch uses). */
-  const resolve = (qname: string): Pending | undefined => {
-    if (qname.startsWith("def_")) return byId(qname);
+  resolve(qname: string): Pending | undefined {
+    if (qname.startsWith("def_")) return this.byId(qname);
     const q = split(qname);
-    return q === undefined ? undefined : current(q.layer, q.name);
-  };
-  for (const [i, item] of items.entries()) {
-    const where = `bundle item ${i + 1} (${item.op})`;
-    if (item.op === "add") {
-      const text =
-        item.source ??
-        (item.layer !== undefined && item.name !== undefined && item.body !== undefined && isLayer(item.layer)
-          ? composeSource({ layer: item.layer, name: item.name, body: item.body })
-          : undefined);
-      const parts = text === undefined ? undefined : decomposeSource(text);
-      if (text === undefined || parts === undefined)
-        return reject("invalid-input", `${where}: not a definition`);
-      if (current(parts.layer, parts.name) !== undefined)
-        return reject("duplicate-name", `${where}: ${parts.layer}.${parts.name} already exists`);
-      const id = `pending:${parts.layer}.${parts.name}`;
-      pending.set(id, { id, layer: parts.layer, name: parts.name, text });
-      byName.set(`${parts.layer}:${parts.name}`, id);
-      continue;
-    }
-    if (item.op === "remove" || item.op === "link") {
-      const target = resolve(item.qname);
-      if (target === undefined) return reject("not-found", `${where}: no definition ${item.qname}`);
-      if (item.op === "link") {
-        const to = resolve(item.to);
-        if (to === undefined) return reject("not-found", `${where}: no definition ${item.to}`);
-        const bound = links.get(target.id) ?? new Map<string, string>();
-        links.set(target.id, bound.set(item.ref, to.id));
-        pending.set(target.id, target);
-        continue;
-      }
-      removed.add(target.id);
-      pending.delete(target.id);
-      const key = `${target.layer}:${target.name}`;
-      const next = reader.graph
-        .claimants(target.layer, target.name)
-        .find((id) => !removed.has(id) && reader.graph.definition(id)?.alive === true);
-      if (next !== undefined) byName.set(key, next);
-      else byName.delete(key);
-      continue;
-    }
+    return q === undefined ? undefined : this.current(q.layer, q.name);
+  }
+
+  /** One item taken in, or why the store would refuse it. */
+  take(item: BundleItem, where: string): StoreResult<void> {
+    if (item.op === "add") return this.add(item, where);
+    if (item.op === "remove" || item.op === "link") return this.removeOrLink(item, where);
     if (item.op !== "edit" && item.op !== "replace")
       return reject(
         "invalid-input",
         `${where}: a fix is made of add, replace, edit, link and remove items only`,
       );
-    const target = resolve(item.qname);
+    return this.rewrite(item, where);
+  }
+
+  private add(item: Extract<BundleItem, { op: "add" }>, where: string): StoreResult<void> {
+    const text =
+      item.source ??
+      (item.layer !== undefined && item.name !== undefined && item.body !== undefined && isLayer(item.layer)
+        ? composeSource({ layer: item.layer, name: item.name, body: item.body })
+        : undefined);
+    const parts = text === undefined ? undefined : decomposeSource(text);
+    if (text === undefined || parts === undefined)
+      return reject("invalid-input", `${where}: not a definition`);
+    if (this.current(parts.layer, parts.name) !== undefined)
+      return reject("duplicate-name", `${where}: ${parts.layer}.${parts.name} already exists`);
+    const id = `pending:${parts.layer}.${parts.name}`;
+    this.pending.set(id, { id, layer: parts.layer, name: parts.name, text });
+    this.byName.set(`${parts.layer}:${parts.name}`, id);
+    return ok(undefined);
+  }
+
+  private removeOrLink(
+    item: Extract<BundleItem, { op: "remove" | "link" }>,
+    where: string,
+  ): StoreResult<void> {
+    const target = this.resolve(item.qname);
+    if (target === undefined) return reject("not-found", `${where}: no definition ${item.qname}`);
+    if (item.op === "link") {
+      const to = this.resolve(item.to);
+      if (to === undefined) return reject("not-found", `${where}: no definition ${item.to}`);
+      const bound = this.links.get(target.id) ?? new Map<string, string>();
+      this.links.set(target.id, bound.set(item.ref, to.id));
+      this.pending.set(target.id, target);
+      return ok(undefined);
+    }
+    this.removed.add(target.id);
+    this.pending.delete(target.id);
+    const key = `${target.layer}:${target.name}`;
+    const next = this.reader.graph
+      .claimants(target.layer, target.name)
+      .find((id) => !this.removed.has(id) && this.reader.graph.definition(id)?.alive === true);
+    if (next !== undefined) this.byName.set(key, next);
+    else this.byName.delete(key);
+    return ok(undefined);
+  }
+
+  private rewrite(item: Extract<BundleItem, { op: "edit" | "replace" }>, where: string): StoreResult<void> {
+    const target = this.resolve(item.qname);
     if (target === undefined) return reject("not-found", `${where}: no definition ${item.qname}`);
     let text: string;
     if (item.op === "replace") {
@@ -128,11 +133,12 @@ export function foreseeBundle(
         );
       text = r.text;
     }
-    pending.set(target.id, { ...target, text });
+    this.pending.set(target.id, { ...target, text });
+    return ok(undefined);
   }
-  const out = new Map<string, CheckInput | undefined>();
-  for (const id of removed) out.set(id, undefined);
-  for (const p of pending.values()) {
+
+  /** The check input of a definition as the bundle leaves it, its references bound as the store binds. */
+  input(p: Pending): StoreResult<CheckInput> {
     const parsed = parseText(p.text);
     if (!parsed.ok)
       return reject("parse-error", `${p.layer}.${p.name} would not parse: ${parsed.error.message}`);
@@ -141,18 +147,46 @@ export function foreseeBundle(
         "definition-mismatch",
         `the text defines ${parsed.def.layer}.${parsed.def.name.name}, not ${p.layer}.${p.name}`,
       );
-    const linked = links.get(p.id);
+    const linked = this.links.get(p.id);
     const targets = parsed.sites.map((site) => {
       for (const layer of site.layers) {
         const to = linked?.get(`${layer}:${site.name}`);
         if (to !== undefined) return to;
         if (layer === p.layer && site.name === p.name) return p.id;
-        const id = byName.get(`${layer}:${site.name}`) ?? reader.graph.lookup(layer, site.name);
-        if (id !== undefined && !removed.has(id)) return id;
+        const id = this.byName.get(`${layer}:${site.name}`) ?? this.reader.graph.lookup(layer, site.name);
+        if (id !== undefined && !this.removed.has(id)) return id;
       }
       return null;
     });
-    out.set(p.id, { id: p.id, def: parsed.def, sites: parsed.sites, targets, source: p.text });
+    return ok({ id: p.id, def: parsed.def, sites: parsed.sites, targets, source: p.text });
+  }
+}
+
+/**
+ * The check inputs the store's graph would hold after `items` — the definitions they add, replace
+ * or edit, with every reference bound by name the way the store binds a written text (the first
+ * candidate layer that has a definition of the name; the definition's own name is itself) — so the
+ * regression gate can check a fix before anything is written. Definitions an item adds get the id
+ * `pending:layer.name`; a definition the bundle removes maps to undefined. Only the item kinds
+ * auto-patches produce (add, replace, edit, and E0007's link and remove, whose targets may be
+ * definition ids) can be foreseen; anything else, or an item the store would refuse outright, is
+ * refused here too.
+ */
+export function foreseeBundle(
+  reader: GraphReader,
+  items: readonly BundleItem[],
+): StoreResult<Map<string, CheckInput | undefined>> {
+  const f = new Foresight(reader);
+  for (const [i, item] of items.entries()) {
+    const taken = f.take(item, `bundle item ${i + 1} (${item.op})`);
+    if (!taken.ok) return taken;
+  }
+  const out = new Map<string, CheckInput | undefined>();
+  for (const id of f.removed) out.set(id, undefined);
+  for (const p of f.pending.values()) {
+    const input = f.input(p);
+    if (!input.ok) return input;
+    out.set(p.id, input.value);
   }
   return ok(out);
 }
