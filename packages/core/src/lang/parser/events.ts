@@ -28,99 +28,121 @@ export class EventParser extends StatementParser {
     this.next();
     const name = sub.text;
     if (head.kind === "ident" && head.text === "ui") {
-      if (!UI_EVENTS.has(name)) {
-        this.fail(
-          `unknown ui event \`ui.${name}\`${this.context} (expected one of ${[...UI_EVENTS].join(", ")})`,
-          sub,
-        );
-        return placeholder;
-      }
-      this.expectPunct("(", `after \`ui.${name}\``);
-      const selStart = this.peek();
-      let selector: Extract<EventPattern, { kind: "UiEvent" }>["selector"];
-      if (this.isKeyword("self")) {
-        this.next();
-        selector = { kind: "SelfSelector", span: tokenSpan(selStart) };
-      } else {
-        const tile = this.ident(`a tile name in \`ui.${name}(…)\``);
-        if (this.isPunct("#")) {
-          this.next();
-          const id = this.ident("an element id after `#`");
-          selector = { kind: "Selector", tile, id, span: this.spanFrom(selStart) };
-        } else {
-          selector = { kind: "Selector", tile, span: tile.span };
-        }
-      }
-      this.expectPunct(")", `to close \`ui.${name}(…)\``);
-      return { kind: "UiEvent", event: name as UiEventKind, selector, span: this.spanFrom(head) };
+      return this.uiEvent(head, name, sub, placeholder);
     }
     if (head.kind === "keyword" && head.text === "app") {
-      if (!APP_EVENTS.has(name)) {
-        this.fail(
-          `unknown app event \`app.${name}\`${this.context} (expected one of ${[...APP_EVENTS].join(", ")})`,
-          sub,
-        );
-        return placeholder;
-      }
-      return { kind: "AppEvent", event: name as AppEventKind, span: this.spanFrom(head) };
+      return this.appEvent(head, name, sub, placeholder);
     }
     if (head.kind === "keyword" && head.text === "tile") {
-      if (name !== "mount" && name !== "unmount") {
-        this.fail(`unknown tile event \`tile.${name}\`${this.context} (expected mount or unmount)`, sub);
-        return placeholder;
-      }
-      this.expectPunct("(", `after \`tile.${name}\``);
-      const tile = this.ident(`a tile name in \`tile.${name}(…)\``);
-      this.expectPunct(")", `to close \`tile.${name}(…)\``);
-      return { kind: "TileEvent", event: name, tile, span: this.spanFrom(head) };
+      return this.tileEvent(head, name, sub, placeholder);
     }
     if (head.kind === "ident" && head.text === "route") {
-      if (name !== "enter" && name !== "leave" && name !== "error") {
-        this.fail(
-          `unknown route event \`route.${name}\`${this.context} (expected enter, leave or error)`,
-          sub,
-        );
-        return placeholder;
-      }
-      this.expectPunct("(", `after \`route.${name}\``);
-      const p = this.peek();
-      if (p.kind !== "string") {
-        this.expected(`a route pattern string in \`route.${name}(…)\``);
-        return placeholder;
-      }
-      this.next();
-      this.expectPunct(")", `to close \`route.${name}(…)\``);
-      return {
-        kind: "RouteEvent",
-        event: name,
-        pattern: { kind: "String", value: p.text, span: tokenSpan(p) },
-        span: this.spanFrom(head),
-      };
+      return this.routeEvent(head, name, sub, placeholder);
     }
     if (name === "ok" || name === "err") {
-      const effect: Ident = { kind: "Ident", name: head.text, span: tokenSpan(head) };
-      this.expectPunct("(", `after \`${head.text}.${name}\``);
-      const binds: Bind[] = [];
-      while (!this.isPunct(")") && !this.atEof()) {
-        const b = this.peek();
-        if (b.kind === "dollar" || b.kind === "ident") {
-          this.next();
-          binds.push({ kind: "Bind", name: b.text, span: tokenSpan(b) });
-        } else {
-          this.expected(`a bind (\`$name\` or \`_\`) in \`${head.text}.${name}(…)\``);
-          break;
-        }
-        if (!this.isPunct(",")) break;
-        this.next();
-      }
-      this.expectPunct(")", `to close \`${head.text}.${name}(…)\``);
-      return { kind: "EffectEvent", effect, outcome: name, binds, span: this.spanFrom(head) };
+      return this.effectEvent(head, name);
     }
     this.fail(
       `unknown event \`${head.text}.${name}\`${this.context}: an effect event is \`${head.text}.ok(…)\` or \`${head.text}.err(…)\``,
       sub,
     );
     return placeholder;
+  }
+
+  /** A `ui.<event>(Tile)`, `ui.<event>(Tile#id)` or `ui.<event>(self)` pattern. */
+  private uiEvent(head: Token, name: string, sub: Token, placeholder: EventPattern): EventPattern {
+    if (!UI_EVENTS.has(name)) {
+      this.fail(
+        `unknown ui event \`ui.${name}\`${this.context} (expected one of ${[...UI_EVENTS].join(", ")})`,
+        sub,
+      );
+      return placeholder;
+    }
+    this.expectPunct("(", `after \`ui.${name}\``);
+    const selStart = this.peek();
+    let selector: Extract<EventPattern, { kind: "UiEvent" }>["selector"];
+    if (this.isKeyword("self")) {
+      this.next();
+      selector = { kind: "SelfSelector", span: tokenSpan(selStart) };
+    } else {
+      const tile = this.ident(`a tile name in \`ui.${name}(…)\``);
+      if (this.isPunct("#")) {
+        this.next();
+        const id = this.ident("an element id after `#`");
+        selector = { kind: "Selector", tile, id, span: this.spanFrom(selStart) };
+      } else {
+        selector = { kind: "Selector", tile, span: tile.span };
+      }
+    }
+    this.expectPunct(")", `to close \`ui.${name}(…)\``);
+    return { kind: "UiEvent", event: name as UiEventKind, selector, span: this.spanFrom(head) };
+  }
+
+  /** An `app.<event>` pattern. */
+  private appEvent(head: Token, name: string, sub: Token, placeholder: EventPattern): EventPattern {
+    if (!APP_EVENTS.has(name)) {
+      this.fail(
+        `unknown app event \`app.${name}\`${this.context} (expected one of ${[...APP_EVENTS].join(", ")})`,
+        sub,
+      );
+      return placeholder;
+    }
+    return { kind: "AppEvent", event: name as AppEventKind, span: this.spanFrom(head) };
+  }
+
+  /** A `tile.mount(Tile)` or `tile.unmount(Tile)` pattern. */
+  private tileEvent(head: Token, name: string, sub: Token, placeholder: EventPattern): EventPattern {
+    if (name !== "mount" && name !== "unmount") {
+      this.fail(`unknown tile event \`tile.${name}\`${this.context} (expected mount or unmount)`, sub);
+      return placeholder;
+    }
+    this.expectPunct("(", `after \`tile.${name}\``);
+    const tile = this.ident(`a tile name in \`tile.${name}(…)\``);
+    this.expectPunct(")", `to close \`tile.${name}(…)\``);
+    return { kind: "TileEvent", event: name, tile, span: this.spanFrom(head) };
+  }
+
+  /** A `route.enter("/path")`, `route.leave(…)` or `route.error(…)` pattern. */
+  private routeEvent(head: Token, name: string, sub: Token, placeholder: EventPattern): EventPattern {
+    if (name !== "enter" && name !== "leave" && name !== "error") {
+      this.fail(`unknown route event \`route.${name}\`${this.context} (expected enter, leave or error)`, sub);
+      return placeholder;
+    }
+    this.expectPunct("(", `after \`route.${name}\``);
+    const p = this.peek();
+    if (p.kind !== "string") {
+      this.expected(`a route pattern string in \`route.${name}(…)\``);
+      return placeholder;
+    }
+    this.next();
+    this.expectPunct(")", `to close \`route.${name}(…)\``);
+    return {
+      kind: "RouteEvent",
+      event: name,
+      pattern: { kind: "String", value: p.text, span: tokenSpan(p) },
+      span: this.spanFrom(head),
+    };
+  }
+
+  /** An effect's outcome: `effect.ok($v, _)` or `effect.err($e)`. */
+  private effectEvent(head: Token, name: "ok" | "err"): EventPattern {
+    const effect: Ident = { kind: "Ident", name: head.text, span: tokenSpan(head) };
+    this.expectPunct("(", `after \`${head.text}.${name}\``);
+    const binds: Bind[] = [];
+    while (!this.isPunct(")") && !this.atEof()) {
+      const b = this.peek();
+      if (b.kind === "dollar" || b.kind === "ident") {
+        this.next();
+        binds.push({ kind: "Bind", name: b.text, span: tokenSpan(b) });
+      } else {
+        this.expected(`a bind (\`$name\` or \`_\`) in \`${head.text}.${name}(…)\``);
+        break;
+      }
+      if (!this.isPunct(",")) break;
+      this.next();
+    }
+    this.expectPunct(")", `to close \`${head.text}.${name}(…)\``);
+    return { kind: "EffectEvent", effect, outcome: name, binds, span: this.spanFrom(head) };
   }
 
   private timerEvent(t: Token): EventPattern {
