@@ -192,126 +192,163 @@ export interface Checker {
  * up to date on every change.
  */
 export function createChecker(source: CheckSource, options: CheckOptions = {}): Checker {
-  const settings = settingsOf(options);
-  const keep = narrowingFilter(options);
-  const graph = new Graph();
-  const perDef = new Map<string, Diagnostic[]>();
-  const perDefNeeds = new Map<string, ReadonlyMap<Diagnostic, CapabilityNeed>>();
-  const depsOf = new Map<string, Deps>();
-  const byId = new Map<string, Set<string>>();
-  const byKey = new Map<string, Set<string>>();
-  const byLayer = new Map<Layer, Set<string>>();
-  const onApp = new Set<string>();
-  const onTimers = new Set<string>();
-  let rechecked = 0;
+  return new IncrementalChecker(source, options);
+}
 
-  const link = <K>(index: Map<K, Set<string>>, key: K, id: string): void => {
-    let s = index.get(key);
-    if (s === undefined) {
-      s = new Set();
-      index.set(key, s);
+function link<K>(index: Map<K, Set<string>>, key: K, id: string): void {
+  let s = index.get(key);
+  if (s === undefined) {
+    s = new Set();
+    index.set(key, s);
+  }
+  s.add(id);
+}
+
+function unlink<K>(index: Map<K, Set<string>>, key: K, id: string): void {
+  const s = index.get(key);
+  if (s === undefined) return;
+  s.delete(id);
+  if (s.size === 0) index.delete(key);
+}
+
+/**
+ * Who read what: per definition id, name key and layer, the definitions whose check read it, and
+ * those that depend on the app or on timers — what a change makes dirty.
+ */
+class DependencyIndex {
+  private readonly byId = new Map<string, Set<string>>();
+  private readonly byKey = new Map<string, Set<string>>();
+  private readonly byLayer = new Map<Layer, Set<string>>();
+  private readonly onApp = new Set<string>();
+  private readonly onTimers = new Set<string>();
+
+  add(id: string, deps: Deps): void {
+    for (const d of deps.ids) link(this.byId, d, id);
+    for (const k of deps.keys) link(this.byKey, k, id);
+    for (const l of deps.layers) link(this.byLayer, l, id);
+    if (deps.app) this.onApp.add(id);
+    if (deps.timers) this.onTimers.add(id);
+  }
+
+  remove(id: string, deps: Deps): void {
+    for (const d of deps.ids) unlink(this.byId, d, id);
+    for (const k of deps.keys) unlink(this.byKey, k, id);
+    for (const l of deps.layers) unlink(this.byLayer, l, id);
+    this.onApp.delete(id);
+    this.onTimers.delete(id);
+  }
+
+  /** The definitions whose check read definition `id`. */
+  readersOf(id: string): Iterable<string> {
+    return this.byId.get(id) ?? [];
+  }
+
+  /** What a change makes dirty: the changed, their readers, and the readers of the names, layers, app and timers it touched. */
+  dirty(changed: ReadonlySet<string>, touched: Touched): Set<string> {
+    const dirty = new Set<string>();
+    for (const id of changed) {
+      dirty.add(id);
+      for (const d of this.byId.get(id) ?? []) dirty.add(d);
     }
-    s.add(id);
-  };
-  const unlink = <K>(index: Map<K, Set<string>>, key: K, id: string): void => {
-    const s = index.get(key);
-    if (s === undefined) return;
-    s.delete(id);
-    if (s.size === 0) index.delete(key);
-  };
+    for (const k of touched.keys) for (const d of this.byKey.get(k) ?? []) dirty.add(d);
+    for (const l of touched.layers) for (const d of this.byLayer.get(l) ?? []) dirty.add(d);
+    if (touched.app) for (const d of this.onApp) dirty.add(d);
+    if (touched.timers) for (const d of this.onTimers) dirty.add(d);
+    return dirty;
+  }
+}
 
-  const forget = (id: string): void => {
-    const deps = depsOf.get(id);
+/** What a change touched beyond the definitions themselves (see {@link DependencyIndex.dirty}). */
+interface Touched {
+  readonly keys: Set<string>;
+  readonly layers: Set<Layer>;
+  app: boolean;
+  timers: boolean;
+}
+
+/** The {@link Checker} {@link createChecker} makes: per-definition diagnostics kept with what each read. */
+class IncrementalChecker implements Checker {
+  private readonly settings: ReturnType<typeof settingsOf>;
+  private readonly keep: ReturnType<typeof narrowingFilter>;
+  private readonly graph = new Graph();
+  private readonly perDef = new Map<string, Diagnostic[]>();
+  private readonly perDefNeeds = new Map<string, ReadonlyMap<Diagnostic, CapabilityNeed>>();
+  private readonly depsOf = new Map<string, Deps>();
+  private readonly index = new DependencyIndex();
+  rechecked = 0;
+
+  constructor(
+    private readonly source: CheckSource,
+    options: CheckOptions,
+  ) {
+    this.settings = settingsOf(options);
+    this.keep = narrowingFilter(options);
+    for (const node of source.values()) this.graph.add(node);
+    for (const id of this.graph.nodes.keys()) this.recheck(id);
+  }
+
+  private forget(id: string): void {
+    const deps = this.depsOf.get(id);
     if (deps !== undefined) {
-      for (const d of deps.ids) unlink(byId, d, id);
-      for (const k of deps.keys) unlink(byKey, k, id);
-      for (const l of deps.layers) unlink(byLayer, l, id);
-      onApp.delete(id);
-      onTimers.delete(id);
-      depsOf.delete(id);
+      this.index.remove(id, deps);
+      this.depsOf.delete(id);
     }
-    perDef.delete(id);
-    perDefNeeds.delete(id);
-  };
+    this.perDef.delete(id);
+    this.perDefNeeds.delete(id);
+  }
 
-  const recheck = (id: string): void => {
-    forget(id);
-    const node = graph.nodes.get(id);
+  private recheck(id: string): void {
+    this.forget(id);
+    const node = this.graph.nodes.get(id);
     if (node === undefined) return;
-    const ctx = new CheckContext(graph, settings, node);
+    const ctx = new CheckContext(this.graph, this.settings, node);
     checkDefinition(ctx);
-    const deps = ctx.deps;
-    depsOf.set(id, deps);
-    for (const d of deps.ids) link(byId, d, id);
-    for (const k of deps.keys) link(byKey, k, id);
-    for (const l of deps.layers) link(byLayer, l, id);
-    if (deps.app) onApp.add(id);
-    if (deps.timers) onTimers.add(id);
-    if (ctx.out.length > 0) perDef.set(id, ctx.out);
-    if (ctx.needs.size > 0) perDefNeeds.set(id, ctx.needs);
-    rechecked++;
-  };
+    this.depsOf.set(id, ctx.deps);
+    this.index.add(id, ctx.deps);
+    if (ctx.out.length > 0) this.perDef.set(id, ctx.out);
+    if (ctx.needs.size > 0) this.perDefNeeds.set(id, ctx.needs);
+    this.rechecked++;
+  }
 
-  const collect = (): Diagnostic[] => {
-    const all: Diagnostic[] = programDiagnostics(graph, settings, (id) => byId.get(id) ?? []);
-    for (const ds of perDef.values()) for (const d of ds) all.push(d);
-    const kept = keep === undefined ? all : all.filter(keep);
-    kept.sort(compareDiagnostics(graph));
-    if (perDefNeeds.size === 0) return kept;
+  diagnostics(): Diagnostic[] {
+    const all: Diagnostic[] = programDiagnostics(this.graph, this.settings, (id) => this.index.readersOf(id));
+    for (const ds of this.perDef.values()) for (const d of ds) all.push(d);
+    const kept = this.keep === undefined ? all : all.filter(this.keep);
+    kept.sort(compareDiagnostics(this.graph));
+    if (this.perDefNeeds.size === 0) return kept;
     const needs = new Map<Diagnostic, CapabilityNeed>();
-    for (const m of perDefNeeds.values()) for (const [d, need] of m) needs.set(d, need);
-    return shareCapabilityPatches(kept, needs, (id) => graph.nodes.get(id));
-  };
+    for (const m of this.perDefNeeds.values()) for (const [d, need] of m) needs.set(d, need);
+    return shareCapabilityPatches(kept, needs, (id) => this.graph.nodes.get(id));
+  }
 
-  for (const node of source.values()) graph.add(node);
-  for (const id of graph.nodes.keys()) recheck(id);
-
-  return {
-    get rechecked() {
-      return rechecked;
-    },
-    diagnostics: collect,
-    update(ids: Iterable<string>): Diagnostic[] {
-      rechecked = 0;
-      const changed = new Set(ids);
-      const keys = new Set<string>();
-      const layers = new Set<Layer>();
-      let app = false;
-      let timers = false;
-      const note = (def: Definition, nameSetChanged: boolean): void => {
-        keys.add(nameKey(def.layer, def.name.name));
-        if (nameSetChanged) layers.add(def.layer);
-        if (def.layer === "app") app = true;
-        if (def.kind === "ReducerDef" && def.on.kind === "TimerEvent") timers = true;
-      };
-      for (const id of changed) {
-        const before = graph.remove(id);
-        const after = source.get(id);
-        if (after !== undefined && after.id !== id)
-          throw new Error(`source.get(${JSON.stringify(id)}) returned a definition with id ${after.id}`);
-        // A body change that keeps the name leaves every layer's name set as it was.
-        const renamed =
-          before === undefined ||
-          after === undefined ||
-          before.def.layer !== after.def.layer ||
-          before.def.name.name !== after.def.name.name;
-        if (before !== undefined) note(before.def, renamed);
-        if (after !== undefined) {
-          graph.add(after);
-          note(after.def, renamed);
-        }
+  update(ids: Iterable<string>): Diagnostic[] {
+    this.rechecked = 0;
+    const changed = new Set(ids);
+    const touched: Touched = { keys: new Set(), layers: new Set(), app: false, timers: false };
+    const note = (def: Definition, nameSetChanged: boolean): void => {
+      touched.keys.add(nameKey(def.layer, def.name.name));
+      if (nameSetChanged) touched.layers.add(def.layer);
+      if (def.layer === "app") touched.app = true;
+      if (def.kind === "ReducerDef" && def.on.kind === "TimerEvent") touched.timers = true;
+    };
+    for (const id of changed) {
+      const before = this.graph.remove(id);
+      const after = this.source.get(id);
+      if (after !== undefined && after.id !== id)
+        throw new Error(`source.get(${JSON.stringify(id)}) returned a definition with id ${after.id}`);
+      // A body change that keeps the name leaves every layer's name set as it was.
+      const renamed =
+        before === undefined ||
+        after === undefined ||
+        before.def.layer !== after.def.layer ||
+        before.def.name.name !== after.def.name.name;
+      if (before !== undefined) note(before.def, renamed);
+      if (after !== undefined) {
+        this.graph.add(after);
+        note(after.def, renamed);
       }
-      const dirty = new Set<string>();
-      for (const id of changed) {
-        dirty.add(id);
-        for (const d of byId.get(id) ?? []) dirty.add(d);
-      }
-      for (const k of keys) for (const d of byKey.get(k) ?? []) dirty.add(d);
-      for (const l of layers) for (const d of byLayer.get(l) ?? []) dirty.add(d);
-      if (app) for (const d of onApp) dirty.add(d);
-      if (timers) for (const d of onTimers) dirty.add(d);
-      for (const id of dirty) recheck(id);
-      return collect();
-    },
-  };
+    }
+    for (const id of this.index.dirty(changed, touched)) this.recheck(id);
+    return this.diagnostics();
+  }
 }
