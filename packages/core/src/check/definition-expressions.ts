@@ -39,39 +39,14 @@ export abstract class ExpressionChecks extends ValueChecks {
         this.name(e, env);
         return;
       case "DollarRef":
-        if (
-          e.name === "$1" &&
-          env.where === "tile" &&
-          !env.fragment &&
-          lookupLocal(env.scope, "$1") === undefined
-        ) {
-          this.ctx.report(
-            "E0103",
-            e.span,
-            `"$1" is undefined in tile "${this.node.def.name.name}": a tile can use "$1" only if it declares an in= argument (tile ${this.node.def.name.name} in=SomeType = …)`,
-          );
-        }
+        this.dollarRef(e, env);
         return;
-      case "TokenRef": {
-        const group = e.path[0];
-        if (group !== undefined && !TOKEN_GROUPS.has(group.name)) {
-          this.ctx.report(
-            "E0110",
-            group.span,
-            `Unknown theme token group "@${group.name}" (allowed: ${[...TOKEN_GROUPS].join(", ")})`,
-          );
-        }
+      case "TokenRef":
+        this.tokenRef(e);
         return;
-      }
       case "AnyId":
       case "SlotWildcard":
-        if (env.where !== "test") {
-          this.ctx.report(
-            "E0109",
-            e.span,
-            `Test wildcard "${e.kind === "AnyId" ? "<any-id>" : `<slots.${e.slot.name}>`}" is only valid inside a reducer-test \`expect\`: remove it`,
-          );
-        }
+        this.wildcard(e, env);
         return;
       case "Member":
         if (!(e.object.kind === "Ident" && isCapitalized(e.object.name))) {
@@ -88,16 +63,10 @@ export abstract class ExpressionChecks extends ValueChecks {
         this.call(e, env);
         return;
       case "Unary":
-        this.expr(e.operand, env);
-        if (e.op === "-" && this.isEffectId(e.operand, env)) this.effectIdMisuse(e.span, "-");
-        else this.unaryTypes(e, env);
+        this.unaryExpr(e, env);
         return;
       case "Binary":
-        this.expr(e.left, env);
-        this.expr(e.right, env);
-        if (e.op !== "==" && e.op !== "!=" && (this.isEffectId(e.left, env) || this.isEffectId(e.right, env)))
-          this.effectIdMisuse(e.span, e.op);
-        else this.operandTypes(e, env);
+        this.binaryExpr(e, env);
         return;
       case "If":
         this.expr(e.cond, env);
@@ -113,33 +82,14 @@ export abstract class ExpressionChecks extends ValueChecks {
           "null is not a value in Kumiki: use an Option (None, or Some(x)) where a value may be absent",
         );
         return;
-      case "Match": {
-        this.expr(e.subject, env);
-        const subject = lazyTy(() => this.typeOf(e.subject, env));
-        for (const arm of e.arms)
-          this.expr(arm.body, { ...env, scope: this.pattern(arm.pattern, subject, env.scope) });
+      case "Match":
+        this.matchExpr(e, env);
         return;
-      }
       case "Let":
-        this.expr(e.value, env);
-        this.expr(e.body, {
-          ...env,
-          scope: bind(
-            env.scope,
-            e.name.name,
-            lazyTy(() => this.typeOf(e.value, env)),
-          ),
-        });
+        this.letExpr(e, env);
         return;
       case "Emit":
-        if (env.where !== "reducer") {
-          this.ctx.report(
-            "E0305",
-            e.span,
-            `emit "${e.effect.name}" used as an expression is only allowed inside a reducer body: move it into a reducer`,
-          );
-        }
-        this.emit(e.effect, e.args, env);
+        this.emitExpr(e, env);
         return;
       case "Record":
         for (const f of e.fields) {
@@ -173,6 +123,94 @@ export abstract class ExpressionChecks extends ValueChecks {
       default:
         return;
     }
+  }
+
+  /** A unary operation: its operand, then an effect id misused or the operand's type. */
+  private unaryExpr(e: Extract<Expr, { kind: "Unary" }>, env: Env): void {
+    this.expr(e.operand, env);
+    if (e.op === "-" && this.isEffectId(e.operand, env)) this.effectIdMisuse(e.span, "-");
+    else this.unaryTypes(e, env);
+  }
+
+  /** A binary operation: its operands, then an effect id misused (but in `==`, `!=`) or their types. */
+  private binaryExpr(e: Extract<Expr, { kind: "Binary" }>, env: Env): void {
+    this.expr(e.left, env);
+    this.expr(e.right, env);
+    if (e.op !== "==" && e.op !== "!=" && (this.isEffectId(e.left, env) || this.isEffectId(e.right, env)))
+      this.effectIdMisuse(e.span, e.op);
+    else this.operandTypes(e, env);
+  }
+
+  /** A match: its subject, then each arm's body in the scope its pattern binds. */
+  private matchExpr(e: Extract<Expr, { kind: "Match" }>, env: Env): void {
+    this.expr(e.subject, env);
+    const subject = lazyTy(() => this.typeOf(e.subject, env));
+    for (const arm of e.arms)
+      this.expr(arm.body, { ...env, scope: this.pattern(arm.pattern, subject, env.scope) });
+  }
+
+  /** A let: its value, then its body with the name bound to the value's type. */
+  private letExpr(e: Extract<Expr, { kind: "Let" }>, env: Env): void {
+    this.expr(e.value, env);
+    this.expr(e.body, {
+      ...env,
+      scope: bind(
+        env.scope,
+        e.name.name,
+        lazyTy(() => this.typeOf(e.value, env)),
+      ),
+    });
+  }
+
+  /** `$1` in a tile that declares no `in=` argument (E0103). */
+  private dollarRef(e: Extract<Expr, { kind: "DollarRef" }>, env: Env): void {
+    if (
+      e.name === "$1" &&
+      env.where === "tile" &&
+      !env.fragment &&
+      lookupLocal(env.scope, "$1") === undefined
+    ) {
+      this.ctx.report(
+        "E0103",
+        e.span,
+        `"$1" is undefined in tile "${this.node.def.name.name}": a tile can use "$1" only if it declares an in= argument (tile ${this.node.def.name.name} in=SomeType = …)`,
+      );
+    }
+  }
+
+  /** A theme token of a group that does not exist (E0110). */
+  private tokenRef(e: Extract<Expr, { kind: "TokenRef" }>): void {
+    const group = e.path[0];
+    if (group !== undefined && !TOKEN_GROUPS.has(group.name)) {
+      this.ctx.report(
+        "E0110",
+        group.span,
+        `Unknown theme token group "@${group.name}" (allowed: ${[...TOKEN_GROUPS].join(", ")})`,
+      );
+    }
+  }
+
+  /** A test wildcard outside a reducer-test's `expect` (E0109). */
+  private wildcard(e: Extract<Expr, { kind: "AnyId" | "SlotWildcard" }>, env: Env): void {
+    if (env.where !== "test") {
+      this.ctx.report(
+        "E0109",
+        e.span,
+        `Test wildcard "${e.kind === "AnyId" ? "<any-id>" : `<slots.${e.slot.name}>`}" is only valid inside a reducer-test \`expect\`: remove it`,
+      );
+    }
+  }
+
+  /** `emit` as an expression: only inside a reducer body (E0305); its effect checked as a statement's. */
+  private emitExpr(e: Extract<Expr, { kind: "Emit" }>, env: Env): void {
+    if (env.where !== "reducer") {
+      this.ctx.report(
+        "E0305",
+        e.span,
+        `emit "${e.effect.name}" used as an expression is only allowed inside a reducer body: move it into a reducer`,
+      );
+    }
+    this.emit(e.effect, e.args, env);
   }
 
   /**
