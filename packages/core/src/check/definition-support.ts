@@ -108,7 +108,7 @@ export function numberOf(e: Expr): number | undefined {
   return undefined;
 }
 
-/** Whether `e` is a literal shape {@link DefinitionChecker.value} judges (the rest is left alone). */
+/** Whether `e` is a literal shape {@link checkValue} judges (the rest is left alone). */
 export function isLiteral(e: Expr): boolean {
   switch (e.kind) {
     case "Number":
