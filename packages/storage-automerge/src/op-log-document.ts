@@ -79,7 +79,7 @@ export function bundleOps(text: string): { readonly op: StoredOp; readonly index
   return out;
 }
 
-/** Calls `fn` with every op of the document's bundles ({@link bundleOps}) and its `[chunk, bundle, op]` position. */
+/** Calls `fn` with every op of the document's bundles (JSON objects with a non-empty string "op-id") and its `[chunk, bundle, op]` position. */
 export function forEachStoredOp(doc: A.Doc<OpLogDocument>, fn: (op: StoredOp, at: number[]) => void): void {
   const chunks: unknown = doc.chunks;
   if (!Array.isArray(chunks)) return;
