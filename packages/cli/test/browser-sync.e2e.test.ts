@@ -17,7 +17,7 @@ import { CHROMIUM_INSTALL, chromiumOrSkip, serveFolder } from "@kumiki-graph/tes
 import { type Browser, chromium, type Page } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanup, runBin, startBin, stopBin, tempDir } from "./support.js";
+import { cleanup, runBin, startServe, stopBin, tempDir } from "./support.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const example = path.join(repoRoot, "examples", "browser-sync");
@@ -84,15 +84,7 @@ describe.skipIf(binary === undefined)(
         }),
       );
       fs.writeFileSync(path.join(root, "token"), TOKEN);
-      server = await startBin([
-        "serve",
-        "--port",
-        "0",
-        "--data",
-        path.join(root, "server"),
-        "--token-file",
-        path.join(root, "tokens.json"),
-      ]);
+      server = await startServe(root);
       ws = path.join(root, "ws");
       fs.mkdirSync(ws);
       expect(kumiki("init").code).toBe(0);

@@ -10,7 +10,7 @@ import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { syncWorkspace } from "@kumiki-graph/sync-server";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { cleanup, runBin, startBin, stopBin, tempDir } from "./support.js";
+import { cleanup, runBin, startServe, stopBin, tempDir } from "./support.js";
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -42,17 +42,7 @@ describe("kumiki serve --log-format json", () => {
       path.join(root, "tokens.json"),
       JSON.stringify({ format: 1, tokens: [{ name: "agent:a", token: TOKEN, graphs: { "*": "write" } }] }),
     );
-    const started = await startBin([
-      "serve",
-      "--port",
-      "0",
-      "--data",
-      path.join(root, "server"),
-      "--token-file",
-      path.join(root, "tokens.json"),
-      "--log-format",
-      "json",
-    ]);
+    const started = await startServe(root, ["--log-format", "json"]);
     children.push(started.child);
     let err = "";
     started.child.stderr!.on("data", (b: Buffer) => {

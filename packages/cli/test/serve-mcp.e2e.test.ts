@@ -15,7 +15,15 @@ import { hasCorpus, kumikiShared } from "@kumiki-graph/test-support/corpus";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, initializeOver, runBin, startBin, stopBin, tempDir } from "./support.js";
+import {
+  cleanup,
+  initializeOver,
+  runBin,
+  startBin,
+  startServe as startServeBin,
+  stopBin,
+  tempDir,
+} from "./support.js";
 
 const TOKENS = {
   alice: "alice-token-0123456789abcdef",
@@ -49,16 +57,7 @@ async function startServe(
   root: string,
   extra: readonly string[] = [],
 ): Promise<{ child: ChildProcess; url: string }> {
-  const started = await startBin([
-    "serve",
-    "--port",
-    "0",
-    "--data",
-    path.join(root, "server"),
-    "--token-file",
-    path.join(root, "tokens.json"),
-    ...extra,
-  ]);
+  const started = await startServeBin(root, extra);
   children.push(started.child);
   return started;
 }

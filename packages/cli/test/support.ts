@@ -156,6 +156,26 @@ export function initializeOver(endpoint: string, headers: Record<string, string>
   });
 }
 
+/**
+ * `kumiki serve` on a free port with `root/server` as its data and `root/tokens.json` as its token
+ * file (plus `extra` flags); resolves once it listens.
+ */
+export function startServe(
+  root: string,
+  extra: readonly string[] = [],
+): Promise<{ child: ChildProcess; url: string }> {
+  return startBin([
+    "serve",
+    "--port",
+    "0",
+    "--data",
+    path.join(root, "server"),
+    "--token-file",
+    path.join(root, "tokens.json"),
+    ...extra,
+  ]);
+}
+
 /** SIGTERM to a bin started with {@link startBin}; resolves with its exit code. */
 export function stopBin(child: ChildProcess): Promise<number | null> {
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));

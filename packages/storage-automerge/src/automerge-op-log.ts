@@ -24,21 +24,13 @@ import type { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import {
   bundleText,
-  CHUNK_SIZE,
   emptyOpLogDocument,
-  type InvalidEntry,
   OP_LOG_FORMAT,
   OP_LOG_KIND,
   type OpLogDocument,
-  pushBundle,
 } from "./op-log-document.js";
 import type { OpLogFile } from "./op-log-file.js";
 import { OpLogOpenError, RepoOpLog } from "./repo-op-log.js";
-
-export type { LogStorage } from "./log-storage.js";
-export { OpLogOpenError, StoreDamagedError, WorkspaceReplacedError } from "./repo-op-log.js";
-// The document layout is op-log-document.ts, the log's errors repo-op-log.ts; these stay importable from here.
-export { CHUNK_SIZE, type InvalidEntry, OP_LOG_FORMAT, OP_LOG_KIND, type OpLogDocument, pushBundle };
 
 /** How {@link AutomergeOpLog} builds its Repo. */
 export interface AutomergeOpLogOptions {

@@ -11,22 +11,4 @@ export {
   type BrowserStoreOptions,
   openBrowserStore,
 } from "./browser-store.js";
-export { graphSocketUrl } from "./graph-url.js";
-export type { DamagedChunk, LogStorage } from "./log-storage.js";
-export {
-  CHUNK_SIZE,
-  emptyOpLogDocument,
-  forEachStoredOp,
-  type InvalidEntry,
-  OP_LOG_FORMAT,
-  OP_LOG_KIND,
-  type OpLogDocument,
-  pushBundle,
-} from "./op-log-document.js";
-export {
-  OpLogOpenError,
-  RepoOpLog,
-  type RepoOpLogParts,
-  StoreDamagedError,
-  WorkspaceReplacedError,
-} from "./repo-op-log.js";
+export * from "./log.js";

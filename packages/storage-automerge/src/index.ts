@@ -28,19 +28,8 @@ export {
   type StorageFault,
 } from "./fs-storage.js";
 // The browser entry's names but its page opener (which would load IndexedDB and the WebSocket
-// client into every CLI call): the log of a Repo and the document layout.
-export { graphSocketUrl } from "./graph-url.js";
-export type { DamagedChunk, LogStorage } from "./log-storage.js";
-export {
-  CHUNK_SIZE,
-  emptyOpLogDocument,
-  forEachStoredOp,
-  type InvalidEntry,
-  OP_LOG_FORMAT,
-  OP_LOG_KIND,
-  type OpLogDocument,
-  pushBundle,
-} from "./op-log-document.js";
+// client into every CLI call): the log of a Repo, the document layout (log.ts).
+export * from "./log.js";
 export type { MirrorUpdate, OpLogFile } from "./op-log-file.js";
 export { OpLogFileError } from "./op-log-file-error.js";
 export {
@@ -60,13 +49,6 @@ export {
   repairWorkspace,
 } from "./repair.js";
 export type { ContestedOp, ContestedReport } from "./repair-contested.js";
-export {
-  OpLogOpenError,
-  RepoOpLog,
-  type RepoOpLogParts,
-  StoreDamagedError,
-  WorkspaceReplacedError,
-} from "./repo-op-log.js";
 export {
   initWorkspace,
   openWorkspace,

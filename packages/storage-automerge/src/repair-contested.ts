@@ -14,11 +14,12 @@ import fs from "node:fs";
 import path from "node:path";
 import * as A from "@automerge/automerge";
 import { makeDirs, opContentHash, type StoredOp, writeFileAtomic } from "@kumiki-graph/core";
-import { AutomergeOpLog, OP_LOG_KIND, type OpLogDocument } from "./automerge-op-log.js";
+import { AutomergeOpLog } from "./automerge-op-log.js";
 import { eachOp } from "./change-check.js";
 import { snapshotName } from "./chunk-check.js";
 import type { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
+import { OP_LOG_KIND, type OpLogDocument } from "./op-log-document.js";
 import { OpLogFile } from "./op-log-file.js";
 import type { WorkspacePaths } from "./workspace-layout.js";
 

@@ -19,18 +19,14 @@ import fs from "node:fs";
 import path from "node:path";
 import * as A from "@automerge/automerge";
 import { makeDirs, type StoreDamage, type StoredOp } from "@kumiki-graph/core";
-import {
-  AutomergeOpLog,
-  OP_LOG_FORMAT,
-  OP_LOG_KIND,
-  type OpLogDocument,
-  OpLogOpenError,
-} from "./automerge-op-log.js";
+import { AutomergeOpLog } from "./automerge-op-log.js";
 import { snapshotName, walkChunks } from "./chunk-check.js";
 import { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
+import { OP_LOG_FORMAT, OP_LOG_KIND, type OpLogDocument } from "./op-log-document.js";
 import { OpLogFile } from "./op-log-file.js";
 import { type ContestedReport, claimsOf, contestedOps, remoteOps, takeUpRemote } from "./repair-contested.js";
+import { OpLogOpenError } from "./repo-op-log.js";
 import {
   findWorkspace,
   ignoreInGit,

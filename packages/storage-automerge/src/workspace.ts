@@ -23,9 +23,10 @@ import {
   type StoredOp,
   writeFileAtomic,
 } from "@kumiki-graph/core";
-import { AutomergeOpLog, OpLogOpenError } from "./automerge-op-log.js";
+import { AutomergeOpLog } from "./automerge-op-log.js";
 import { FileLock, LockTimeoutError } from "./file-lock.js";
 import { OpLogFile } from "./op-log-file.js";
+import { OpLogOpenError } from "./repo-op-log.js";
 import {
   fail,
   locate,

@@ -6,15 +6,10 @@ import type { OpLog, StoredOp } from "@kumiki-graph/core";
 import { opContentHash, openStore } from "@kumiki-graph/core";
 import { testOp as op, runOpLogSuite } from "@kumiki-graph/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  AutomergeOpLog,
-  OP_LOG_FORMAT,
-  type OpLogDocument,
-  OpLogOpenError,
-  pushBundle,
-  WorkspaceReplacedError,
-} from "../src/automerge-op-log.js";
+import { AutomergeOpLog } from "../src/automerge-op-log.js";
+import { OP_LOG_FORMAT, type OpLogDocument, pushBundle } from "../src/op-log-document.js";
 import { OpLogFile } from "../src/op-log-file.js";
+import { OpLogOpenError, WorkspaceReplacedError } from "../src/repo-op-log.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
