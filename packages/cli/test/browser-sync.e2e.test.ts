@@ -12,10 +12,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { generateAutomergeUrl } from "@automerge/automerge-repo";
-import { keptWarnings, nodeImports } from "@kumiki-graph/test-support/bundles";
+import { buildPage, nodeImports } from "@kumiki-graph/test-support/bundles";
 import { CHROMIUM_INSTALL, chromiumOrSkip, serveFolder } from "@kumiki-graph/test-support/chromium";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanup, runBin, startServe, stopBin, tempDir } from "./support.js";
 
@@ -49,7 +48,7 @@ describe.skipIf(binary === undefined)(
     let root: string;
     let built: string;
     /** The built page's assets (its script, Automerge's WebAssembly). */
-    let pageBytes: (readonly [string, Buffer])[];
+    let pageBytes: readonly (readonly [string, Buffer])[];
     let site: Awaited<ReturnType<typeof serveFolder>>;
     let server: { child: ChildProcess; url: string };
     let browser: Browser;
@@ -61,20 +60,11 @@ describe.skipIf(binary === undefined)(
     beforeAll(async () => {
       root = tempDir("browser-sync");
       built = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-browser-sync-page-"));
-      const warnings: string[] = [];
-      await build({
-        root: example,
-        logLevel: "silent",
-        customLogger: keptWarnings(warnings),
-        build: { outDir: built, emptyOutDir: true },
-      });
+      const page = await buildPage(example, built);
       // The storage package's browser entry reaches no Node built-in (Vite would stand one in, and say so).
-      expect(warnings.filter((w) => /externalized for browser|node:/.test(w))).toEqual([]);
-      pageBytes = fs
-        .readdirSync(path.join(built, "assets"))
-        .map((f) => [f, fs.readFileSync(path.join(built, "assets", f))] as const);
-      for (const [f, bytes] of pageBytes)
-        if (f.endsWith(".js")) expect(nodeImports(bytes.toString("utf8")), f).toEqual([]);
+      expect(page.stoodIn).toEqual([]);
+      expect(nodeImports(page.code)).toEqual([]);
+      pageBytes = page.assets;
       site = await serveFolder(built);
       fs.writeFileSync(
         path.join(root, "tokens.json"),

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as core from "@kumiki-graph/core";
-import { keptWarnings, nodeImports } from "@kumiki-graph/test-support/bundles";
+import { buildPage, keptWarnings, nodeImports } from "@kumiki-graph/test-support/bundles";
 import { CHROMIUM_INSTALL, chromiumOrSkip, serveFolder } from "@kumiki-graph/test-support/chromium";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
@@ -76,22 +76,11 @@ describe("@kumiki-graph/core in a browser", () => {
   }, 120_000);
 
   it("bundles the page with Vite for the browser, with no Node built-in", async () => {
-    const warnings: string[] = [];
-    await build({
-      root: page,
-      logLevel: "silent",
-      customLogger: keptWarnings(warnings),
-      build: { outDir: out, emptyOutDir: false },
-    });
+    const built = await buildPage(page, out, false);
     // Vite stands an empty module in for a Node built-in, and says so in a warning.
-    expect(warnings.filter((w) => /externalized for browser|node:/.test(w))).toEqual([]);
-    const code = fs
-      .readdirSync(path.join(out, "assets"))
-      .filter((f) => f.endsWith(".js"))
-      .map((f) => fs.readFileSync(path.join(out, "assets", f), "utf8"))
-      .join("");
-    expect(code).not.toContain("__vite-browser-external");
-    expect(nodeImports(code)).toEqual([]);
+    expect(built.stoodIn).toEqual([]);
+    expect(built.code).not.toContain("__vite-browser-external");
+    expect(nodeImports(built.code)).toEqual([]);
   }, 120_000);
 
   it.skipIf(binary === undefined)(
