@@ -2,7 +2,7 @@
  * What a verb is (`Command`, or a `LazyCommand` loaded on use) and what it gets: the streams, the
  * global options, the workspace on demand.
  */
-import type { CapabilityManifest, CheckCache, Store } from "@kumiki-graph/core";
+import type { CapabilityManifest, CheckCache, KeptChecks, Store } from "@kumiki-graph/core";
 import type { OptionSpecs, OptionValues } from "./args.js";
 import { failure } from "./errors.js";
 import type { CliIo } from "./io.js";
@@ -47,6 +47,12 @@ export interface CommandContext {
    * incrementally in memory).
    */
   checkCache(): Promise<CheckCache | undefined>;
+  /**
+   * Where checks are kept as state a checker goes on from (`.kumiki/cache/live-check.json`), under
+   * the same conditions as {@link checkCache}: a check after another process's write re-checks
+   * from the state the write kept.
+   */
+  keptChecks(): Promise<KeptChecks | undefined>;
   /** Every op the workspace holds, in the wire format (what `patch export` writes). */
   heldOps(): Promise<readonly unknown[]>;
   /** The next line of standard input (without its newline), or undefined at its end. */

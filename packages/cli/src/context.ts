@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { CapabilityManifest, CheckCache, Store, StoredOp } from "@kumiki-graph/core";
+import type { CapabilityManifest, CheckCache, KeptChecks, Store, StoredOp } from "@kumiki-graph/core";
 import type { OptionValues } from "./args.js";
 import { stringOption } from "./args.js";
 import type { CommandContext } from "./command.js";
@@ -41,6 +41,8 @@ export interface HeldStore {
   readonly checkCache?: CheckCache;
   /** Where check results for the state this store holds now are kept (a store this process opened in full). */
   readonly checkCacheNow?: () => CheckCache;
+  /** Where checks are kept as state to go on from (its gate's first write reads there too). */
+  readonly keptChecks?: KeptChecks;
 }
 
 /**
@@ -62,11 +64,14 @@ export interface StoreProvider {
 
 /**
  * Opens the workspace at or above `dir` for writing as `author` (rejects with the CLI error the
- * open's refusal makes): what a call opens for itself, and what the daemon keeps open.
+ * open's refusal makes): what a call opens for itself, and what the daemon keeps open. With
+ * `keep`, its gate goes on from the check another call kept of the same state, and
+ * {@link HeldStore.keptChecks} is where this call keeps its own.
  */
 export async function openWorkspaceHeld(
   dir: string,
   author: string,
+  keep = false,
 ): Promise<HeldStore & { close(): Promise<void> }> {
   const storage = await loadStorage();
   // automerge-repo's background saves are not caught: on a full disk one ended the call with a raw
@@ -74,11 +79,17 @@ export async function openWorkspaceHeld(
   storage.letStorageFaultsGo();
   // The one way to open a workspace: the same manifest, gate and store as the MCP server.
   // As git finds .git: the workspace at or above the folder (core opens only the folder given unless asked).
-  const ws = await storage.openWorkspaceStore(dir, { author, walkUp: true });
+  const ws = await storage.openWorkspaceStore(dir, {
+    author,
+    walkUp: true,
+    ...(keep ? { checkStamp: CHECK_STAMP } : {}),
+  });
   if (!ws.ok) throw fromRejection(ws.error);
   const { log, paths } = ws.value.workspace;
+  const { keptChecks } = ws.value;
   return {
     store: ws.value.store,
+    ...(keptChecks === undefined ? {} : { keptChecks }),
     ops: () => log.all(),
     checkCacheNow: () =>
       new storage.CheckCacheFile(paths, storage.opsState(log.handle.documentId, log.heads()), CHECK_STAMP),
@@ -163,7 +174,8 @@ export function createContext(
       full ??= stores.open(storeDir ?? io.cwd, author);
       return full;
     }
-    full ??= openWorkspaceHeld(storeDir ?? io.cwd, author);
+    // A call of its own keeps its check for the next one (the daemon keeps its checks in memory).
+    full ??= openWorkspaceHeld(storeDir ?? io.cwd, author, io.env.KUMIKI_CHECK_CACHE !== "off");
     return full;
   };
 
@@ -187,6 +199,9 @@ export function createContext(
     },
     async checkCache() {
       return (await openRead()).checkCache;
+    },
+    async keptChecks() {
+      return (await openRead()).keptChecks;
     },
     async heldOps() {
       return (await (full ?? openRead())).ops();
@@ -264,7 +279,10 @@ async function readFromFiles(
     ops: () => log.all(),
     ...(env.KUMIKI_CHECK_CACHE === "off"
       ? {}
-      : { checkCache: new sr.CheckCacheFile(paths, state, CHECK_STAMP) }),
+      : {
+          checkCache: new sr.CheckCacheFile(paths, state, CHECK_STAMP),
+          keptChecks: new sr.KeptChecksFile(paths, CHECK_STAMP),
+        }),
   };
 }
 
@@ -285,6 +303,7 @@ async function keepCheck(
       held.store,
       manifest === undefined ? {} : { capabilities: manifest },
       held.checkCacheNow(),
+      held.keptChecks,
     );
   } catch {
     // An open that failed is the verb's to report; a cache not kept costs the next check a check.

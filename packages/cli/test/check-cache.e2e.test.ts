@@ -136,6 +136,70 @@ describe("a write keeps the check its gate made for the state it leaves", () => 
   }, 60_000);
 });
 
+const keptFile = (dir: string) => path.join(dir, ".kumiki", "cache", "live-check.json");
+
+interface KeptFile {
+  entries: {
+    key: string;
+    state: { at: string; checker: { defs: { id: string; diagnostics?: unknown[] }[] } };
+  }[];
+}
+
+describe("a write in its own process goes on from the check the call before it kept", () => {
+  it("gates as a full check does (a reader's new error refused), and checks only what it touches", () => {
+    const { dir, bin } = workspace();
+    const write = (argv: string[], extra: Record<string, string> = {}) =>
+      runBin(argv, { cwd: dir, env: testEnv(dir, extra) });
+    expect(write(["add", "slot", "other", "Int = 1"]).code).toBe(0);
+    const kept = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+    expect(kept.entries.length).toBeGreaterThanOrEqual(1);
+    // Every live definition of the graph is in the state: 10 of the program and the add.
+    expect(kept.entries[0]!.state.checker.defs).toHaveLength(11);
+    // slot.count's new type breaks reducer.inc (count + 1): the write touches only count, so the
+    // error is found through what inc's check read, as kept by the call before.
+    const refused = write(["replace", "slot.count", "Bool = true", "--json"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.out).toContain("reducer.inc");
+    expect(refused.out).toContain("E0201");
+    const same = write(["replace", "slot.count", "Bool = true", "--json"], { KUMIKI_CHECK_CACHE: "off" });
+    expect(refused.out).toBe(same.out);
+    // Proof that the next write's gate reads the kept state and checks nothing else: a finding
+    // planted on a definition the write does not touch is carried into the check it keeps.
+    const file = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+    const tile = file.entries[0]!.state.checker.defs.find((d) => !d.diagnostics)!;
+    tile.diagnostics = [
+      {
+        code: "W0001",
+        kind: "planted",
+        severity: "warning",
+        location: "x",
+        message: "planted in the state",
+        definition: tile.id,
+      },
+    ];
+    writeFileSync(keptFile(dir), JSON.stringify(file));
+    expect(write(["add", "slot", "third", "Int = 3"]).code).toBe(0);
+    expect(bin(["check"])).toContain("planted in the state");
+    // A damaged file is not read: the next write checks in full, and what it keeps is a full check's.
+    writeFileSync(keptFile(dir), "{ not json");
+    expect(write(["add", "slot", "fourth", "Int = 4"]).code).toBe(0);
+    expect(bin(["check", "--json"])).toBe(bin(["check", "--json"], { KUMIKI_CHECK_CACHE: "off" }));
+    expect(bin(["check"])).not.toContain("planted");
+    expect(JSON.parse(readFileSync(keptFile(dir), "utf8")).entries).toHaveLength(1);
+  }, 60_000);
+
+  it("a check after another process's write that kept nothing keeps its own for the next write", () => {
+    const { dir, bin } = workspace();
+    rmSync(path.join(dir, ".kumiki", "cache"), { recursive: true, force: true });
+    expect(JSON.parse(bin(["check", "--json"])).ok).toBe(true);
+    const kept = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+    expect(kept.entries).toHaveLength(1);
+    const refused = runBin(["replace", "slot.count", "Bool = true"], { cwd: dir, env: testEnv(dir) });
+    expect(refused.code).not.toBe(0);
+    expect(refused.out + refused.err).toContain("E0201");
+  }, 60_000);
+});
+
 describe("a read that finds op-log.jsonl unreadable only once it parses it", () => {
   it("runs again from the full open: same answers as with the fast path off", () => {
     const { dir, bin } = workspace();

@@ -7,11 +7,14 @@
  * own (an `OpLog` over IndexedDB, say).
  */
 export {
+  type CheckedDefinition,
   type Checker,
+  type CheckerState,
   type CheckOptions,
   type CheckSource,
   checkProgram,
   createChecker,
+  resumeChecker,
 } from "./check/check.js";
 export {
   BANDS,
@@ -51,9 +54,10 @@ export type { Materializer, ShownSite } from "./graph/materialize.js";
 // The reader `Store.read()` returns and the definitions it and `view` give (types only).
 export type { BrokenSite, DefinitionView, GraphReader } from "./graph/reader.js";
 export { addsStandAlone } from "./graph/stand-alone.js";
-export type { CheckCache } from "./integrity/check-cache.js";
+export type { CheckCache, KeptChecks } from "./integrity/check-cache.js";
 export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-store.js";
 export { type CheckGateOptions, createCheckGate } from "./integrity/gate.js";
+export type { LiveCheckState } from "./integrity/live.js";
 export { type MergeErrorNotice, onMergeErrors } from "./integrity/merge-errors.js";
 export { type CheckReport, checkStore, keepCheck } from "./integrity/store-check.js";
 // The language and op basics the store's API speaks in; the rest is on ./lang and ./ops.

@@ -38,6 +38,7 @@ const MAIN = [
   "keepCheck",
   "checkProgram",
   "createChecker",
+  "resumeChecker",
   "hasErrors",
   "CODES",
   "BANDS",

@@ -10,12 +10,14 @@ import {
   type CapsError,
   createCheckGate,
   FileIdempotencyLedger,
+  type KeptChecks,
   openStore,
   readCapabilityManifest,
   type Store,
   type StoredOp,
   type WriteValidator,
 } from "@kumiki-graph/core";
+import { KeptChecksFile } from "./kept-checks-file.js";
 import { initWorkspace, openWorkspace, type Workspace, type WorkspaceOpenOptions } from "./workspace.js";
 import type { WorkspaceError, WorkspaceResult } from "./workspace-layout.js";
 
@@ -51,6 +53,13 @@ export interface WorkspaceStoreOptions extends WorkspaceOpenOptions {
    * Never done read-only; a folder with a `.kumiki/` that does not open is never made over.
    */
   readonly create?: boolean;
+  /**
+   * Keep the checker's state across processes in `.kumiki/cache/` under this stamp (a name of the
+   * code that checks: a state of another stamp is never read). The gate of the first write then
+   * goes on from the check a process kept of the same state (`keptChecks`: core's `keepCheck`
+   * keeps one), re-checking only what the write touches. Unset: nothing is read or kept.
+   */
+  readonly checkStamp?: string;
 }
 
 /** A workspace opened for use: its store and the manifest its gate, `check` and `fix` use. */
@@ -59,6 +68,8 @@ export interface WorkspaceStore {
   readonly store: Store;
   /** `kumiki.caps.json` as read at open; undefined when the workspace has none. */
   readonly capabilities: CapabilityManifest | undefined;
+  /** The checks kept across processes, with {@link WorkspaceStoreOptions.checkStamp}. */
+  readonly keptChecks?: KeptChecks;
   /** Closes the store and its log (flushing what is pending). */
   close(): Promise<void>;
 }
@@ -82,7 +93,14 @@ export async function openWorkspaceStore(
   dir: string,
   options: WorkspaceStoreOptions = {},
 ): Promise<{ ok: true; value: WorkspaceStore } | { ok: false; error: WorkspaceStoreError }> {
-  const { author = defaultAuthor(), validators = [], checker = true, create = false, ...open } = options;
+  const {
+    author = defaultAuthor(),
+    validators = [],
+    checker = true,
+    create = false,
+    checkStamp,
+    ...open
+  } = options;
   const ws = await (create && open.readOnly !== true
     ? openOrInit(dir, open)
     : openWorkspace<StoredOp>(dir, open));
@@ -94,10 +112,12 @@ export async function openWorkspaceStore(
   const caps = readCapabilityManifest(ws.value.paths.root);
   if (!caps.ok) return fail(caps.error);
   const capabilities = caps.value;
-  const gate = [
-    ...(checker ? [capabilities === undefined ? createCheckGate() : createCheckGate({ capabilities })] : []),
-    ...validators,
-  ];
+  const kept = checkStamp === undefined ? undefined : new KeptChecksFile(ws.value.paths, checkStamp);
+  const gateOptions = {
+    ...(capabilities === undefined ? {} : { capabilities }),
+    ...(kept === undefined ? {} : { kept }),
+  };
+  const gate = [...(checker ? [createCheckGate(gateOptions)] : []), ...validators];
   const store = openStore({
     log: ws.value.log,
     author,
@@ -108,7 +128,13 @@ export async function openWorkspaceStore(
   const s = store.value;
   return {
     ok: true,
-    value: { workspace: ws.value, store: s, capabilities, close: () => s.close() },
+    value: {
+      workspace: ws.value,
+      store: s,
+      capabilities,
+      ...(kept === undefined ? {} : { keptChecks: kept }),
+      close: () => s.close(),
+    },
   };
 }
 

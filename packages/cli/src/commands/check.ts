@@ -43,11 +43,12 @@ export const check: Command = {
   },
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
-    const [core, store, capabilities, cache] = await Promise.all([
+    const [core, store, capabilities, cache, kept] = await Promise.all([
       loadCore(),
       ctx.openReadStore(),
       ctx.capabilities(),
       ctx.checkCache(),
+      ctx.keptChecks(),
     ]);
     const report = core.checkStore(
       store,
@@ -59,6 +60,7 @@ export const check: Command = {
         ...(flag(ctx.options, "a11y") ? { a11y: true } : {}),
       },
       cache,
+      kept,
     );
     const summary =
       report.errors === 0 && report.warnings === 0

@@ -10,7 +10,7 @@ import { CheckContext, type CheckSettings, makeDiagnostic } from "./context.js";
 import { checkDefinition } from "./definition.js";
 import type { Diagnostic } from "./diagnostic.js";
 import { duplicatePatch } from "./duplicate-patch.js";
-import { type CheckInput, type Deps, Graph, nameKey } from "./graph.js";
+import { type CheckInput, Deps, Graph, nameKey, summaryOf } from "./graph.js";
 import { type CapabilityNeed, shareCapabilityPatches } from "./shared-patches.js";
 
 /** Options of a check (ai-edit.md §9.2.3). */
@@ -73,7 +73,8 @@ function compareDiagnostics(graph: Graph): (a: Diagnostic, b: Diagnostic) => num
     if (d.definition === undefined) return [-1, "", ""];
     const node = graph.nodes.get(d.definition);
     if (node === undefined) return [LAYERS.length, "", d.definition];
-    return [layerRank.get(node.def.layer) ?? LAYERS.length, node.def.name.name, d.definition];
+    const { layer, name } = summaryOf(node);
+    return [layerRank.get(layer) ?? LAYERS.length, name, d.definition];
   };
   const cmp = (x: string | number, y: string | number): number => (x < y ? -1 : x > y ? 1 : 0);
   return (a, b) => {
@@ -182,6 +183,34 @@ export interface Checker {
   update(ids: Iterable<string>): Diagnostic[];
   /** How many definitions the last full check or update re-checked. */
   readonly rechecked: number;
+  /** The findings and what each check read, as JSON: what {@link resumeChecker} goes on from. */
+  state(): CheckerState;
+}
+
+/**
+ * A checker's state as JSON ({@link Checker.state}): per checked definition its diagnostics, what
+ * its check read, and the capability each of its E0301s needs. Valid only for the same
+ * definitions, options and checker code (a cache keys it by all three).
+ */
+export interface CheckerState {
+  readonly v: 1;
+  readonly defs: readonly CheckedDefinition[];
+}
+
+/** One definition of a {@link CheckerState}. */
+export interface CheckedDefinition {
+  readonly id: string;
+  readonly diagnostics?: readonly Diagnostic[];
+  /** What its check read (the {@link Deps} it re-checks on). */
+  readonly reads: {
+    readonly ids?: readonly string[];
+    readonly keys?: readonly string[];
+    readonly layers?: readonly Layer[];
+    readonly app?: true;
+    readonly timers?: true;
+  };
+  /** Per diagnostic index, the capability it needs (shared E0301 patches). */
+  readonly needs?: readonly (readonly [number, { readonly app: string; readonly cap: string }])[];
 }
 
 /**
@@ -193,6 +222,46 @@ export interface Checker {
  */
 export function createChecker(source: CheckSource, options: CheckOptions = {}): Checker {
   return new IncrementalChecker(source, options);
+}
+
+/**
+ * A checker over `source` that checks nothing to start: it takes each definition's findings from
+ * `state` (what a checker of the same definitions and options left, {@link Checker.state}), so a
+ * source of lazy inputs is parsed only where `update` re-checks. Undefined when `state` is not of
+ * exactly `source`'s definitions, or not a state at all (a damaged cache): check in full then.
+ */
+export function resumeChecker(
+  source: CheckSource,
+  options: CheckOptions,
+  state: CheckerState,
+): Checker | undefined {
+  const checker = new IncrementalChecker(source, options, state);
+  return checker.resumed ? checker : undefined;
+}
+
+/** The {@link Deps} of a state's `reads`; undefined when it is not their shape. */
+function depsFrom(reads: CheckedDefinition["reads"] | undefined): Deps | undefined {
+  if (typeof reads !== "object" || reads === null) return undefined;
+  const deps = new Deps();
+  const strings = (v: unknown): v is string[] =>
+    v === undefined || (Array.isArray(v) && v.every((x) => typeof x === "string"));
+  if (!strings(reads.ids) || !strings(reads.keys) || !strings(reads.layers)) return undefined;
+  for (const id of reads.ids ?? []) deps.ids.add(id);
+  for (const k of reads.keys ?? []) deps.keys.add(k);
+  for (const l of reads.layers ?? []) deps.layers.add(l);
+  deps.app = reads.app === true;
+  deps.timers = reads.timers === true;
+  return deps;
+}
+
+function readsOf(deps: Deps): CheckedDefinition["reads"] {
+  return {
+    ...(deps.ids.size > 0 ? { ids: [...deps.ids] } : {}),
+    ...(deps.keys.size > 0 ? { keys: [...deps.keys] } : {}),
+    ...(deps.layers.size > 0 ? { layers: [...deps.layers] } : {}),
+    ...(deps.app ? { app: true as const } : {}),
+    ...(deps.timers ? { timers: true as const } : {}),
+  };
 }
 
 function link<K>(index: Map<K, Set<string>>, key: K, id: string): void {
@@ -276,15 +345,60 @@ class IncrementalChecker implements Checker {
   private readonly depsOf = new Map<string, Deps>();
   private readonly index = new DependencyIndex();
   rechecked = 0;
+  /** Whether the constructor took every definition's findings from the state it was given. */
+  readonly resumed: boolean = false;
 
   constructor(
     private readonly source: CheckSource,
     options: CheckOptions,
+    state?: CheckerState,
   ) {
     this.settings = settingsOf(options);
     this.keep = narrowingFilter(options);
     for (const node of source.values()) this.graph.add(node);
+    if (state !== undefined) {
+      this.resumed = this.resume(state);
+      return;
+    }
     for (const id of this.graph.nodes.keys()) this.recheck(id);
+  }
+
+  /** Takes every definition's findings from `state`; false when it does not cover exactly the graph's. */
+  private resume(state: CheckerState): boolean {
+    if (state?.v !== 1 || !Array.isArray(state.defs) || state.defs.length !== this.graph.nodes.size)
+      return false;
+    for (const d of state.defs) {
+      const deps = depsFrom(d?.reads);
+      if (deps === undefined || !this.graph.nodes.has(d.id) || this.depsOf.has(d.id)) return false;
+      if (d.diagnostics !== undefined && !Array.isArray(d.diagnostics)) return false;
+      this.depsOf.set(d.id, deps);
+      this.index.add(d.id, deps);
+      const out = d.diagnostics ?? [];
+      if (out.length > 0) this.perDef.set(d.id, [...out]);
+      if (Array.isArray(d.needs) && d.needs.length > 0) {
+        const needs = new Map<Diagnostic, CapabilityNeed>();
+        for (const [i, need] of d.needs) if (out[i] !== undefined) needs.set(out[i], need);
+        this.perDefNeeds.set(d.id, needs);
+      }
+    }
+    return true;
+  }
+
+  state(): CheckerState {
+    const defs: CheckedDefinition[] = [];
+    for (const [id, deps] of this.depsOf) {
+      const out = this.perDef.get(id);
+      const needs = this.perDefNeeds.get(id);
+      defs.push({
+        id,
+        ...(out === undefined ? {} : { diagnostics: out }),
+        reads: readsOf(deps),
+        ...(needs === undefined || out === undefined
+          ? {}
+          : { needs: [...needs].map(([d, need]) => [out.indexOf(d), need] as const) }),
+      });
+    }
+    return { v: 1, defs };
   }
 
   private forget(id: string): void {

@@ -71,6 +71,65 @@ export function declaredTimer(def: Definition): string | undefined {
 }
 
 /**
+ * What the indexes of a {@link Graph} read of a definition: enough to place it without its text.
+ * A lazy input ({@link lazyInput}) carries it, so that indexing it parses nothing.
+ */
+export interface InputSummary {
+  readonly layer: Layer;
+  readonly name: string;
+  readonly hidden: boolean;
+  /** The timer name a reducer declares with `on=timer(d, name=N)`. */
+  readonly timer?: string;
+}
+
+const summaries = new WeakMap<CheckInput, InputSummary>();
+
+/** What the indexes read of `node`: its summary when it is lazy, else read off its definition. */
+export function summaryOf(node: CheckInput): InputSummary {
+  const known = summaries.get(node);
+  if (known !== undefined) return known;
+  const timer = declaredTimer(node.def);
+  return {
+    layer: node.def.layer,
+    name: node.def.name.name,
+    hidden: node.hidden === true,
+    ...(timer === undefined ? {} : { timer }),
+  };
+}
+
+/**
+ * A check input read only when a check first looks at its definition, its sites or its text (a
+ * definition no re-check follows is never parsed): `load` makes it, and must agree with `summary`.
+ * What a resumed check ({@link createChecker}'s `resume`) holds for the definitions it was not
+ * asked to re-check.
+ */
+export function lazyInput(id: string, summary: InputSummary, load: () => CheckInput): CheckInput {
+  let got: CheckInput | undefined;
+  const input = (): CheckInput => {
+    got ??= load();
+    return got;
+  };
+  const lazy: CheckInput = {
+    id,
+    get def() {
+      return input().def;
+    },
+    get sites() {
+      return input().sites;
+    },
+    get targets() {
+      return input().targets;
+    },
+    get source() {
+      return input().source;
+    },
+    ...(summary.hidden ? { hidden: true } : {}),
+  };
+  summaries.set(lazy, summary);
+  return lazy;
+}
+
+/**
  * The definitions being checked, with the indexes every check looks things up in. Ids within one
  * name (a same-name duplicate) are kept sorted — shown before hidden, then by id — so "the first"
  * is the same on every replica, and in a store it is the definition that shows under the name.
@@ -91,9 +150,9 @@ export class Graph {
   readonly duplicateTimers = new Set<string>();
 
   add(node: CheckInput): void {
-    const { def } = node;
+    const def = summaryOf(node);
     this.nodes.set(node.id, node);
-    const key = nameKey(def.layer, def.name.name);
+    const key = nameKey(def.layer, def.name);
     let ids = this.byKey.get(key);
     if (ids === undefined) {
       ids = [];
@@ -106,12 +165,12 @@ export class Graph {
       names = new Map();
       this.layerNames.set(def.layer, names);
     }
-    names.set(def.name.name, (names.get(def.name.name) ?? 0) + 1);
+    names.set(def.name, (names.get(def.name) ?? 0) + 1);
     if (def.layer === "app") {
       this.apps.push(node.id);
       this.sortApps();
     }
-    const timer = declaredTimer(def);
+    const { timer } = def;
     if (timer !== undefined) {
       let rs = this.timers.get(timer);
       if (rs === undefined) {
@@ -126,9 +185,9 @@ export class Graph {
   remove(id: string): CheckInput | undefined {
     const node = this.nodes.get(id);
     if (node === undefined) return undefined;
-    const { def } = node;
+    const def = summaryOf(node);
     this.nodes.delete(id);
-    const key = nameKey(def.layer, def.name.name);
+    const key = nameKey(def.layer, def.name);
     const ids = this.byKey.get(key);
     if (ids !== undefined) {
       removeFrom(ids, id);
@@ -137,12 +196,12 @@ export class Graph {
     }
     const names = this.layerNames.get(def.layer);
     if (names !== undefined) {
-      const n = (names.get(def.name.name) ?? 1) - 1;
-      if (n <= 0) names.delete(def.name.name);
-      else names.set(def.name.name, n);
+      const n = (names.get(def.name) ?? 1) - 1;
+      if (n <= 0) names.delete(def.name);
+      else names.set(def.name, n);
     }
     if (def.layer === "app") removeFrom(this.apps, id);
-    const timer = declaredTimer(def);
+    const { timer } = def;
     if (timer !== undefined) {
       const rs = this.timers.get(timer);
       if (rs !== undefined) {
@@ -162,7 +221,10 @@ export class Graph {
   };
 
   private sortApps(): void {
-    const nameOf = (id: string): string => this.nodes.get(id)?.def.name.name ?? "";
+    const nameOf = (id: string): string => {
+      const node = this.nodes.get(id);
+      return node === undefined ? "" : summaryOf(node).name;
+    };
     this.apps.sort((a, b) => {
       const na = nameOf(a);
       const nb = nameOf(b);

@@ -3,6 +3,7 @@
  * `kumiki check` (or since the process that checked it last) is not checked again.
  */
 import type { Diagnostic } from "../check/diagnostic.js";
+import type { LiveCheckState } from "./live.js";
 
 /**
  * A place to keep a store's check results, bound to the exact state of the ops the store read:
@@ -18,4 +19,19 @@ export interface CheckCache {
   get(key: string): readonly Diagnostic[] | undefined;
   /** Keeps `diagnostics` under `key` for this {@link state} (best effort: a cache may drop it). */
   put(key: string, diagnostics: readonly Diagnostic[]): void;
+}
+
+/**
+ * Checks kept across processes as state a checker goes on from ({@link LiveCheckState}), by the
+ * graph state and checker options they are of: what lets a write in a process of its own gate by
+ * re-checking only what it touches, and a `kumiki check` after another process's write re-check
+ * only what changed. `get` answers only what `put` was given under the same key by the same
+ * checker code (an implementation keys by that too), or undefined; a state that does not fit the
+ * graph is not taken (a full check is made), so a damaged store of them costs a check.
+ */
+export interface KeptChecks {
+  /** The state kept under `key`, or undefined (a miss). */
+  get(key: string): LiveCheckState | undefined;
+  /** Keeps `state` under `key` (best effort). */
+  put(key: string, state: LiveCheckState): void;
 }

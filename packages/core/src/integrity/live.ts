@@ -1,7 +1,13 @@
-import { type Checker, type CheckOptions, createChecker } from "../check/check.js";
+import {
+  type Checker,
+  type CheckerState,
+  type CheckOptions,
+  createChecker,
+  resumeChecker,
+} from "../check/check.js";
 import { requireCode } from "../check/codes.js";
 import type { Diagnostic } from "../check/diagnostic.js";
-import type { CheckInput } from "../check/graph.js";
+import { type CheckInput, lazyInput, summaryOf } from "../check/graph.js";
 import type { DefinitionState, Graph as OpGraph } from "../graph/graph.js";
 import { Materializer, parseText } from "../graph/materialize.js";
 import type { DefId } from "../ops/ids.js";
@@ -79,6 +85,21 @@ export function headsKey(graph: OpGraph | { readonly heads: readonly string[] })
   return [...heads].sort().join(",");
 }
 
+/**
+ * A live check as JSON ({@link LiveCheck.state}): what {@link LiveCheck.resume} goes on from in
+ * another process, for the same graph state, options and checker code.
+ */
+export interface LiveCheckState {
+  readonly v: 1;
+  /** The heads ({@link headsKey}) of the graph it is the check of. */
+  readonly at: string;
+  readonly checker: CheckerState;
+  /** The E0008 of each live definition whose text does not parse. */
+  readonly unparsed: readonly Diagnostic[];
+  /** The timer each checked reducer that declares one declares: [id, name]. */
+  readonly timers: readonly (readonly [string, string])[];
+}
+
 function same(a: Seen, s: DefinitionState): boolean {
   return a.body === s.body && a.name === s.name && a.alive === s.alive;
 }
@@ -94,6 +115,14 @@ export class LiveCheck {
   /** What each definition was last read from (also for the ones the check does not see). */
   private readonly states = new Map<DefId, Seen>();
   private readonly checker: Checker;
+  /**
+   * The graph of the current sync: where a lazy input (of a resumed check) is read when a check
+   * first looks at it. A definition no sync marked dirty reads the same in every graph synced
+   * through since, so reading it in this one is reading it as of the resume.
+   */
+  private graph: OpGraph;
+  /** The materializer lazy inputs are read with, of {@link graph}. */
+  private reader: { readonly graph: OpGraph; readonly m: Materializer } | undefined;
   /** E0008 per live definition whose text does not parse (the checker cannot see those). */
   private readonly unparsed = new Map<DefId, Diagnostic>();
   private current: Diagnostic[];
@@ -106,8 +135,22 @@ export class LiveCheck {
   /** After a sync to a fork: the heads before it and what it changed, to go back cheaply. */
   private undo: { readonly key: string; readonly ids: ReadonlySet<DefId> } | undefined;
 
-  /** `heads`: the graph's heads, when the graph's own are not its state's (see {@link sync}). */
-  constructor(graph: OpGraph, options: CheckOptions, heads: string = headsKey(graph)) {
+  /**
+   * `heads`: the graph's heads, when the graph's own are not its state's (see {@link sync}).
+   * `from`: a state to resume (internal: {@link LiveCheck.resume}).
+   */
+  constructor(graph: OpGraph, options: CheckOptions, heads: string = headsKey(graph), from?: LiveCheckState) {
+    this.graph = graph;
+    this.key = heads;
+    const checker = from === undefined ? undefined : this.resumeFrom(graph, options, from);
+    if (checker !== undefined) {
+      this.checker = checker;
+      this.current = this.withUnparsed(checker.diagnostics());
+      return;
+    }
+    this.states.clear();
+    this.source.clear();
+    this.unparsed.clear();
     const m = new Materializer(graph);
     for (const s of graph.definitions()) {
       this.states.set(s.def, seen(s));
@@ -117,7 +160,85 @@ export class LiveCheck {
     }
     this.checker = createChecker(this.source, options);
     this.current = this.withUnparsed(this.checker.diagnostics());
-    this.key = heads;
+  }
+
+  /**
+   * The check `state` kept of this graph (another process's {@link state}), taken up without
+   * checking or parsing anything: each definition is read when a later sync first needs it. A
+   * state of other heads than `heads`, or not of this graph's definitions, is not taken: the check
+   * is then made in full, as by the constructor.
+   */
+  static resume(
+    graph: OpGraph,
+    options: CheckOptions,
+    state: LiveCheckState,
+    heads: string = headsKey(graph),
+  ): LiveCheck {
+    return new LiveCheck(graph, options, heads, state);
+  }
+
+  /** Whether the last construction took its state (false: it checked in full). */
+  get resumed(): boolean {
+    return this.wasResumed;
+  }
+  private wasResumed = false;
+
+  /** This check as JSON, for {@link resume} in another process (see {@link LiveCheckState}). */
+  state(): LiveCheckState {
+    const timers: (readonly [string, string])[] = [];
+    for (const input of this.source.values()) {
+      const { timer } = summaryOf(input);
+      if (timer !== undefined) timers.push([input.id, timer]);
+    }
+    return {
+      v: 1,
+      at: this.key,
+      checker: this.checker.state(),
+      unparsed: [...this.unparsed.values()],
+      timers,
+    };
+  }
+
+  /** Takes up `from` (see {@link resume}); undefined, with nothing kept, when it does not fit. */
+  private resumeFrom(graph: OpGraph, options: CheckOptions, from: LiveCheckState): Checker | undefined {
+    if (from?.v !== 1 || from.at !== this.key || !Array.isArray(from.unparsed) || !Array.isArray(from.timers))
+      return undefined;
+    for (const d of from.unparsed) {
+      if (typeof d?.definition !== "string") return undefined;
+      this.unparsed.set(d.definition as DefId, d);
+    }
+    const timers = new Map<string, string>(from.timers as [string, string][]);
+    for (const s of graph.definitions()) {
+      this.states.set(s.def, seen(s));
+      if (!s.alive || this.unparsed.has(s.def)) continue;
+      const timer = timers.get(s.def);
+      const summary = {
+        layer: s.layer,
+        name: s.name,
+        hidden: !graph.isVisible(s.def),
+        ...(timer === undefined ? {} : { timer }),
+      };
+      this.source.set(
+        s.def,
+        lazyInput(s.def, summary, () => this.readLazily(s.def)),
+      );
+    }
+    const checker = resumeChecker(this.source, options, from.checker);
+    this.wasResumed = checker !== undefined;
+    return checker;
+  }
+
+  /** A resumed definition's input, read in the graph of the current sync. */
+  private readLazily(id: DefId): CheckInput {
+    const { graph } = this;
+    if (this.reader?.graph !== graph) this.reader = { graph, m: new Materializer(graph) };
+    const s = graph.definition(id);
+    const input = s === undefined ? undefined : storeInput(graph, this.reader.m, s);
+    if (input === undefined)
+      throw new Error(
+        `live check: the resumed ${id} does not read in the graph synced to (the kept state is not this graph's)`,
+      );
+    return input;
   }
 
   /** The heads ({@link headsKey}) of the graph last synced to: what {@link diagnostics} are of. */
@@ -149,6 +270,7 @@ export class LiveCheck {
    */
   sync(graph: OpGraph, hint?: Iterable<DefId>, heads: string = headsKey(graph)): Diagnostic[] {
     const key = heads;
+    this.graph = graph;
     if (key === this.key) return this.current;
     let changed: Set<DefId>;
     if (hint !== undefined) changed = this.changedAmong(graph, hint);

@@ -46,3 +46,12 @@ export function shareCheck(graph: OpGraph, options: CheckOptions, check: LiveChe
   if (checks.size > CHECKS_PER_GRAPH) checks.delete(checks.keys().next().value!);
   return check;
 }
+
+/**
+ * Where a check of the graph at `heads` ({@link headsKey}) with `options` is kept across
+ * processes: the heads, the checker, and the whole manifest (another process may have read
+ * another kumiki.caps.json with the same names).
+ */
+export function keptCheckKey(heads: string, options: CheckOptions): string {
+  return JSON.stringify(["live", heads, checkerKey(options), options.capabilities ?? null]);
+}

@@ -6,9 +6,9 @@ import { type CheckOptions, narrowingFilter } from "../check/check.js";
 import type { Diagnostic } from "../check/diagnostic.js";
 import type { DefId } from "../ops/ids.js";
 import type { Store } from "../store/store.js";
-import type { CheckCache } from "./check-cache.js";
+import type { CheckCache, KeptChecks } from "./check-cache.js";
 import { headsKey, LiveCheck } from "./live.js";
-import { checkerKey, shareCheck, sharedCheck } from "./shared-checks.js";
+import { checkerKey, keptCheckKey, shareCheck, sharedCheck } from "./shared-checks.js";
 
 /** What `checkStore` returns (`kumiki check --json`). */
 export interface CheckReport {
@@ -57,14 +57,24 @@ function pendingOf(store: Store): Pending {
   return pending;
 }
 
-/** The live check of `store` for `options`, brought to the store's current graph. */
-export function liveCheckOf(store: Store, options: CheckOptions = {}): LiveCheck {
+/**
+ * The live check of `store` for `options`, brought to the store's current graph. The first one of
+ * a graph goes on from the check `kept` holds for its state, when it holds one.
+ */
+export function liveCheckOf(store: Store, options: CheckOptions = {}, kept?: KeptChecks): LiveCheck {
   const graph = store.read().graph;
   const pending = pendingOf(store);
   const { types: _t, refs: _r, effects: _e, ...rest } = options;
   let check = sharedCheck(graph, rest);
-  if (check === undefined) check = shareCheck(graph, rest, new LiveCheck(graph, rest));
-  else {
+  if (check === undefined) {
+    const heads = headsKey(graph);
+    const state = kept?.get(keptCheckKey(heads, rest));
+    check = shareCheck(
+      graph,
+      rest,
+      state === undefined ? new LiveCheck(graph, rest) : LiveCheck.resume(graph, rest, state, heads),
+    );
+  } else {
     const p = pending.get(check);
     check.sync(graph, p === undefined || p.ids === "all" || p.at !== check.at ? undefined : p.ids);
   }
@@ -77,11 +87,17 @@ export function liveCheckOf(store: Store, options: CheckOptions = {}): LiveCheck
  * gate's, after a write — and checks nothing itself: what lets the next `checkStore` of this state
  * (another process's `kumiki check`) answer without checking. Returns whether it kept one.
  */
-export function keepCheck(store: Store, options: CheckOptions, cache: CheckCache): boolean {
+export function keepCheck(
+  store: Store,
+  options: CheckOptions,
+  cache: CheckCache,
+  kept?: KeptChecks,
+): boolean {
   const graph = store.read().graph;
   const check = sharedCheck(graph, options);
   if (check === undefined || check.at !== headsKey(graph)) return false;
   cache.put(resultKey(cache.state, options), check.diagnostics());
+  kept?.put(keptCheckKey(check.at, options), check.state());
   return true;
 }
 
@@ -111,17 +127,28 @@ export function reportOf(diagnostics: readonly Diagnostic[]): CheckReport {
  * read: a read-only store opened from a workspace), a result kept there for that state and these
  * options is answered without checking, and a result computed is kept there.
  */
-export function checkStore(store: Store, options: CheckOptions = {}, cache?: CheckCache): CheckReport {
+export function checkStore(
+  store: Store,
+  options: CheckOptions = {},
+  cache?: CheckCache,
+  kept?: KeptChecks,
+): CheckReport {
   let all: readonly Diagnostic[];
-  if (cache === undefined) all = liveCheckOf(store, options).diagnostics();
+  if (cache === undefined) all = liveCheckOf(store, options, kept).diagnostics();
   else {
     // Narrowing filters the result: the full result is what is kept, for every narrowing alike.
     const key = resultKey(cache.state, options);
     const hit = cache.get(key);
     if (hit !== undefined) all = hit;
     else {
-      all = liveCheckOf(store, options).diagnostics();
+      const check = liveCheckOf(store, options, kept);
+      all = check.diagnostics();
       cache.put(key, all);
+      // A check made in full is kept for the next write's gate too (a resumed one already was).
+      if (kept !== undefined && !check.resumed) {
+        const { types: _t, refs: _r, effects: _e, ...rest } = options;
+        kept.put(keptCheckKey(check.at, rest), check.state());
+      }
     }
   }
   const keep = narrowingFilter(options);

@@ -5,6 +5,7 @@ import { type AuthorId, createOpIdGenerator, type DefId, defIdOf } from "../../s
 import type { Op, RefBindings, RefKey } from "../../src/ops/op.js";
 import { decomposeSource } from "../../src/ops/source.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
+import type { StoredOp } from "../../src/store/op-log.js";
 import type { Store } from "../../src/store/store.js";
 import type { StoreOptions } from "../../src/store/store-types.js";
 import { seededRandom } from "../ops/builder.js";
@@ -34,6 +35,13 @@ export async function storeOf(
     if (!r.ok) throw new Error(`import refused: ${r.error.code}: ${r.error.message}`);
   }
   return store;
+}
+
+/** Every op the log of a store made by {@link storeOf} holds (a copy, to open another store on). */
+export function opsOf(store: Store): readonly StoredOp[] {
+  const log = logs.get(store);
+  if (log === undefined) throw new Error("opsOf takes a store made by storeOf");
+  return [...log.all()];
 }
 
 /** The add items of a program's definitions (what an import applies). */

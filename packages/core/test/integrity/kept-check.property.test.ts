@@ -1,0 +1,172 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { CheckCache, KeptChecks } from "../../src/integrity/check-cache.js";
+import { openStore } from "../../src/integrity/checked-store.js";
+import { createCheckGate } from "../../src/integrity/gate.js";
+import { headsKey, LiveCheck, type LiveCheckState } from "../../src/integrity/live.js";
+import { keptCheckKey } from "../../src/integrity/shared-checks.js";
+import { checkStore, keepCheck, liveCheckOf } from "../../src/integrity/store-check.js";
+import { MemoryOpLog } from "../../src/store/memory-op-log.js";
+import type { Store } from "../../src/store/store.js";
+import { opsOf, seedMistake, storeOf } from "../check/store-support.js";
+import { seededRandom } from "../ops/builder.js";
+
+const PROGRAM = `type Filter = All | Active | Done
+slot count : Int = 0
+slot filter : Filter = All
+slot label : Text = "hi"
+reducer inc on=ui.click(IncBtn)
+    do= count := count + 1
+reducer pick on=ui.click(PickBtn)
+    do= filter := Active
+reducer tick on=timer(1s, name=beat)
+    do= count := count + 1
+tile IncBtn = button(text="+", onClick=inc)
+tile PickBtn = button(text="pick", onClick=pick)
+tile Home = page(text(count.show), text(label), IncBtn, PickBtn)
+tile NotFound = page(text("404"))
+app Counter
+    caps   = []
+    routes = {"/" -> Home, "/404" -> NotFound}
+    init   = []
+`;
+
+/** Another process's files, in memory: what it put, read back as JSON (as from the cache file). */
+class MemoryKept implements KeptChecks {
+  readonly states = new Map<string, string>();
+  gets = 0;
+  get(key: string): LiveCheckState | undefined {
+    this.gets++;
+    const s = this.states.get(key);
+    return s === undefined ? undefined : (JSON.parse(s) as LiveCheckState);
+  }
+  put(key: string, state: LiveCheckState): void {
+    this.states.set(key, JSON.stringify(state));
+  }
+}
+
+const noCache: CheckCache = { state: "memory", get: () => undefined, put: () => undefined };
+
+type Write = (store: Store) => Promise<unknown>;
+
+const writes: fc.Arbitrary<Write>[] = [
+  fc.constantFrom("count", "total").map((to) => async (s: Store) => {
+    const from = s.read().lookup("slot", "count") ?? s.read().lookup("slot", "total");
+    return from === undefined || from.name === to ? undefined : s.rename({ qname: from.qname, newName: to });
+  }),
+  fc.constantFrom("IncBtn", "PlusBtn").map((to) => async (s: Store) => {
+    const from = s.read().lookup("tile", "IncBtn") ?? s.read().lookup("tile", "PlusBtn");
+    return from === undefined || from.name === to ? undefined : s.rename({ qname: from.qname, newName: to });
+  }),
+  // "1" and "true" are type errors the gate refuses; "ho" is a change it takes.
+  fc
+    .constantFrom('"hi"', '"ho"', "1", "true")
+    .map((v) => (s: Store) => s.replace({ qname: "slot.label", body: `Text = ${v}` })),
+  // A new type breaks its readers (count + 1 in inc and tick): refused, by what the readers read.
+  fc.constantFrom("Int = 5", "Bool = true").map((body) => async (s: Store) => {
+    const slot = s.read().lookup("slot", "count") ?? s.read().lookup("slot", "total");
+    return slot === undefined ? undefined : s.replace({ qname: slot.qname, body });
+  }),
+  fc.constantFrom("a", "b").map((name) => (s: Store) => s.add({ layer: "slot", name, body: "Int = 2" })),
+  fc.constantFrom("a", "b").map((name) => (s: Store) => s.remove({ qname: `slot.${name}` })),
+  // A second timer of the same name: E0002, refused.
+  fc.constantFrom("beat", "other").map(
+    (timer) => (s: Store) =>
+      s.add({
+        layer: "reducer",
+        name: `t${timer}`,
+        body: `on=timer(2s, name=${timer})\n    do= count := 1`,
+      }),
+  ),
+  fc.constant((s: Store) => s.remove({ qname: "tile.PickBtn" })),
+];
+
+/** The graph's errors of a peer (what no gate refused): what the resumed check must carry over. */
+const mistakes: fc.Arbitrary<(s: Store) => Promise<unknown>>[] = [
+  fc
+    .constantFrom("Actve", "Done")
+    .map((v) => (s: Store) => seedMistake(s, "filter := Active", `filter := ${v}`)),
+  fc.constant((s: Store) => seedMistake(s, "slot count : Int = 0", "slot count : Int = false")),
+];
+
+/** A store on `ops` as a new process opens one: its own graph, the gate reading `kept` or not. */
+function reopen(ops: Parameters<typeof opsOf>[0], kept?: KeptChecks): Store {
+  let t = 1_790_000_000_000;
+  const opened = openStore({
+    log: new MemoryOpLog(opsOf(ops)),
+    author: "agent:test",
+    now: () => t++,
+    random: seededRandom(7),
+    validators: [createCheckGate(kept === undefined ? {} : { kept })],
+  });
+  if (!opened.ok) throw new Error(opened.error.message);
+  return opened.value;
+}
+
+describe("a check kept by one process and resumed by another", () => {
+  it("gates every write as a full check would, and its check after equals a full check", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(...mistakes), { maxLength: 2 }),
+        fc.array(fc.oneof(...writes), { minLength: 1, maxLength: 6 }),
+        async (before, seq) => {
+          const origin = await storeOf(PROGRAM);
+          for (const m of before) await m(origin).catch(() => undefined);
+          // The process that checked keeps its check for the state it leaves.
+          checkStore(origin);
+          const kept = new MemoryKept();
+          expect(keepCheck(origin, {}, noCache, kept)).toBe(true);
+          const resumed = reopen(origin, kept);
+          const full = reopen(origin);
+          let first = true;
+          for (const write of seq) {
+            const [a, b] = [await write(resumed), await write(full)];
+            expect(a).toEqual(b);
+            // The first write that reaches the gate asks for the kept check (a write refused
+            // before the gate does not; after the first, the check is this process's own).
+            const r = a as { ok?: boolean; error?: { code?: string } } | undefined;
+            if (first && (r?.ok === true || r?.error?.code === "validation-failed"))
+              expect(kept.gets).toBe(1);
+            first = false;
+            const fresh = new LiveCheck(resumed.read().graph, {}).diagnostics();
+            expect(checkStore(resumed).diagnostics).toEqual(fresh);
+            expect(checkStore(full).diagnostics).toEqual(fresh);
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it("goes on from a kept state without checking; a state of other heads or a damaged one is not taken", async () => {
+    const origin = await storeOf(PROGRAM);
+    await seedMistake(origin, "filter := Active", "filter := Actve");
+    const kept = new MemoryKept();
+    checkStore(origin);
+    keepCheck(origin, {}, noCache, kept);
+    const graph = reopen(origin).read().graph;
+    const key = keptCheckKey(headsKey(graph), {});
+    const state = kept.get(key)!;
+    const resumed = LiveCheck.resume(graph, {}, state);
+    expect(resumed.resumed).toBe(true);
+    expect(resumed.rechecked).toBe(0);
+    expect(resumed.diagnostics()).toEqual(new LiveCheck(graph, {}).diagnostics());
+    expect(resumed.diagnostics().length).toBeGreaterThan(0);
+    // The same state for other heads, a state with a definition missing, not a state at all.
+    const damaged: unknown[] = [
+      { ...state, at: "op_other" },
+      { ...state, checker: { ...state.checker, defs: state.checker.defs.slice(1) } },
+      { ...state, checker: { v: 1, defs: [{ id: "x", reads: 3 }] } },
+      { v: 2 },
+      null,
+    ];
+    for (const d of damaged) {
+      const check = LiveCheck.resume(graph, {}, d as LiveCheckState);
+      expect(check.resumed).toBe(false);
+      expect(check.diagnostics()).toEqual(resumed.diagnostics());
+    }
+    // What a store's check goes on from: the kept state, found by the graph's heads.
+    const store = reopen(origin);
+    expect(liveCheckOf(store, {}, kept).resumed).toBe(true);
+  });
+});

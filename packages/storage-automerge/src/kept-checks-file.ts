@@ -1,0 +1,97 @@
+/**
+ * A workspace's live checks kept in `.kumiki/cache/live-check.json` (core's `KeptChecks`): what a
+ * write in a process of its own goes on from, so that its gate re-checks only what it touches.
+ */
+import fs from "node:fs";
+import path from "node:path";
+// Types only: this entry loads no more of core than its read entry.
+import type { KeptChecks, LiveCheckState } from "@kumiki-graph/core";
+import { ignoreInGit, type WorkspacePaths } from "./workspace-layout.js";
+
+/**
+ * States kept, the latest first: the one a write left and the one before it (a write refused
+ * after it goes on from the latest; a check of the state before a rollback from the other).
+ */
+const ENTRIES = 2;
+
+interface Entry {
+  readonly key: string;
+  readonly state: LiveCheckState;
+}
+
+interface KeptFile {
+  readonly v: 1;
+  readonly stamp: string;
+  readonly entries: readonly Entry[];
+}
+
+/**
+ * {@link KeptChecks} over `.kumiki/cache/live-check.json`. `stamp` names the code that checked
+ * (as for the check cache file): a state of another stamp is never read, so an upgraded checker
+ * never goes on from an older one's findings. Written by rename from a temporary file, without
+ * fsync (a state lost to a crash costs the next write a full check); a file that cannot be read
+ * or is not of this shape is a miss; nothing here throws.
+ */
+export class KeptChecksFile implements KeptChecks {
+  private readonly file: string;
+  /** The file as last read or written by this object (a process reads it at most once). */
+  private entries: readonly Entry[] | undefined;
+
+  constructor(
+    private readonly paths: WorkspacePaths,
+    private readonly stamp: string,
+  ) {
+    this.file = path.join(paths.cache, "live-check.json");
+  }
+
+  /** The state kept under `key` by this build, or undefined (a miss). */
+  get(key: string): LiveCheckState | undefined {
+    return this.read().find((e) => e.key === key)?.state;
+  }
+
+  /** Keeps `state` under `key` (the latest few; a failed write is ignored). */
+  put(key: string, state: LiveCheckState): void {
+    const kept = this.read()
+      .filter((e) => e.key !== key)
+      .slice(0, ENTRIES - 1);
+    const entries = [{ key, state }, ...kept];
+    this.entries = entries;
+    const next: KeptFile = { v: 1, stamp: this.stamp, entries };
+    const tmp = `${this.file}.tmp-${process.pid}`;
+    try {
+      if (!fs.existsSync(this.paths.cache)) {
+        fs.mkdirSync(this.paths.cache, { recursive: true });
+        ignoreInGit(this.paths, "cache/");
+      }
+      fs.writeFileSync(tmp, JSON.stringify(next));
+      fs.renameSync(tmp, this.file);
+    } catch {
+      // A read-only or full disk: the write stands all the same, only its check is not kept.
+      try {
+        fs.rmSync(tmp, { force: true });
+      } catch {
+        // A stray temporary is overwritten by the next put of this process id.
+      }
+    }
+  }
+
+  private read(): readonly Entry[] {
+    if (this.entries !== undefined) return this.entries;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(fs.readFileSync(this.file, "utf8"));
+    } catch {
+      parsed = undefined;
+    }
+    const f = parsed as Partial<KeptFile> | null | undefined;
+    const valid = typeof f === "object" && f !== null && f.v === 1 && f.stamp === this.stamp;
+    this.entries =
+      valid && Array.isArray(f.entries)
+        ? f.entries.filter(
+            (e): e is Entry =>
+              typeof e === "object" && e !== null && typeof e.key === "string" && typeof e.state === "object",
+          )
+        : [];
+    return this.entries;
+  }
+}

@@ -1,0 +1,64 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { LiveCheckState } from "@kumiki-graph/core";
+import { afterEach, describe, expect, it } from "vitest";
+import { KeptChecksFile, workspacePaths } from "../src/read.js";
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const r of roots.splice(0)) fs.rmSync(r, { recursive: true, force: true });
+});
+
+function paths() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-kept-checks-"));
+  roots.push(root);
+  const p = workspacePaths(root);
+  fs.mkdirSync(p.dir);
+  return p;
+}
+
+const state = (at: string): LiveCheckState => ({
+  v: 1,
+  at,
+  checker: { v: 1, defs: [{ id: "def_x", reads: { ids: ["def_y"] } }] },
+  unparsed: [],
+  timers: [],
+});
+
+describe("KeptChecksFile", () => {
+  it("keeps the latest two states, read back by another instance of the same stamp", () => {
+    const p = paths();
+    const write = new KeptChecksFile(p, "stamp-1");
+    for (const k of ["a", "b", "c"]) write.put(k, state(k));
+    const read = new KeptChecksFile(p, "stamp-1");
+    expect(["a", "b", "c"].map((k) => read.get(k)?.at)).toEqual([undefined, "b", "c"]);
+    expect(read.get("c")).toEqual(state("c"));
+    // The folder is machine-local: git is told to ignore it.
+    expect(fs.readFileSync(path.join(p.dir, ".gitignore"), "utf8")).toContain("cache/");
+  });
+
+  it("never answers with another stamp's states, a damaged file or another shape", () => {
+    const p = paths();
+    new KeptChecksFile(p, "stamp-1").put("a", state("a"));
+    expect(new KeptChecksFile(p, "stamp-2").get("a")).toBeUndefined();
+    const file = path.join(p.cache, "live-check.json");
+    for (const bytes of [
+      "{ not json",
+      "null",
+      '{"v":2,"stamp":"stamp-1","entries":[]}',
+      '{"v":1,"stamp":"stamp-1","entries":[{"key":"a","state":1}]}',
+    ]) {
+      fs.writeFileSync(file, bytes);
+      expect(new KeptChecksFile(p, "stamp-1").get("a"), bytes).toBeUndefined();
+    }
+  });
+
+  it("a folder it cannot write to costs nothing but the state", () => {
+    const p = paths();
+    fs.writeFileSync(p.cache, "a file where the folder would be");
+    const kept = new KeptChecksFile(p, "stamp-1");
+    expect(() => kept.put("a", state("a"))).not.toThrow();
+    expect(new KeptChecksFile(p, "stamp-1").get("a")).toBeUndefined();
+  });
+});
