@@ -163,6 +163,10 @@ describe("a write in its own process goes on from the check the call before it k
     expect(refused.out).toContain("E0201");
     const same = write(["replace", "slot.count", "Bool = true", "--json"], { KUMIKI_CHECK_CACHE: "off" });
     expect(refused.out).toBe(same.out);
+    // Definitions the kept state holds unread, renamed and removed (the gate reads their old names).
+    expect(write(["rename", "slot.other", "renamed"]).code).toBe(0);
+    expect(write(["remove", "slot.renamed"]).code).toBe(0);
+    expect(bin(["check", "--json"])).toBe(bin(["check", "--json"], { KUMIKI_CHECK_CACHE: "off" }));
     // Proof that the next write's gate reads the kept state and checks nothing else: a finding
     // planted on a definition the write does not touch is carried into the check it keeps.
     const file = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;

@@ -439,11 +439,15 @@ class IncrementalChecker implements Checker {
     this.rechecked = 0;
     const changed = new Set(ids);
     const touched: Touched = { keys: new Set(), layers: new Set(), app: false, timers: false };
-    const note = (def: Definition, nameSetChanged: boolean): void => {
-      touched.keys.add(nameKey(def.layer, def.name.name));
+    // From the summary, not the definition: a lazy input that was replaced is not read again (its
+    // text may no longer be in the graph), and its summary is what the indexes held of it.
+    const note = (node: CheckInput, nameSetChanged: boolean): void => {
+      const def = summaryOf(node);
+      touched.keys.add(nameKey(def.layer, def.name));
       if (nameSetChanged) touched.layers.add(def.layer);
       if (def.layer === "app") touched.app = true;
-      if (def.kind === "ReducerDef" && def.on.kind === "TimerEvent") touched.timers = true;
+      // What a timer's readers read is the set of declared names.
+      if (def.timer !== undefined) touched.timers = true;
     };
     for (const id of changed) {
       const before = this.graph.remove(id);
@@ -451,15 +455,14 @@ class IncrementalChecker implements Checker {
       if (after !== undefined && after.id !== id)
         throw new Error(`source.get(${JSON.stringify(id)}) returned a definition with id ${after.id}`);
       // A body change that keeps the name leaves every layer's name set as it was.
+      const was = before === undefined ? undefined : summaryOf(before);
+      const now = after === undefined ? undefined : summaryOf(after);
       const renamed =
-        before === undefined ||
-        after === undefined ||
-        before.def.layer !== after.def.layer ||
-        before.def.name.name !== after.def.name.name;
-      if (before !== undefined) note(before.def, renamed);
+        was === undefined || now === undefined || was.layer !== now.layer || was.name !== now.name;
+      if (before !== undefined) note(before, renamed);
       if (after !== undefined) {
         this.graph.add(after);
-        note(after.def, renamed);
+        note(after, renamed);
       }
     }
     for (const id of this.index.dirty(changed, touched)) this.recheck(id);

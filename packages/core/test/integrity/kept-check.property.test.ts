@@ -15,6 +15,7 @@ const PROGRAM = `type Filter = All | Active | Done
 slot count : Int = 0
 slot filter : Filter = All
 slot label : Text = "hi"
+slot spare : Int = 0
 reducer inc on=ui.click(IncBtn)
     do= count := count + 1
 reducer pick on=ui.click(PickBtn)
@@ -79,6 +80,12 @@ const writes: fc.Arbitrary<Write>[] = [
       }),
   ),
   fc.constant((s: Store) => s.remove({ qname: "tile.PickBtn" })),
+  // A definition the resumed check holds unread, removed or renamed: its old name is what changed.
+  fc.constantFrom("spare", "extra").map((name) => (s: Store) => s.remove({ qname: `slot.${name}` })),
+  fc.constantFrom("spare", "extra").map((to) => async (s: Store) => {
+    const from = s.read().lookup("slot", "spare") ?? s.read().lookup("slot", "extra");
+    return from === undefined || from.name === to ? undefined : s.rename({ qname: from.qname, newName: to });
+  }),
 ];
 
 /** The graph's errors of a peer (what no gate refused): what the resumed check must carry over. */
@@ -134,7 +141,7 @@ describe("a check kept by one process and resumed by another", () => {
           }
         },
       ),
-      { numRuns: 40 },
+      { numRuns: 80 },
     );
   });
 
