@@ -2,7 +2,7 @@
  * The checker of loose programs and store graphs (ai-edit.md §9.2.3): its options, `checkProgram`,
  * and the incremental `Checker` that re-checks what a change can affect.
  */
-import type { Definition, ReducerDef } from "../lang/ast.js";
+import type { ReducerDef } from "../lang/ast.js";
 import { LAYERS, type Layer } from "../lang/layers.js";
 import { type CapabilityManifest, manifestCapabilities } from "../lang/stdlib.js";
 import { narrowingOf } from "./codes.js";
