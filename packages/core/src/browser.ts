@@ -70,7 +70,21 @@ export { type CapabilityManifest, manifestCapabilities, STANDARD_CAPABILITIES } 
 export { type AuthorId, type DefId, isAuthorId, isDefId, isOpId, type OpId } from "./ops/ids.js";
 export type { ConflictPolicy, DefinitionState } from "./ops/merge.js";
 export { isDefinitionName, type LogOp, parseOp } from "./ops/op.js";
+export {
+  type DefinitionLink,
+  type DefinitionPage,
+  definitionPage,
+  type PageHistoryEntry,
+} from "./project/definition-page.js";
 export { DEFINITION_EXT, definitionPath, LAYER_DIRS, parseDefinitionPath } from "./project/layout.js";
+export {
+  type GraphOverview,
+  graphOverview,
+  type OverviewAuthor,
+  type OverviewDefinition,
+  type OverviewOp,
+  type OverviewOptions,
+} from "./project/overview.js";
 export { exportProgram, type ImportOptions, importProgram } from "./project/program.js";
 // Refusals as values: the dependency-free entry's names, all of them.
 export * from "./rejection.js";

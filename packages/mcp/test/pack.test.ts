@@ -76,9 +76,18 @@ describe("the packed packages, installed", () => {
         ...(p === "cli" ? ["bin", "bundle"] : []),
         "dist",
         "package.json",
+        // The live view's page (kumiki ui), served from the package as it is installed.
+        ...(p === "sync-server" ? ["ui"] : []),
       ];
       expect((await readdir(installed)).sort(), p).toEqual(shipped);
       expect(await readFile(path.join(installed, "LICENSE"), "utf8")).toContain("Apache License");
+      if (p === "sync-server")
+        expect((await readdir(path.join(installed, "ui"))).sort()).toEqual([
+          "app.js",
+          "index.html",
+          "map.js",
+          "style.css",
+        ]);
       const files = (await readdir(path.join(installed, "dist"), { recursive: true })).map(String);
       expect(
         files.filter((f) => /\.test\.|(^|[/\\])test[/\\]|\.map$|\.tsbuildinfo$/.test(f)),

@@ -64,6 +64,12 @@ export const COMMANDS: readonly (Command | LazyCommand)[] = [
     "@kumiki-graph/sync-server",
   ),
   lazy(
+    "ui",
+    "watch the graph live in a browser: map, definitions, agents, conflicts (127.0.0.1)",
+    async () => (await import("./ui.js")).ui,
+    "@kumiki-graph/sync-server",
+  ),
+  lazy(
     "remote add",
     "record a sync server this workspace syncs with",
     async () => (await import("./remote.js")).remoteAdd,
