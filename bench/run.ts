@@ -20,6 +20,7 @@ import { benchScale } from "./scale.js";
 import { benchStore } from "./store.js";
 import { benchSync } from "./sync.js";
 import { benchSyncService } from "./sync-service.js";
+import { benchUi } from "./ui.js";
 import { benchWritePath } from "./write-path.js";
 
 const suites: [string, () => Promise<BenchRow[]>][] = [
@@ -40,6 +41,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["edges in time: onChange latency, reconnect schedule", benchEdges],
   ["cli (real bin)", benchCli],
   ["cli at scale (5,000 definitions; 10,000 ops)", benchCliScale],
+  ["live view in Chromium (kumiki ui)", benchUi],
 ];
 
 // `npm run bench -- write path`: only the suites whose name holds one of the words given.

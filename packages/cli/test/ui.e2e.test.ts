@@ -14,6 +14,14 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanup, runBin, startBin, startServe, stopBin, tempDir } from "./support.js";
 
+/** What the page's functions read of it (the tests compile without the DOM's types). */
+interface PageDoc {
+  readonly document: {
+    readonly body: { readonly dataset: Record<string, string | undefined> };
+    querySelector(selector: string): { readonly textContent: string | null } | null;
+  };
+}
+
 const binary = chromiumOrSkip();
 const example = path.join(kumikiShared, "examples", "apps", "05-project-management", "app.kumiki");
 const shots = path.join(repoRoot, "docs", "ui");
@@ -33,7 +41,11 @@ describe.skipIf(binary === undefined || !hasCorpus)(
     const kumiki = (cwd: string, author: string, ...argv: string[]) =>
       runBin(argv, { cwd, env: { KUMIKI_AUTHOR: author } });
     const rendered = (view: string) =>
-      page.waitForFunction((v) => document.body.dataset.rendered?.startsWith(v), view, { timeout: 20_000 });
+      page.waitForFunction(
+        (v) => (globalThis as unknown as PageDoc).document.body.dataset.rendered?.startsWith(v),
+        view,
+        { timeout: 20_000 },
+      );
 
     beforeAll(async () => {
       root = tempDir("ui");
@@ -71,7 +83,11 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       await rendered("map");
       const listed = (JSON.parse(kumiki(a, "agent:x", "list", "--json").out) as { definitions: unknown[] })
         .definitions;
-      expect(Number(await page.evaluate(() => document.body.dataset.definitions))).toBe(listed.length);
+      expect(
+        Number(
+          await page.evaluate(() => (globalThis as unknown as PageDoc).document.body.dataset.definitions),
+        ),
+      ).toBe(listed.length);
       expect(await page.textContent("#summary")).toContain(`${listed.length} definitions · 0 errors`);
       // Search by name marks and lists the matches.
       await page.fill("#search", "slot.task*");
@@ -84,13 +100,19 @@ describe.skipIf(binary === undefined || !hasCorpus)(
     it("follows a write the CLI makes, without a reload", async () => {
       await page.goto(ui.url);
       await rendered("map");
-      const before = Number(await page.evaluate(() => document.body.dataset.definitions));
+      const before = Number(
+        await page.evaluate(() => (globalThis as unknown as PageDoc).document.body.dataset.definitions),
+      );
       const wrote = Date.now();
       expect(kumiki(a, "agent:writer", "add", "slot", "uiProbe", "Int = 0").code).toBe(0);
       const done = Date.now();
-      await page.waitForFunction((n) => Number(document.body.dataset.definitions) === n, before + 1, {
-        timeout: 10_000,
-      });
+      await page.waitForFunction(
+        (n) => Number((globalThis as unknown as PageDoc).document.body.dataset.definitions) === n,
+        before + 1,
+        {
+          timeout: 10_000,
+        },
+      );
       // The figure for the closing note (the bench has none yet): from the write's exit to the page.
       process.stderr.write(
         `ui: a CLI write showed in the page ${Date.now() - done} ms after it returned (${done - wrote} ms to write)\n`,
@@ -137,7 +159,10 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       expect(lost).toBeDefined();
       await page.goto(`${ui.url}#/conflicts`);
       await page.waitForFunction(
-        (id) => document.querySelector("table.conflicts")?.textContent?.includes(id),
+        (id) =>
+          (globalThis as unknown as PageDoc).document
+            .querySelector("table.conflicts")
+            ?.textContent?.includes(id),
         lost!.id,
         {
           timeout: 10_000,
@@ -151,6 +176,60 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       expect(activity).toContain(lost!.id);
       expect(await page.textContent("#authors")).toContain("agent:b");
       await page.screenshot({ path: path.join(shots, "activity.png") });
+      expect(errors).toEqual([]);
+    }, 120_000);
+
+    it("kumiki serve shows each graph's live view at /g/<graph>/, to a token that grants it", async () => {
+      const graph = JSON.parse(fs.readFileSync(path.join(a, ".kumiki", "config.json"), "utf8"))
+        .graph as string;
+      const http = server.url.replace(/^ws:/, "http:");
+      const base = `${http}/g/${graph}/`;
+      // Without a token, or with one the server does not accept: refused, saying how to open it.
+      const none = await fetch(`${base}api/overview`);
+      expect(none.status).toBe(401);
+      expect(((await none.json()) as { error: { message: string } }).error.message).toContain("?token=");
+      expect((await fetch(`${base}?token=wrong-token`, { redirect: "manual" })).status).toBe(403);
+      // Opened once with the token: a cookie for this graph's path, and the page without the token.
+      const context = await browser.newContext({ viewport: { width: 1400, height: 820 } });
+      try {
+        const tab = await context.newPage();
+        await tab.goto(`${base}?token=${TOKEN}`);
+        expect(tab.url()).toBe(base);
+        await tab.waitForFunction(
+          () => (globalThis as unknown as PageDoc).document.body.dataset.rendered?.startsWith("map"),
+          undefined,
+          {
+            timeout: 20_000,
+          },
+        );
+        // The server's own copy of the graph: what workspace a synced to it.
+        const listed = (JSON.parse(kumiki(a, "agent:x", "list", "--json").out) as { definitions: unknown[] })
+          .definitions;
+        expect(
+          Number(
+            await tab.evaluate(() => (globalThis as unknown as PageDoc).document.body.dataset.definitions),
+          ),
+        ).toBe(listed.length);
+        const cookies = await context.cookies();
+        expect(cookies.map((c) => [c.name, c.path, c.httpOnly, c.sameSite])).toEqual([
+          ["kumiki_view_token", `/g/${graph}/`, true, "Strict"],
+        ]);
+        // It follows the graph: a write synced to the server shows without a reload.
+        expect(kumiki(b, "agent:b", "add", "slot", "fromB", "Int = 1").code).toBe(0);
+        expect(kumiki(b, "agent:b", "sync", "--timeout", "30").code).toBe(0);
+        await tab.waitForFunction(
+          (n) => Number((globalThis as unknown as PageDoc).document.body.dataset.definitions) === n,
+          listed.length + 1,
+          {
+            timeout: 10_000,
+          },
+        );
+      } finally {
+        await context.close();
+      }
+      // The graph's MCP endpoint is still MCP's (a GET without a session is refused by it, not a 404).
+      const mcp = await fetch(`${base}mcp`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(mcp.status).not.toBe(404);
       expect(errors).toEqual([]);
     }, 120_000);
 

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { CAPS_FILE, type CapabilityManifest, readCapabilityManifest } from "@kumiki-graph/core";
 import { LOOPBACK_HOSTS, mcpGraphRoutes, parseLimitAssignments } from "@kumiki-graph/mcp";
-import { jsonServerLogger, redactedUrl, startSyncService } from "@kumiki-graph/sync-server";
+import { jsonServerLogger, liveViewRoutes, redactedUrl, startSyncService } from "@kumiki-graph/sync-server";
 import { listOption, stringOption } from "../args.js";
 import type { Command, CommandContext } from "../command.js";
 import { failure, fromRejection, usageError } from "../errors.js";
@@ -182,8 +182,10 @@ export const serve: Command = {
     });
     if (!routes.ok) throw failure(routes.error.code, routes.error.message);
     const mcp = routes.value;
+    // The live view of each graph at /g/<graph>/ (docs/ui.md), under the same tokens.
+    const views = liveViewRoutes(capabilities === undefined ? {} : { check: { capabilities } });
     const started = await startSyncService({
-      routes: (req, res, s) => mcp.route(req, res, s),
+      routes: (req, res, s) => views.route(req, res, s) || mcp.route(req, res, s),
       ...sizes,
       ...(capabilities === undefined ? {} : { capabilities }),
       port,
@@ -194,6 +196,7 @@ export const serve: Command = {
       ...(logger === undefined ? {} : { logger }),
     });
     if (!started.ok) {
+      views.close();
       await mcp.close();
       throw fromRejection(started.error);
     }
@@ -246,7 +249,9 @@ export const serve: Command = {
     process.off("SIGHUP", reread);
     const health = server.health();
     unwatchTokens?.();
-    // What is in flight is answered first (an MCP write included), then the MCP sessions end.
+    // The live views' event streams end first (a page reconnects elsewhere); what is in flight is
+    // answered (an MCP write included), then the MCP sessions end.
+    views.close();
     await server.drain();
     await mcp.close();
     await service.close();
