@@ -26,6 +26,7 @@ const binary = chromiumOrSkip();
 const example = path.join(kumikiShared, "examples", "apps", "05-project-management", "app.kumiki");
 const shots = path.join(repoRoot, "docs", "ui");
 const TOKEN = "ui-test-token-0123456789abcdef";
+const VIEWER = "ui-test-viewer-0123456789abcdef";
 
 describe.skipIf(binary === undefined || !hasCorpus)(
   `kumiki ui in Chromium${binary === undefined ? ` (skipped: no Chromium; ${CHROMIUM_INSTALL})` : ""}${hasCorpus ? "" : ` (skipped: ${corpusMissingMessage})`}`,
@@ -51,7 +52,13 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       root = tempDir("ui");
       fs.writeFileSync(
         path.join(root, "tokens.json"),
-        JSON.stringify({ format: 1, tokens: [{ name: "agents", token: TOKEN, graphs: { "*": "write" } }] }),
+        JSON.stringify({
+          format: 1,
+          tokens: [
+            { name: "agents", token: TOKEN, graphs: { "*": "write" } },
+            { name: "viewer", token: VIEWER, graphs: { "*": "read" } },
+          ],
+        }),
       );
       fs.writeFileSync(path.join(root, "token"), TOKEN);
       a = path.join(root, "a");
@@ -230,6 +237,86 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       // The graph's MCP endpoint is still MCP's (a GET without a session is refused by it, not a 404).
       const mcp = await fetch(`${base}mcp`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(mcp.status).not.toBe(404);
+      expect(errors).toEqual([]);
+    }, 120_000);
+
+    it("on kumiki serve, a token that grants writing replaces through the page; the gate and the grant hold", async () => {
+      const graph = JSON.parse(fs.readFileSync(path.join(a, ".kumiki", "config.json"), "utf8"))
+        .graph as string;
+      const base = `${server.url.replace(/^ws:/, "http:")}/g/${graph}/`;
+      const overview = (await (
+        await fetch(`${base}api/overview`, { headers: { authorization: `Bearer ${VIEWER}` } })
+      ).json()) as { definitions: { def: string; name: string }[] };
+      const def = overview.definitions.find((d) => d.name === "themeName")!.def;
+      const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+      try {
+        const tab = await context.newPage();
+        await tab.goto(`${base}?token=${TOKEN}`);
+        await tab.goto(`${base}#/def/${def}`);
+        await tab.waitForFunction(
+          () => (globalThis as unknown as PageDoc).document.body.dataset.rendered?.startsWith("def"),
+          undefined,
+          { timeout: 20_000 },
+        );
+        // A type error: refused by the store's gate, said in the page, nothing written.
+        await tab.fill("#replace textarea", "slot themeName : Text = 3");
+        await tab.click("#replace button");
+        await tab.waitForFunction(
+          () =>
+            (globalThis as unknown as PageDoc).document.querySelector("#write-result")?.textContent !== "",
+        );
+        expect(await tab.textContent("#write-result")).toMatch(/^refused \(validation-failed\)/);
+        await tab.fill("#replace textarea", 'slot themeName : Text = "Ocean"');
+        await tab.click("#replace button");
+        await tab.waitForFunction(
+          () =>
+            (globalThis as unknown as PageDoc).document
+              .querySelector("#text")
+              ?.textContent?.includes("Ocean"),
+          undefined,
+          { timeout: 10_000 },
+        );
+        await tab.waitForFunction(() =>
+          (globalThis as unknown as PageDoc).document
+            .querySelector("#write-result")
+            ?.textContent?.startsWith("written as agents"),
+        );
+        await tab.screenshot({ path: path.join(shots, "write.png") });
+        // Written as the token's name, and synced to a workspace like any write.
+        const synced = kumiki(a, "agent:a", "sync", "--timeout", "30");
+        expect(synced.code, synced.err).toBeLessThanOrEqual(1);
+        expect(kumiki(a, "agent:a", "view", "slot.themeName").out).toContain('"Ocean"');
+        const history = JSON.parse(kumiki(a, "agent:a", "view", "slot.themeName", "--history", "--json").out);
+        expect(JSON.stringify(history)).toContain('"author":"agents"');
+      } finally {
+        await context.close();
+      }
+      // A token that grants reading sees no editor and may not write; another origin may not either.
+      const asViewer = { authorization: `Bearer ${VIEWER}`, "content-type": "application/json" };
+      expect(await (await fetch(`${base}api/me`, { headers: asViewer })).json()).toEqual({ write: false });
+      const body = JSON.stringify({
+        verb: "replace",
+        qname: def,
+        source: 'slot themeName : Text = "Viewer"',
+      });
+      expect((await fetch(`${base}api/write`, { method: "POST", headers: asViewer, body })).status).toBe(403);
+      const foreign = await fetch(`${base}api/write`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          "content-type": "application/json",
+          origin: "http://evil.example",
+        },
+        body,
+      });
+      expect(foreign.status).toBe(403);
+      const bad = await fetch(`${base}api/write`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ verb: "drop-table" }),
+      });
+      expect(bad.status).toBe(400);
+      expect(kumiki(a, "agent:a", "view", "slot.themeName").out).toContain('"Ocean"');
       expect(errors).toEqual([]);
     }, 120_000);
 

@@ -1,14 +1,15 @@
 /**
  * The live view of every graph a sync server holds: `/g/<graph>/` on the server's own port (beside
  * `/g/<graph>/mcp`), over the server's own store of it, under the same tokens as sync. Any grant on
- * the graph (read or write) may look: the view only reads. A browser cannot send a header on
+ * the graph (read or write) may look, and a token that grants writing may write through the page
+ * (as its name: the verbs of `LiveView`). A browser cannot send a header on
  * opening a page, so a page is opened once with `?token=…`: the server answers with a cookie for
  * that graph's path only (HttpOnly, SameSite=Strict) and sends the browser to the same page
  * without the token, so the token stays out of its history; the page's own requests carry the
  * cookie.
  */
 import type http from "node:http";
-import type { CheckOptions } from "@kumiki-graph/core";
+import { type CheckOptions, isAuthorId } from "@kumiki-graph/core";
 import { type LiveView, liveView } from "./live-view.js";
 import type { SyncServer } from "./server.js";
 
@@ -74,8 +75,13 @@ export function liveViewRoutes(options: { readonly check?: CheckOptions } = {}):
         res.end();
         return true;
       }
+      // Writing takes a token that grants it (an open server's anyone presented none), named as an author.
+      const writer =
+        access.open !== true && access.access === "write" && isAuthorId(access.name)
+          ? { author: access.name }
+          : undefined;
       void viewOf(graph, server).then((v) => {
-        if ("handle" in v) v.handle(req, res, m[2]!);
+        if ("handle" in v) v.handle(req, res, m[2]!, writer);
         else {
           res.writeHead(404, { "content-type": "application/json" });
           res.end(`${JSON.stringify({ error: v })}\n`);

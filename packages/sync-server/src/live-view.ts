@@ -1,8 +1,9 @@
 /**
  * The live view of a graph over HTTP (`kumiki ui`; issue 41): a page, the graph's overview and a
  * definition's page as JSON (core's `graphOverview`, `definitionPage`), and server-sent events that
- * say when the graph changed. Read-only: it answers GET and nothing else. It holds no semantics:
- * every answer is one core call rendered as JSON.
+ * say when the graph changed. Read-only unless the mount says who may write: then `POST
+ * api/write` takes the verbs the page offers (replace, revert, unlock), each one store call
+ * authored by that writer. It holds no semantics: every answer is one core call rendered as JSON.
  */
 import fs from "node:fs";
 import type http from "node:http";
@@ -37,13 +38,20 @@ export interface LiveViewOptions {
   readonly recent?: number;
 }
 
+/** Who may write through a request (the mount decides: a token that grants writing). */
+export interface LiveViewWriter {
+  /** The author its ops are written as (the token's name). */
+  readonly author: string;
+}
+
 /** A live view of one store: an HTTP handler, and `close` to stop following the store. */
 export interface LiveView {
   /**
    * Answers a request whose path, below wherever the view is mounted, is `rest` (`""` or
-   * `index.html` for the page, `api/overview`, `api/definitions/<def>`, `api/events`).
+   * `index.html` for the page, `api/overview`, `api/definitions/<def>`, `api/events`, `api/me`,
+   * and with `writer`, `POST api/write`).
    */
-  handle(req: http.IncomingMessage, res: http.ServerResponse, rest: string): void;
+  handle(req: http.IncomingMessage, res: http.ServerResponse, rest: string, writer?: LiveViewWriter): void;
   /** Ends every event stream and stops following the store. */
   close(): void;
 }
@@ -86,9 +94,26 @@ export function liveView(store: Store, options: LiveViewOptions = {}): LiveView 
   }, POLL_MS);
   timer.unref();
   return {
-    handle(req, res, rest) {
+    handle(req, res, rest, writer) {
+      if (rest === "api/write" && req.method === "POST") {
+        if (writer === undefined) {
+          json(res, 403, {
+            error: {
+              code: "read-only",
+              message: "this view only reads: writing takes a token that grants it",
+            },
+          });
+          return;
+        }
+        void write(store, req, writer).then(({ status, body }) => json(res, status, body));
+        return;
+      }
       if (req.method !== "GET" && req.method !== "HEAD") {
-        json(res, 405, { error: { code: "read-only", message: "the live view only reads: use GET" } });
+        json(res, 405, { error: { code: "read-only", message: "the live view only reads here: use GET" } });
+        return;
+      }
+      if (rest === "api/me") {
+        json(res, 200, writer === undefined ? { write: false } : { write: true, author: writer.author });
         return;
       }
       if (rest === "" || rest in ASSETS) {
@@ -138,6 +163,71 @@ export function liveView(store: Store, options: LiveViewOptions = {}): LiveView 
       streams.clear();
     },
   };
+}
+
+/** At most this much JSON is read of a write request. */
+const WRITE_BYTES = 1 << 20;
+
+/**
+ * One write the page asked for: `{verb: "replace", qname, source}`, `{verb: "revert", opId}` or
+ * `{verb: "unlock", agent, patterns}`, as the store's own verb (which validates the rest). A
+ * request from another origin, not JSON, too large, or of another verb changes nothing.
+ */
+async function write(
+  store: Store,
+  req: http.IncomingMessage,
+  writer: LiveViewWriter,
+): Promise<{ status: number; body: unknown }> {
+  const refuse = (status: number, code: string, message: string) => ({
+    status,
+    body: { error: { code, message } },
+  });
+  // A page of another site cannot write here: its request names its own origin (and a JSON body
+  // is never sent across origins without a preflight this server does not answer).
+  const origin = req.headers.origin;
+  if (origin !== undefined && hostOf(origin) !== req.headers.host)
+    return refuse(403, "forbidden", `a page of ${origin.slice(0, 100)} may not write to this graph`);
+  if (!/^application\/json\b/.test(req.headers["content-type"] ?? ""))
+    return refuse(415, "invalid-input", "send the write as application/json");
+  let text = "";
+  for await (const chunk of req) {
+    text += String(chunk);
+    if (text.length > WRITE_BYTES)
+      return refuse(413, "too-large", `a write is at most ${WRITE_BYTES} bytes of JSON`);
+  }
+  let w: Record<string, unknown>;
+  try {
+    w = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return refuse(400, "invalid-input", "the write is not JSON");
+  }
+  if (typeof w !== "object" || w === null) return refuse(400, "invalid-input", "the write is not an object");
+  const as = { author: writer.author };
+  const { verb, ...input } = w;
+  const done =
+    verb === "replace"
+      ? await store.replace(input as never, as)
+      : verb === "revert" && typeof input.opId === "string"
+        ? await store.revert(input.opId, as)
+        : verb === "unlock"
+          ? await store.unlock(input as never, as)
+          : undefined;
+  if (done === undefined)
+    return refuse(
+      400,
+      "invalid-input",
+      'give verb "replace" {qname, source}, "revert" {opId} or "unlock" {agent, patterns}',
+    );
+  return done.ok ? { status: 200, body: done.value } : { status: 409, body: { error: done.error } };
+}
+
+/** The host of an origin (`null` and other non-URLs: none). */
+function hostOf(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
 }
 
 function headsOf(store: Store): string {

@@ -1,6 +1,8 @@
 // The live view's page: the map, a definition's page, the agents' activity and the conflicts,
 // each drawn from the server's JSON (api/overview, api/definitions/<def>) and drawn again when the
-// server's event stream (api/events) says the graph has a new version. Read-only.
+// server's event stream (api/events) says the graph has a new version. Read-only, unless api/me
+// says this visitor may write: then a definition's page offers replace and revert, the locks
+// unlock, each one POST of api/write (the store's own verb; its answer is shown as it is).
 import { drawMap } from "./map.js";
 
 const main = document.getElementById("main");
@@ -8,6 +10,10 @@ const summary = document.getElementById("summary");
 const live = document.getElementById("live");
 let overview;
 let query = "";
+/** `{write, author?}`: whether this visitor may write (a token that grants it), as whom. */
+let me = { write: false };
+/** The answer to the last write, shown until the view changes (the page is drawn again as it lands). */
+let note;
 
 const esc = (s) =>
   String(s).replace(
@@ -22,6 +28,32 @@ async function getJson(url) {
   const body = await res.json();
   if (!res.ok) throw new Error(body?.error?.message ?? `${url}: HTTP ${res.status}`);
   return body;
+}
+
+/** One write through the server; its answer (a receipt, or the refusal with its remedy) is shown. */
+async function write(body) {
+  const out = document.getElementById("write-result");
+  const res = await fetch("api/write", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const answer = await res.json();
+  note = {
+    hash: location.hash,
+    className: res.ok ? "ok" : "err",
+    text: res.ok
+      ? `written as ${me.author}: ${(answer.opIds ?? []).join(", ")}`
+      : `refused (${answer.error?.code}): ${answer.error?.message}`,
+  };
+  showNote(out);
+  return res.ok;
+}
+
+function showNote(out = document.getElementById("write-result")) {
+  if (out === null || note === undefined || note.hash !== location.hash) return;
+  out.className = note.className;
+  out.textContent = note.text;
 }
 
 async function refresh() {
@@ -42,6 +74,7 @@ async function render() {
   else if (view === "activity") renderActivity();
   else if (view === "conflicts") renderConflicts();
   else renderMap();
+  showNote();
   document.body.dataset.rendered = `${view || "map"} ${overview.version}`;
 }
 
@@ -93,22 +126,35 @@ async function renderDefinition(def) {
     return;
   }
   const v = p.view;
+  const revert = (e) =>
+    me.write && e.status === "applied" ? ` <button data-revert="${esc(e.opId)}">revert</button>` : "";
+  const editor =
+    me.write && v.alive
+      ? `<form id="replace"><textarea name="source" cols="100" rows="${Math.min(20, v.text.split("\n").length + 1)}" spellcheck="false">${esc(v.text)}</textarea>
+      <br><button type="submit">replace as ${esc(me.author)}</button> <span class="muted">the store's gate checks it as any writer's</span></form>`
+      : "";
   const history = p.history
     .map(
       (
         e,
-      ) => `<tr><td>${when(e.ts)}</td><td>${esc(e.author)}</td><td>${esc(e.task ?? "")}</td><td>${esc(e.op)}${e.newName ? ` → ${esc(e.newName)}` : ""}</td>
+      ) => `<tr><td>${when(e.ts)}</td><td>${esc(e.author)}</td><td>${esc(e.task ?? "")}</td><td>${esc(e.op)}${e.newName ? ` → ${esc(e.newName)}` : ""}${revert(e)}</td>
       <td class="${e.status === "applied" ? "" : "err"}">${esc(e.status)}${e.conflict ? ` (${esc(e.conflict)})` : ""}</td><td class="diff">${diff(e.before, e.after)}</td></tr>`,
     )
     .join("");
   main.innerHTML = `<h2>${esc(v.qname)} ${v.alive ? "" : '<span class="err">(removed)</span>'} ${v.visible || !v.alive ? "" : '<span class="warn">(hidden by a name conflict)</span>'}</h2>
     <p class="muted"><code>${esc(v.def)}</code> · hash <code>${esc(p.hash ?? "—")}</code> · version <code>${esc(v.version)}</code></p>
-    <pre id="text">${esc(v.text)}</pre>
+    <pre id="text">${esc(v.text)}</pre>${editor}<p id="write-result" role="status"></p>
     ${p.diagnostics.length === 0 ? '<p class="muted">no findings</p>' : `<ul>${p.diagnostics.map((d) => `<li class="${d.severity === "error" ? "err" : "warn"}">${esc(d.code)} ${esc(d.location)}: ${esc(d.message)}</li>`).join("")}</ul>`}
     <p><strong>Uses</strong> (${p.uses.length}): ${p.uses.map((l) => defLink(l.def, l.qname)).join(", ") || '<span class="muted">nothing</span>'}</p>
     <p><strong>Used by</strong> (${p.usedBy.length}): ${p.usedBy.map((l) => defLink(l.def, l.qname)).join(", ") || '<span class="muted">nothing</span>'}</p>
     <h3>History (${p.history.length} ops)</h3><table id="history"><tr><th>when</th><th>author</th><th>task</th><th>op</th><th>status</th><th>change</th></tr>${history}</table>
     <h3>Conflicts</h3>${conflictList(p.conflicts)}`;
+  document.getElementById("replace")?.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    void write({ verb: "replace", qname: v.def, source: ev.target.source.value });
+  });
+  for (const b of main.querySelectorAll("[data-revert]"))
+    b.addEventListener("click", () => void write({ verb: "revert", opId: b.dataset.revert }));
 }
 
 /** A line diff of two texts (what an op changed), by their longest common run of lines. */
@@ -170,12 +216,18 @@ function renderActivity() {
     .join("");
   const locks = overview.locks
     .map(
-      (l) => `<tr><td>${esc(l.agent)}</td><td><code>${esc(l.pattern)}</code></td><td>${when(l.ts)}</td></tr>`,
+      (l) =>
+        `<tr><td>${esc(l.agent)}</td><td><code>${esc(l.pattern)}</code>${me.write ? ` <button data-unlock="${esc(l.agent)}" data-pattern="${esc(l.pattern)}">unlock</button>` : ""}</td><td>${when(l.ts)}</td></tr>`,
     )
     .join("");
   main.innerHTML = `<div class="cols"><div><h3>Authors</h3><table id="authors"><tr><th>author</th><th>ops</th><th>did not take effect</th><th>last write</th></tr>${authors}</table></div>
     <div><h3>Locks in force</h3>${locks === "" ? '<p class="muted">none</p>' : `<table id="locks"><tr><th>agent</th><th>pattern</th><th>since</th></tr>${locks}</table>`}</div></div>
-    <h3>Latest ops (${overview.activity.length} of ${overview.ops})</h3><table id="activity"><tr><th>when</th><th>author</th><th>task</th><th>op</th><th>definition</th><th>status</th></tr>${ops}</table>`;
+    <h3>Latest ops (${overview.activity.length} of ${overview.ops})</h3><p id="write-result" role="status"></p><table id="activity"><tr><th>when</th><th>author</th><th>task</th><th>op</th><th>definition</th><th>status</th></tr>${ops}</table>`;
+  for (const b of main.querySelectorAll("[data-unlock]"))
+    b.addEventListener(
+      "click",
+      () => void write({ verb: "unlock", agent: b.dataset.unlock, patterns: [b.dataset.pattern] }),
+    );
 }
 
 function renderConflicts() {
@@ -183,6 +235,7 @@ function renderConflicts() {
 }
 
 window.addEventListener("hashchange", () => void render());
+me = await getJson("api/me");
 const events = new EventSource("api/events");
 let seen;
 events.addEventListener("version", (ev) => {
