@@ -58,7 +58,7 @@ export interface LiveView {
 
 /**
  * A live view of `store` (see the module comment). It follows the store — its own writes at once,
- * another process's within {@link POLL_MS} — and tells each open page the new version by a
+ * another process's within 200 ms — and tells each open page the new version by a
  * server-sent event; the page then asks for the overview again. The overview is computed once per
  * version, however many pages ask.
  */

@@ -201,7 +201,7 @@ export interface CheckerState {
 export interface CheckedDefinition {
   readonly id: string;
   readonly diagnostics?: readonly Diagnostic[];
-  /** What its check read (the {@link Deps} it re-checks on). */
+  /** What its check read (the definitions, names and layers it is re-checked on). */
   readonly reads: {
     readonly ids?: readonly string[];
     readonly keys?: readonly string[];

@@ -86,12 +86,12 @@ export function headsKey(graph: OpGraph | { readonly heads: readonly string[] })
 }
 
 /**
- * A live check as JSON ({@link LiveCheck.state}): what {@link LiveCheck.resume} goes on from in
- * another process, for the same graph state, options and checker code.
+ * A live check as JSON (`LiveCheck.state`): what `LiveCheck.resume` goes on from in another
+ * process, for the same graph state, options and checker code.
  */
 export interface LiveCheckState {
   readonly v: 1;
-  /** The heads ({@link headsKey}) of the graph it is the check of. */
+  /** The heads of the graph it is the check of (sorted, comma-joined op ids). */
   readonly at: string;
   readonly checker: CheckerState;
   /** The E0008 of each live definition whose text does not parse. */
