@@ -182,6 +182,9 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       expect(activity).toContain("lost");
       expect(activity).toContain(lost!.id);
       expect(await page.textContent("#authors")).toContain("agent:b");
+      // The timeline: a lane per author, a dot per op, the lost one red.
+      expect(await page.locator("#timeline circle").count()).toBeGreaterThan(0);
+      expect(await page.locator('#timeline circle[fill="#c62828"]').count()).toBe(1);
       await page.screenshot({ path: path.join(shots, "activity.png") });
       expect(errors).toEqual([]);
     }, 120_000);

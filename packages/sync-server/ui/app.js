@@ -220,7 +220,7 @@ function renderActivity() {
         `<tr><td>${esc(l.agent)}</td><td><code>${esc(l.pattern)}</code>${me.write ? ` <button data-unlock="${esc(l.agent)}" data-pattern="${esc(l.pattern)}">unlock</button>` : ""}</td><td>${when(l.ts)}</td></tr>`,
     )
     .join("");
-  main.innerHTML = `<div class="cols"><div><h3>Authors</h3><table id="authors"><tr><th>author</th><th>ops</th><th>did not take effect</th><th>last write</th></tr>${authors}</table></div>
+  main.innerHTML = `<h3>Timeline of the latest ops, per author</h3>${timeline()}<div class="cols"><div><h3>Authors</h3><table id="authors"><tr><th>author</th><th>ops</th><th>did not take effect</th><th>last write</th></tr>${authors}</table></div>
     <div><h3>Locks in force</h3>${locks === "" ? '<p class="muted">none</p>' : `<table id="locks"><tr><th>agent</th><th>pattern</th><th>since</th></tr>${locks}</table>`}</div></div>
     <h3>Latest ops (${overview.activity.length} of ${overview.ops})</h3><p id="write-result" role="status"></p><table id="activity"><tr><th>when</th><th>author</th><th>task</th><th>op</th><th>definition</th><th>status</th></tr>${ops}</table>`;
   for (const b of main.querySelectorAll("[data-unlock]"))
@@ -228,6 +228,39 @@ function renderActivity() {
       "click",
       () => void write({ verb: "unlock", agent: b.dataset.unlock, patterns: [b.dataset.pattern] }),
     );
+}
+
+/**
+ * The latest ops on a time axis, a lane per author (the twelve most recent writers): a dot per op,
+ * red when it did not take effect; pointing at one says what it was.
+ */
+function timeline() {
+  const ops = overview.activity;
+  if (ops.length === 0) return '<p class="muted">no ops</p>';
+  const lanes = overview.authors.slice(0, 12).map((a) => a.author);
+  const lane = new Map(lanes.map((a, i) => [a, i]));
+  const t0 = Math.min(...ops.map((o) => o.ts));
+  const t1 = Math.max(...ops.map((o) => o.ts));
+  const left = 170;
+  const width = 1000;
+  const x = (ts) => left + (t1 === t0 ? width / 2 : ((ts - t0) / (t1 - t0)) * width);
+  const dots = ops
+    .filter((o) => lane.has(o.author))
+    .map((o) => {
+      const bad = o.status !== "applied";
+      const what = `${when(o.ts)} ${o.author} ${o.op} ${o.qname ?? ""} ${o.status}${o.task ? ` (task ${o.task})` : ""}`;
+      return `<circle cx="${x(o.ts).toFixed(1)}" cy="${lane.get(o.author) * 22 + 16}" r="${bad ? 5 : 3.5}" fill="${bad ? "#c62828" : "#2851a3"}" fill-opacity="${bad ? 1 : 0.6}"><title>${esc(what)}</title></circle>`;
+    })
+    .join("");
+  const names = lanes
+    .map(
+      (a, i) =>
+        `<text x="4" y="${i * 22 + 20}" font-size="12">${esc(a.slice(0, 24))}</text><line x1="${left}" x2="${left + width}" y1="${i * 22 + 16}" y2="${i * 22 + 16}" stroke="#e3e7ef"/>`,
+    )
+    .join("");
+  const h = lanes.length * 22 + 30;
+  return `<svg id="timeline" width="${left + width + 20}" height="${h}" role="img" aria-label="ops per author over time">${names}${dots}
+    <text x="${left}" y="${h - 4}" font-size="11" fill="#6b7385">${when(t0)}</text><text x="${left + width}" y="${h - 4}" font-size="11" fill="#6b7385" text-anchor="end">${when(t1)}</text></svg>`;
 }
 
 function renderConflicts() {
