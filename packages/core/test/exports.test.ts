@@ -39,6 +39,9 @@ const MAIN = [
   "checkProgram",
   "createChecker",
   "resumeChecker",
+  // The live view's model (kumiki ui).
+  "graphOverview",
+  "definitionPage",
   "hasErrors",
   "CODES",
   "BANDS",
