@@ -8,9 +8,10 @@ import { corpusFile, repoRoot } from "./paths.js";
 import { seedWorkspace } from "./stores.js";
 
 /**
- * Issue 22 at scale: the real `kumiki` bin (a new process per call, as an agent runs it) on a
- * workspace of 5,000 definitions (bench/generate.ts) and on one of 10,000 ops (the 180-definition
- * example and 9,800 writes after it), against `node -e 0` in the same run. Each row is wall time;
+ * Issue 22 at scale: the real `kumiki` bin (a new process per call, as an agent runs it) on
+ * workspaces of 1,000 and 5,000 definitions (bench/generate.ts; a row gives each verb's growth
+ * between the two) and on one of 10,000 ops (the 180-definition example and 9,800 writes after
+ * it), against `node -e 0` in the same run. Each row is wall time;
  * its note gives the process's own CPU (user + system) and peak RSS, read by an exit hook in the
  * child (`process.resourceUsage()`), the baseline run under the same hook. Each verb is measured
  * in its own process and then through the workspace's daemon (`kumiki daemon start`), where a
@@ -39,10 +40,28 @@ appendFileSync(${JSON.stringify(usage)}, JSON.stringify({ cpu: (u.userCPUTime + 
         k(["add", "slot", "benchRenamed0", "Int = 0"]);
       })),
     );
-    const five = path.join(root, "defs-5000");
-    process.stderr.write("bench: cli at scale: 5,000 definitions…\n");
-    await seedWorkspace(five, atSize(base, 5_000), 0);
-    rows.push(...(await verbs(five, "5,000 defs", hook, usage, node, scaleCases())));
+    // Each verb's CPU at 1,000 and 5,000 definitions, for its growth (issue 42's slopes).
+    const cpuAt = new Map<number, Map<string, number>>();
+    for (const n of [1_000, 5_000]) {
+      const dir = path.join(root, `defs-${n}`);
+      process.stderr.write(`bench: cli at scale: ${n.toLocaleString("en")} definitions…\n`);
+      await seedWorkspace(dir, atSize(base, n), 0);
+      const cpu = new Map<string, number>();
+      cpuAt.set(n, cpu);
+      rows.push(
+        ...(await verbs(
+          dir,
+          `${n.toLocaleString("en")} defs`,
+          hook,
+          usage,
+          node,
+          scaleCases(),
+          undefined,
+          cpu,
+        )),
+      );
+    }
+    rows.push(growthRow(cpuAt, node.cpu.median));
     const tenK = path.join(root, "ops-10k");
     process.stderr.write("bench: cli at scale: 10,000 ops…\n");
     const ops = await seedWorkspace(tenK, base, 10_000);
@@ -53,6 +72,28 @@ appendFileSync(${JSON.stringify(usage)}, JSON.stringify({ cpu: (u.userCPUTime + 
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * Per verb, in its own process and through the daemon: its CPU over `node -e 0`'s at 1,000 and 5,000
+ * definitions, and the log-log slope between them (1: the verb's cost grows as the program does).
+ */
+function growthRow(cpuAt: ReadonlyMap<number, ReadonlyMap<string, number>>, base: number): BenchRow {
+  const small = cpuAt.get(1_000)!;
+  const large = cpuAt.get(5_000)!;
+  const parts = [...small].flatMap(([label, a]) => {
+    const b = large.get(label);
+    if (b === undefined) return [];
+    // The call's own cost: what it adds to Node's start-up.
+    const slope = Math.log(Math.max(b - base, 1) / Math.max(a - base, 1)) / Math.log(5);
+    return [`${label}: ${(a / base).toFixed(1)}× → ${(b / base).toFixed(1)}× (slope ${slope.toFixed(2)})`];
+  });
+  return {
+    name: "kumiki at scale: growth 1,000 → 5,000 defs, per verb",
+    ours: { median: 0, min: 0, max: 0, runs: 1 },
+    target: "issue 42: writes that do not grow with the graph",
+    note: `CPU over node -e 0 at each size, and the log-log slope of the CPU above node -e 0's: ${parts.join("; ")}`,
+  };
 }
 
 /** Timed runs per case, after {@link WARMUP} untimed ones (each a process, so the batch is known). */
@@ -213,6 +254,7 @@ async function verbs(
   node: Usage,
   makeCases: (k: Kumiki) => Case[],
   prepare: (k: Kumiki) => void = () => undefined,
+  cpuOut?: Map<string, number>,
 ): Promise<BenchRow[]> {
   const bin = path.join(repoRoot, "packages/cli/bin/kumiki.js");
   // Its own process, then the daemon `daemon start` started (the default would start one on the
@@ -269,6 +311,7 @@ async function verbs(
     if (daemon) kumiki(["daemon", "stop"]);
     for (const { c, u, share } of measured) {
       const cpu = u.cpu.median + share;
+      cpuOut?.set(`${c.label}${daemon ? " (daemon)" : ""}`, cpu);
       rows.push({
         name: `kumiki ${c.label}, ${size}, real bin${daemon ? ", through the daemon" : ""}`,
         ours: u.wall,

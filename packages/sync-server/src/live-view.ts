@@ -63,7 +63,7 @@ export interface LiveView {
  * version, however many pages ask.
  */
 export function liveView(store: Store, options: LiveViewOptions = {}): LiveView {
-  const streams = new Set<http.ServerResponse>();
+  const versions = followVersions(store);
   let cached: { version: string; body: string } | undefined;
   const overview = (): string => {
     const version = headsOf(store);
@@ -76,23 +76,6 @@ export function liveView(store: Store, options: LiveViewOptions = {}): LiveView 
     }
     return cached.body;
   };
-  let last = headsOf(store);
-  const tell = (): void => {
-    const now = headsOf(store);
-    if (now === last) return;
-    last = now;
-    for (const res of streams) res.write(`event: version\ndata: ${JSON.stringify(now)}\n\n`);
-  };
-  const off = store.onChange(() => tell());
-  const timer = setInterval(() => {
-    try {
-      store.refresh();
-      tell();
-    } catch {
-      // A store that cannot be read now (a repair in progress): the next look tries again.
-    }
-  }, POLL_MS);
-  timer.unref();
   return {
     handle(req, res, rest, writer) {
       if (rest === "api/write" && req.method === "POST") {
@@ -116,16 +99,7 @@ export function liveView(store: Store, options: LiveViewOptions = {}): LiveView 
         json(res, 200, writer === undefined ? { write: false } : { write: true, author: writer.author });
         return;
       }
-      if (rest === "" || rest in ASSETS) {
-        const name = rest === "" ? "index.html" : rest;
-        res.writeHead(200, { "content-type": ASSETS[name]!, "cache-control": "no-cache" });
-        res.end(fs.readFileSync(path.join(UI_DIR, name)));
-        return;
-      }
-      if (rest === "favicon.ico") {
-        res.writeHead(204).end();
-        return;
-      }
+      if (serveAsset(res, rest)) return;
       if (rest === "api/overview") {
         res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
         res.end(overview());
@@ -139,14 +113,7 @@ export function liveView(store: Store, options: LiveViewOptions = {}): LiveView 
         return;
       }
       if (rest === "api/events") {
-        res.writeHead(200, {
-          "content-type": "text/event-stream",
-          "cache-control": "no-store",
-          connection: "keep-alive",
-        });
-        res.write(`event: version\ndata: ${JSON.stringify(headsOf(store))}\n\n`);
-        streams.add(res);
-        req.on("close", () => streams.delete(res));
+        versions.stream(req, res);
         return;
       }
       json(res, 404, {
@@ -155,6 +122,60 @@ export function liveView(store: Store, options: LiveViewOptions = {}): LiveView 
           message: `nothing at ${JSON.stringify(rest.slice(0, 100))} in the live view`,
         },
       });
+    },
+    close: () => versions.close(),
+  };
+}
+
+/** The page's files (and no favicon); false when `rest` names none. */
+function serveAsset(res: http.ServerResponse, rest: string): boolean {
+  if (rest === "favicon.ico") {
+    res.writeHead(204).end();
+    return true;
+  }
+  if (rest !== "" && !(rest in ASSETS)) return false;
+  const name = rest === "" ? "index.html" : rest;
+  res.writeHead(200, { "content-type": ASSETS[name]!, "cache-control": "no-cache" });
+  res.end(fs.readFileSync(path.join(UI_DIR, name)));
+  return true;
+}
+
+/**
+ * The event streams of a store's version: each open stream is told the graph's heads when they
+ * change — at once for the store's own writes, within {@link POLL_MS} for another process's.
+ */
+function followVersions(store: Store): {
+  stream(req: http.IncomingMessage, res: http.ServerResponse): void;
+  close(): void;
+} {
+  const streams = new Set<http.ServerResponse>();
+  let last = headsOf(store);
+  const tell = (): void => {
+    const now = headsOf(store);
+    if (now === last) return;
+    last = now;
+    for (const res of streams) res.write(`event: version\ndata: ${JSON.stringify(now)}\n\n`);
+  };
+  const off = store.onChange(() => tell());
+  const timer = setInterval(() => {
+    try {
+      store.refresh();
+      tell();
+    } catch {
+      // A store that cannot be read now (a repair in progress): the next look tries again.
+    }
+  }, POLL_MS);
+  timer.unref();
+  return {
+    stream(req, res) {
+      res.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-store",
+        connection: "keep-alive",
+      });
+      res.write(`event: version\ndata: ${JSON.stringify(headsOf(store))}\n\n`);
+      streams.add(res);
+      req.on("close", () => streams.delete(res));
     },
     close() {
       clearInterval(timer);
