@@ -6,7 +6,8 @@ import fs from "node:fs";
 import path from "node:path";
 // Types only: this entry loads no more of core than its read entry.
 import type { CheckCache, Diagnostic } from "@kumiki-graph/core";
-import { ignoreInGit, type WorkspacePaths } from "./workspace-layout.js";
+import { writeCacheFile } from "./cache-file.js";
+import type { WorkspacePaths } from "./workspace-layout.js";
 
 /** Results kept for this many (state, options) pairs, the latest first. */
 const ENTRIES = 4;
@@ -51,22 +52,7 @@ export class CheckCacheFile implements CheckCache {
   put(key: string, diagnostics: readonly Diagnostic[]): void {
     const kept = (this.read()?.entries ?? []).filter((e) => e.key !== key).slice(0, ENTRIES - 1);
     const next: CacheFile = { v: 1, stamp: this.stamp, entries: [{ key, diagnostics }, ...kept] };
-    const tmp = `${this.file}.tmp-${process.pid}`;
-    try {
-      if (!fs.existsSync(this.paths.cache)) {
-        fs.mkdirSync(this.paths.cache, { recursive: true });
-        ignoreInGit(this.paths, "cache/");
-      }
-      fs.writeFileSync(tmp, JSON.stringify(next));
-      fs.renameSync(tmp, this.file);
-    } catch {
-      // A read-only or full disk: the result is answered all the same, only not kept.
-      try {
-        fs.rmSync(tmp, { force: true });
-      } catch {
-        // Nothing more to do: a stray temporary is overwritten by the next put of this process id.
-      }
-    }
+    writeCacheFile(this.paths, this.file, JSON.stringify(next));
   }
 
   private read(): CacheFile | undefined {

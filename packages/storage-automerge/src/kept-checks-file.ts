@@ -6,7 +6,8 @@ import fs from "node:fs";
 import path from "node:path";
 // Types only: this entry loads no more of core than its read entry.
 import type { KeptChecks, LiveCheckState } from "@kumiki-graph/core";
-import { ignoreInGit, type WorkspacePaths } from "./workspace-layout.js";
+import { writeCacheFile } from "./cache-file.js";
+import type { WorkspacePaths } from "./workspace-layout.js";
 
 /**
  * States kept: the latest only. Each is about 240 bytes per definition (1.2 MB at 5,000), read
@@ -57,22 +58,7 @@ export class KeptChecksFile implements KeptChecks {
     const entries = [{ key, state }, ...kept];
     this.entries = entries;
     const next: KeptFile = { v: 1, stamp: this.stamp, entries };
-    const tmp = `${this.file}.tmp-${process.pid}`;
-    try {
-      if (!fs.existsSync(this.paths.cache)) {
-        fs.mkdirSync(this.paths.cache, { recursive: true });
-        ignoreInGit(this.paths, "cache/");
-      }
-      fs.writeFileSync(tmp, JSON.stringify(next));
-      fs.renameSync(tmp, this.file);
-    } catch {
-      // A read-only or full disk: the write stands all the same, only its check is not kept.
-      try {
-        fs.rmSync(tmp, { force: true });
-      } catch {
-        // A stray temporary is overwritten by the next put of this process id.
-      }
-    }
+    writeCacheFile(this.paths, this.file, JSON.stringify(next));
   }
 
   private read(): readonly Entry[] {

@@ -3,25 +3,9 @@ import { describe, expect, it } from "vitest";
 import { LiveCheck } from "../../src/integrity/live.js";
 import { checkStore } from "../../src/integrity/store-check.js";
 import type { Store } from "../../src/store/store.js";
-import { seedMistake, storeOf } from "./store-support.js";
+import { COUNTER_PROGRAM, seedMistake, storeOf } from "./store-support.js";
 
-const PROGRAM = `type Filter = All | Active | Done
-slot count : Int = 0
-slot filter : Filter = All
-slot label : Text = "hi"
-reducer inc on=ui.click(IncBtn)
-    do= count := count + 1
-reducer pick on=ui.click(PickBtn)
-    do= filter := Active
-tile IncBtn = button(text="+", onClick=inc)
-tile PickBtn = button(text="pick", onClick=pick)
-tile Home = page(text(count.show), text(label), IncBtn, PickBtn)
-tile NotFound = page(text("404"))
-app Counter
-    caps   = []
-    routes = {"/" -> Home, "/404" -> NotFound}
-    init   = []
-`;
+const PROGRAM = COUNTER_PROGRAM;
 
 /** One change to the graph: a write through the gate (it may be refused), or a peer's mistake. */
 type Step = (store: Store) => Promise<unknown>;

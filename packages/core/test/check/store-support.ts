@@ -10,6 +10,28 @@ import type { Store } from "../../src/store/store.js";
 import type { StoreOptions } from "../../src/store/store-types.js";
 import { seededRandom } from "../ops/builder.js";
 
+/**
+ * A small counter program (a type, three slots, two reducers, four tiles, an app) that checks
+ * clean: what the store-level check, kept-check and live-view tests write to.
+ */
+export const COUNTER_PROGRAM = `type Filter = All | Active | Done
+slot count : Int = 0
+slot filter : Filter = All
+slot label : Text = "hi"
+reducer inc on=ui.click(IncBtn)
+    do= count := count + 1
+reducer pick on=ui.click(PickBtn)
+    do= filter := Active
+tile IncBtn = button(text="+", onClick=inc)
+tile PickBtn = button(text="pick", onClick=pick)
+tile Home = page(text(count.show), text(label), IncBtn, PickBtn)
+tile NotFound = page(text("404"))
+app Counter
+    caps   = []
+    routes = {"/" -> Home, "/404" -> NotFound}
+    init   = []
+`;
+
 const logs = new WeakMap<Store, MemoryOpLog>();
 
 /** A store over memory holding `source`'s definitions, imported as one bundle of adds. */

@@ -8,28 +8,13 @@ import { keptCheckKey } from "../../src/integrity/shared-checks.js";
 import { checkStore, keepCheck, liveCheckOf } from "../../src/integrity/store-check.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { Store } from "../../src/store/store.js";
-import { opsOf, seedMistake, storeOf } from "../check/store-support.js";
+import { COUNTER_PROGRAM, opsOf, seedMistake, storeOf } from "../check/store-support.js";
 import { seededRandom } from "../ops/builder.js";
 
-const PROGRAM = `type Filter = All | Active | Done
-slot count : Int = 0
-slot filter : Filter = All
-slot label : Text = "hi"
-slot spare : Int = 0
-reducer inc on=ui.click(IncBtn)
-    do= count := count + 1
-reducer pick on=ui.click(PickBtn)
-    do= filter := Active
+/** The counter program, with a slot nothing reads and a named timer. */
+const PROGRAM = `${COUNTER_PROGRAM}slot spare : Int = 0
 reducer tick on=timer(1s, name=beat)
     do= count := count + 1
-tile IncBtn = button(text="+", onClick=inc)
-tile PickBtn = button(text="pick", onClick=pick)
-tile Home = page(text(count.show), text(label), IncBtn, PickBtn)
-tile NotFound = page(text("404"))
-app Counter
-    caps   = []
-    routes = {"/" -> Home, "/404" -> NotFound}
-    init   = []
 `;
 
 /** Another process's files, in memory: what it put, read back as JSON (as from the cache file). */

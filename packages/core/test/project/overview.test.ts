@@ -9,25 +9,9 @@ import { definitionPage } from "../../src/project/definition-page.js";
 import { graphOverview } from "../../src/project/overview.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { Store } from "../../src/store/store.js";
-import { opsOf, seedMistake, storeOf } from "../check/store-support.js";
+import { COUNTER_PROGRAM, opsOf, seedMistake, storeOf } from "../check/store-support.js";
 
-const PROGRAM = `type Filter = All | Active | Done
-slot count : Int = 0
-slot filter : Filter = All
-slot label : Text = "hi"
-reducer inc on=ui.click(IncBtn)
-    do= count := count + 1
-reducer pick on=ui.click(PickBtn)
-    do= filter := Active
-tile IncBtn = button(text="+", onClick=inc)
-tile PickBtn = button(text="pick", onClick=pick)
-tile Home = page(text(count.show), text(label), IncBtn, PickBtn)
-tile NotFound = page(text("404"))
-app Counter
-    caps   = []
-    routes = {"/" -> Home, "/404" -> NotFound}
-    init   = []
-`;
+const PROGRAM = COUNTER_PROGRAM;
 
 /** Another replica of `store`'s graph, writing as `author`. */
 function replica(store: Store, author: string): Store {
