@@ -240,6 +240,10 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       // The graph's MCP endpoint is still MCP's (a GET without a session is refused by it, not a 404).
       const mcp = await fetch(`${base}mcp`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(mcp.status).not.toBe(404);
+      // And only it is timed as MCP on /metrics: the page's requests and its event stream are not.
+      const metrics = await (await fetch(`${http}/metrics`)).text();
+      const counted = [...metrics.matchAll(/^kumiki_mcp_request_seconds_count\{[^}]*\} (\d+)$/gm)];
+      expect(counted.reduce((sum, m) => sum + Number(m[1]), 0)).toBe(1);
       expect(errors).toEqual([]);
     }, 120_000);
 

@@ -1,6 +1,6 @@
 /**
  * The sync server's HTTP front: `GET /health`, `GET /metrics`, the caller's routes (`kumiki serve`'s
- * MCP endpoints, timed on /metrics), 404 for the rest, and the drain a closing server goes through
+ * MCP endpoints, timed on /metrics, and its live views), 404 for the rest, and the drain a closing server goes through
  * (no new connection; requests received answered; one that comes meanwhile answered 503). The
  * WebSocket upgrades it receives are the server's (server.ts listens for them on {@link server}).
  */
@@ -45,9 +45,11 @@ export class HttpFront<Health extends { readonly ok: boolean }> {
     }
     const { metrics } = this.parts;
     if (url.pathname !== "/health" && url.pathname !== "/metrics" && this.parts.routes !== undefined) {
-      const answered = metrics.mcpRequest();
+      // kumiki_mcp_request_seconds times MCP endpoints' requests only: a live view's (its page,
+      // its JSON, an event stream open for hours) are not MCP's.
+      const answered = /\/mcp\/?$/.test(url.pathname) ? metrics.mcpRequest() : undefined;
       if (this.parts.routes(req, res)) {
-        res.once("finish", () => answered(res.statusCode));
+        if (answered !== undefined) res.once("finish", () => answered(res.statusCode));
         return;
       }
     }
