@@ -327,6 +327,37 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       expect(errors).toEqual([]);
     }, 120_000);
 
+    it("answers as the CLI's verbs do: check, conflicts, locks, list and a definition's history", async () => {
+      expect(kumiki(a, "agent:a", "lock", "agent:a", "tile.Board*").code).toBe(0);
+      // Findings: a forced remove leaves its referrers' references dangling.
+      expect(kumiki(a, "agent:a", "remove", "slot.tagDraft", "--force").code).toBe(0);
+      const cli = (...argv: string[]) => JSON.parse(kumiki(a, "agent:x", ...argv, "--json").out);
+      const get = async (p: string) => (await fetch(`${ui.url}${p}`)).json();
+      const overview = (await get("api/overview")) as {
+        diagnostics: unknown[];
+        conflicts: unknown[];
+        locks: unknown[];
+        definitions: { def: string; layer: string; name: string; visible: boolean }[];
+      };
+      expect(overview.diagnostics.length).toBeGreaterThan(0);
+      expect(overview.diagnostics).toEqual(cli("check").diagnostics);
+      expect(overview.conflicts).toEqual(cli("conflicts").conflicts);
+      expect(overview.locks).toEqual(cli("locks").locks);
+      expect(overview.locks).toHaveLength(1);
+      const listed = (cli("list").definitions as { def: string }[]).map((d) => d.def).sort();
+      expect(
+        overview.definitions
+          .filter((d) => d.visible)
+          .map((d) => d.def)
+          .sort(),
+      ).toEqual(listed);
+      const theme = overview.definitions.find((d) => d.name === "themeName")!;
+      const page = (await get(`api/definitions/${theme.def}`)) as { history: Record<string, unknown>[] };
+      const history = cli("view", "slot.themeName", "--history").histories[0].entries;
+      expect(page.history.map(({ before: _b, after: _a, ...entry }) => entry)).toEqual(history);
+      expect(kumiki(a, "agent:a", "unlock", "agent:a", "tile.Board*").code).toBe(0);
+    }, 60_000);
+
     it("renders a definition's page: its text, links, and its history with each op's change", async () => {
       await page.goto(ui.url);
       await rendered("map");
