@@ -81,6 +81,30 @@ const mistakes: fc.Arbitrary<(s: Store) => Promise<unknown>>[] = [
   fc.constant((s: Store) => seedMistake(s, "slot count : Int = 0", "slot count : Int = false")),
 ];
 
+/**
+ * What a peer without the checker's gate writes (the built-in gate only): errors no local gate
+ * judged, arriving as remote ops — the resumed check then syncs without being told what changed.
+ */
+const peerWrites: fc.Arbitrary<(s: Store) => Promise<unknown>>[] = [
+  fc
+    .constantFrom('"peer"', "1")
+    .map((v) => (s: Store) => s.replace({ qname: "slot.label", body: `Text = ${v}` })),
+  fc.constantFrom("spare", "extra", "other").map((to) => async (s: Store) => {
+    const from =
+      s.read().lookup("slot", "spare") ??
+      s.read().lookup("slot", "extra") ??
+      s.read().lookup("slot", "other");
+    return from === undefined || from.name === to ? undefined : s.rename({ qname: from.qname, newName: to });
+  }),
+  fc.constantFrom("Int = 7", "Bool = true").map((body) => async (s: Store) => {
+    const slot = s.read().lookup("slot", "count") ?? s.read().lookup("slot", "total");
+    return slot === undefined ? undefined : s.replace({ qname: slot.qname, body });
+  }),
+];
+
+/** A step: a write through both stores, or a peer's write both take in. */
+type Step = { readonly local: Write } | { readonly peer: (s: Store) => Promise<unknown> };
+
 /** A store on `ops` as a new process opens one: its own graph, the gate reading `kept` or not. */
 function reopen(ops: Parameters<typeof opsOf>[0], kept?: KeptChecks): Store {
   let t = 1_790_000_000_000;
@@ -96,11 +120,17 @@ function reopen(ops: Parameters<typeof opsOf>[0], kept?: KeptChecks): Store {
 }
 
 describe("a check kept by one process and resumed by another", () => {
-  it("gates every write as a full check would, and its check after equals a full check", async () => {
+  it("gates every write as a full check would, and its check after equals a full check, peers' ops arriving between", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.oneof(...mistakes), { maxLength: 2 }),
-        fc.array(fc.oneof(...writes), { minLength: 1, maxLength: 6 }),
+        fc.array(
+          fc.oneof(
+            { weight: 3, arbitrary: fc.oneof(...writes).map((local): Step => ({ local })) },
+            { weight: 1, arbitrary: fc.oneof(...peerWrites).map((peer): Step => ({ peer })) },
+          ),
+          { minLength: 1, maxLength: 6 },
+        ),
         async (before, seq) => {
           const origin = await storeOf(PROGRAM);
           for (const m of before) await m(origin).catch(() => undefined);
@@ -110,8 +140,27 @@ describe("a check kept by one process and resumed by another", () => {
           expect(keepCheck(origin, {}, noCache, kept)).toBe(true);
           const resumed = reopen(origin, kept);
           const full = reopen(origin);
+          const peer = openStore({
+            log: new MemoryOpLog(opsOf(origin)),
+            author: "agent:peer",
+            validators: [],
+          });
+          if (!peer.ok) throw new Error(peer.error.message);
           let first = true;
-          for (const write of seq) {
+          for (const step of seq) {
+            if ("peer" in step) {
+              await step.peer(peer.value);
+              const ops = [...peer.value.read().graph.ops()];
+              expect((await resumed.ingest(ops)).ok).toBe(true);
+              expect((await full.ingest(ops)).ok).toBe(true);
+              const fresh = new LiveCheck(resumed.read().graph, {}).diagnostics();
+              expect(checkStore(resumed).diagnostics).toEqual(fresh);
+              expect(checkStore(full).diagnostics).toEqual(fresh);
+              // The graph moved past the kept state's heads: no later write goes on from it.
+              first = false;
+              continue;
+            }
+            const write = step.local;
             const [a, b] = [await write(resumed), await write(full)];
             expect(a).toEqual(b);
             // The first write that reaches the gate asks for the kept check (a write refused
