@@ -301,6 +301,11 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       // A token that grants reading sees no editor and may not write; another origin may not either.
       const asViewer = { authorization: `Bearer ${VIEWER}`, "content-type": "application/json" };
       expect(await (await fetch(`${base}api/me`, { headers: asViewer })).json()).toEqual({ write: false });
+      // A header is what a request presents: a cookie beside it does not stand in for it.
+      const both = await fetch(`${base}api/me`, {
+        headers: { ...asViewer, cookie: `kumiki_view_token=${TOKEN}` },
+      });
+      expect(await both.json()).toEqual({ write: false });
       const body = JSON.stringify({
         verb: "replace",
         qname: def,

@@ -55,8 +55,10 @@ export function liveViewRoutes(options: { readonly check?: CheckOptions } = {}):
         res.writeHead(308, { location: `${base}${url.search}` }).end();
         return true;
       }
+      // A token in the query (a page opened with it) or a header (a script) is what the request
+      // presents; the cookie only stands in for neither.
       const given = url.searchParams.get("token");
-      const token = given ?? cookieOf(req, COOKIE);
+      const token = given ?? (req.headers.authorization === undefined ? cookieOf(req, COOKIE) : undefined);
       const access = server.accessOf(withToken(req, token), graph);
       if (!access.ok) {
         res.writeHead(access.status, { "content-type": "application/json" });
