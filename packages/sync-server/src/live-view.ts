@@ -14,6 +14,7 @@ import {
   definitionPage,
   type GraphOverview,
   graphOverview,
+  type KeptChecks,
   type Store,
 } from "@kumiki-graph/core";
 
@@ -36,6 +37,8 @@ export interface LiveViewOptions {
   readonly check?: CheckOptions;
   /** How many of the latest ops the activity lists (default 500). */
   readonly recent?: number;
+  /** Checks kept by other processes, the first overview goes on from (see core's `OverviewOptions`). */
+  readonly kept?: KeptChecks;
 }
 
 /** Who may write through a request (the mount decides: a token that grants writing). */
@@ -71,6 +74,7 @@ export function liveView(store: Store, options: LiveViewOptions = {}): LiveView 
       const o: GraphOverview = graphOverview(store, {
         ...(options.check === undefined ? {} : { check: options.check }),
         ...(options.recent === undefined ? {} : { recent: options.recent }),
+        ...(options.kept === undefined ? {} : { kept: options.kept }),
       });
       cached = { version: o.version, body: JSON.stringify(o) };
     }

@@ -31,8 +31,13 @@ export const ui: Command = {
       throw usageError(
         `kumiki ui: ${ctx.optionName("port")} must be a number from 0 to 65535, got ${JSON.stringify(portText)}`,
       );
-    const [store, capabilities] = await Promise.all([ctx.openStore(), ctx.capabilities()]);
-    const view = liveView(store, capabilities === undefined ? {} : { check: { capabilities } });
+    const store = await ctx.openStore();
+    const [capabilities, kept] = await Promise.all([ctx.capabilities(), ctx.keptChecks()]);
+    // The first overview goes on from the check the last call kept, when the graph is still there.
+    const view = liveView(store, {
+      ...(capabilities === undefined ? {} : { check: { capabilities } }),
+      ...(kept === undefined ? {} : { kept }),
+    });
     let url = "";
     const server = http.createServer((req, res) => {
       // Only this machine's names: a page of another site that resolves its own name to 127.0.0.1

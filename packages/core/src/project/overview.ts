@@ -8,6 +8,7 @@ import type { CheckOptions } from "../check/check.js";
 import type { Diagnostic } from "../check/diagnostic.js";
 import { qualified } from "../graph/materialize.js";
 import type { Conflict, LockEntry } from "../graph/records.js";
+import type { KeptChecks } from "../integrity/check-cache.js";
 import { checkStore } from "../integrity/store-check.js";
 import type { Layer } from "../lang/layers.js";
 import type { DefId, OpId } from "../ops/ids.js";
@@ -76,6 +77,11 @@ export interface OverviewOptions {
   readonly check?: CheckOptions;
   /** How many of the latest ops the activity lists; default 500. */
   readonly recent?: number;
+  /**
+   * Checks another process kept (the CLI's `.kumiki/cache/live-check.json`): the first overview
+   * of a graph at a kept state goes on from it instead of checking every definition.
+   */
+  readonly kept?: KeptChecks;
 }
 
 /**
@@ -86,7 +92,7 @@ export interface OverviewOptions {
 export function graphOverview(store: Store, options: OverviewOptions = {}): GraphOverview {
   const reader = store.read();
   const g = reader.graph;
-  const report = checkStore(store, options.check ?? {});
+  const report = checkStore(store, options.check ?? {}, undefined, options.kept);
   const counts = new Map<string, { errors: number; warnings: number }>();
   for (const d of report.diagnostics) {
     if (d.definition === undefined) continue;
