@@ -7,6 +7,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { CHROMIUM_INSTALL, chromiumOrSkip } from "@kumiki-graph/test-support/chromium";
 import { corpusMissingMessage, hasCorpus, kumikiShared, repoRoot } from "@kumiki-graph/test-support/corpus";
@@ -23,6 +24,18 @@ interface PageDoc {
 }
 
 const binary = chromiumOrSkip();
+
+/** The status of a GET of `url` whose Host header names `host` (what a DNS-rebinding page sends). */
+function statusAs(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers: { host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on("error", reject);
+  });
+}
 const example = path.join(kumikiShared, "examples", "apps", "05-project-management", "app.kumiki");
 const shots = path.join(repoRoot, "docs", "ui");
 const TOKEN = "ui-test-token-0123456789abcdef";
@@ -101,6 +114,10 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       expect(await page.textContent("#matches")).toMatch(/^\d+ match(es)?: slot\.task/);
       await page.screenshot({ path: path.join(shots, "map.png") });
       await page.fill("#search", "");
+      // Only this machine's names: another site's name pointed at 127.0.0.1 reads nothing.
+      const port = new URL(ui.url).port;
+      expect(await statusAs(`${ui.url}api/overview`, `evil.example:${port}`)).toBe(403);
+      expect(await statusAs(`${ui.url}api/overview`, `localhost:${port}`)).toBe(200);
       expect(errors).toEqual([]);
     }, 60_000);
 
@@ -192,11 +209,15 @@ describe.skipIf(binary === undefined || !hasCorpus)(
     it("kumiki serve shows each graph's live view at /g/<graph>/, to a token that grants it", async () => {
       const graph = JSON.parse(fs.readFileSync(path.join(a, ".kumiki", "config.json"), "utf8"))
         .graph as string;
-      const http = server.url.replace(/^ws:/, "http:");
-      const base = `${http}/g/${graph}/`;
+      const httpUrl = server.url.replace(/^ws:/, "http:");
+      const base = `${httpUrl}/g/${graph}/`;
       // Without a token, or with one the server does not accept: refused, saying how to open it.
       const none = await fetch(`${base}api/overview`);
       expect(none.status).toBe(401);
+      // A server on 127.0.0.1 answers its views to this machine's names only, as its MCP endpoints.
+      expect(
+        await statusAs(`${base}api/overview?token=${TOKEN}`, `evil.example:${new URL(httpUrl).port}`),
+      ).toBe(403);
       expect(((await none.json()) as { error: { message: string } }).error.message).toContain("?token=");
       expect((await fetch(`${base}?token=wrong-token`, { redirect: "manual" })).status).toBe(403);
       // Opened once with the token: a cookie for this graph's path, and the page without the token.
@@ -241,7 +262,7 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       const mcp = await fetch(`${base}mcp`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(mcp.status).not.toBe(404);
       // And only it is timed as MCP on /metrics: the page's requests and its event stream are not.
-      const metrics = await (await fetch(`${http}/metrics`)).text();
+      const metrics = await (await fetch(`${httpUrl}/metrics`)).text();
       const counted = [...metrics.matchAll(/^kumiki_mcp_request_seconds_count\{[^}]*\} (\d+)$/gm)];
       expect(counted.reduce((sum, m) => sum + Number(m[1]), 0)).toBe(1);
       expect(errors).toEqual([]);

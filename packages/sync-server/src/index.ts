@@ -15,7 +15,13 @@ export {
 } from "./client.js";
 export { type ClientAdapterOptions, KumikiClientAdapter, type TrafficStats } from "./client-adapter.js";
 export { GraphStores, SERVER_AUTHOR } from "./graph-stores.js";
-export { type LiveView, type LiveViewOptions, type LiveViewWriter, liveView } from "./live-view.js";
+export {
+  type LiveView,
+  type LiveViewOptions,
+  type LiveViewWriter,
+  LOOPBACK_NAMES,
+  liveView,
+} from "./live-view.js";
 export { type LiveViewRoutes, liveViewRoutes } from "./live-view-routes.js";
 export { jsonServerLogger, type LogFields, type LogLevel, type ServerLogger } from "./logger.js";
 export {

@@ -10,7 +10,7 @@
  */
 import type http from "node:http";
 import { type CheckOptions, isAuthorId } from "@kumiki-graph/core";
-import { type LiveView, liveView } from "./live-view.js";
+import { type LiveView, liveView, refusedHost } from "./live-view.js";
 import type { SyncServer } from "./server.js";
 
 /** The page, its assets and its API under a graph: `/g/automerge:<id>/…`, but not its MCP endpoint. */
@@ -27,7 +27,9 @@ export interface LiveViewRoutes {
 }
 
 /** The live views of a server's graphs (see the module comment); `check` as the server's stores check. */
-export function liveViewRoutes(options: { readonly check?: CheckOptions } = {}): LiveViewRoutes {
+export function liveViewRoutes(
+  options: { readonly check?: CheckOptions; readonly allowedHosts?: readonly string[] } = {},
+): LiveViewRoutes {
   const views = new Map<string, Promise<LiveView | { code: string; message: string }>>();
   const viewOf = (graph: string, server: SyncServer) => {
     let v = views.get(graph);
@@ -37,7 +39,9 @@ export function liveViewRoutes(options: { readonly check?: CheckOptions } = {}):
           views.delete(graph);
           return opened.error;
         }
-        return liveView(opened.value, options.check === undefined ? {} : { check: options.check });
+        // The Host is checked here, before the token: the views behind need not again.
+        const { allowedHosts: _checked, ...viewOptions } = options;
+        return liveView(opened.value, viewOptions);
       });
       views.set(graph, v);
     }
@@ -48,6 +52,7 @@ export function liveViewRoutes(options: { readonly check?: CheckOptions } = {}):
       const url = new URL(req.url ?? "/", "http://x");
       const m = ROUTE.exec(url.pathname);
       if (m === null || m[2] === "mcp" || m[2]?.startsWith("mcp/")) return false;
+      if (refusedHost(req, res, options.allowedHosts)) return true;
       const graph = m[1]!;
       const base = `/g/${graph}/`;
       if (m[2] === undefined) {

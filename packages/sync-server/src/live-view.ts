@@ -39,6 +39,43 @@ export interface LiveViewOptions {
   readonly recent?: number;
   /** Checks kept by other processes, the first overview goes on from (see core's `OverviewOptions`). */
   readonly kept?: KeptChecks;
+  /**
+   * The Host names the view answers to (without the port; IPv6 in brackets). A view on a loopback
+   * address should allow only loopback names ({@link LOOPBACK_NAMES}): a page of another site that
+   * points its own name at 127.0.0.1 (DNS rebinding) is then refused, 403. Default: any.
+   */
+  readonly allowedHosts?: readonly string[];
+}
+
+/**
+ * This machine's names, what a view on a loopback address answers to (the MCP endpoints' list,
+ * `@kumiki-graph/mcp`'s `LOOPBACK_HOSTS`, is the same: neither package may depend on the other).
+ */
+export const LOOPBACK_NAMES: readonly string[] = ["127.0.0.1", "localhost", "[::1]"];
+
+/** A Host header's name, without its port. */
+function hostName(host: string): string {
+  return host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
+}
+
+/**
+ * Answers 403 (and says true) when the request's Host is not one of `allowed` (any, when
+ * undefined): what a view, or the routes in front of several, checks first.
+ */
+export function refusedHost(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  allowed: readonly string[] | undefined,
+): boolean {
+  const host = req.headers.host ?? "";
+  if (allowed === undefined || allowed.includes(hostName(host))) return false;
+  json(res, 403, {
+    error: {
+      code: "forbidden",
+      message: `the Host ${JSON.stringify(host.slice(0, 100))} is not one this view answers to`,
+    },
+  });
+  return true;
 }
 
 /** Who may write through a request (the mount decides: a token that grants writing). */
@@ -82,6 +119,7 @@ export function liveView(store: Store, options: LiveViewOptions = {}): LiveView 
   };
   return {
     handle(req, res, rest, writer) {
+      if (refusedHost(req, res, options.allowedHosts)) return;
       if (rest === "api/write" && req.method === "POST") {
         if (writer === undefined) {
           json(res, 403, {

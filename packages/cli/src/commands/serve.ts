@@ -183,7 +183,10 @@ export const serve: Command = {
     if (!routes.ok) throw failure(routes.error.code, routes.error.message);
     const mcp = routes.value;
     // The live view of each graph at /g/<graph>/ (docs/ui.md), under the same tokens.
-    const views = liveViewRoutes(capabilities === undefined ? {} : { check: { capabilities } });
+    const views = liveViewRoutes({
+      ...(capabilities === undefined ? {} : { check: { capabilities } }),
+      ...(loopback ? { allowedHosts: LOOPBACK_HOSTS } : {}),
+    });
     const started = await startSyncService({
       routes: (req, res, s) => views.route(req, res, s) || mcp.route(req, res, s),
       ...sizes,

@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { liveView } from "@kumiki-graph/sync-server";
+import { LOOPBACK_NAMES, liveView } from "@kumiki-graph/sync-server";
 import { stringOption } from "../args.js";
 import type { Command } from "../command.js";
 import { failure, usageError } from "../errors.js";
@@ -37,16 +37,11 @@ export const ui: Command = {
     const view = liveView(store, {
       ...(capabilities === undefined ? {} : { check: { capabilities } }),
       ...(kept === undefined ? {} : { kept }),
-    });
-    let url = "";
-    const server = http.createServer((req, res) => {
       // Only this machine's names: a page of another site that resolves its own name to 127.0.0.1
       // (DNS rebinding) is refused, since the graph is not its to read.
-      const host = req.headers.host ?? "";
-      if (!/^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/.test(host)) {
-        res.writeHead(403, { "content-type": "text/plain" }).end(`the live view answers ${url} only\n`);
-        return;
-      }
+      allowedHosts: LOOPBACK_NAMES,
+    });
+    const server = http.createServer((req, res) => {
       const pathname = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
       view.handle(req, res, pathname.replace(/^\/+/, ""));
     });
@@ -63,7 +58,7 @@ export const ui: Command = {
       );
     });
     const bound = (server.address() as AddressInfo).port;
-    url = `http://127.0.0.1:${bound}/`;
+    const url = `http://127.0.0.1:${bound}/`;
     // Listened for before the first line says where: a SIGTERM sent on reading it stops cleanly.
     const stopped = untilStopped();
     ctx.io.stdout(
