@@ -6,8 +6,8 @@ import { describeDiagnostics, errorDelta, errorKeys } from "../check/regression.
 import type { CapabilityManifest } from "../lang/stdlib.js";
 import type { ProposedWrite, ValidationProblem, WriteValidator } from "../store/validate.js";
 import type { KeptChecks } from "./check-cache.js";
-import { headsKey, LiveCheck } from "./live.js";
-import { keptCheckKey, shareCheck, sharedCheck } from "./shared-checks.js";
+import { headsKey } from "./live.js";
+import { sharedCheck, startCheck } from "./shared-checks.js";
 
 /** Options of the checker's write gate. */
 export interface CheckGateOptions {
@@ -35,12 +35,6 @@ export function createCheckGate(options: CheckGateOptions = {}): WriteValidator 
   // `kumiki check`'s own configuration (E0003 is left out of the delta below, not of the check),
   // so the check a write leaves behind answers the next `checkStore` (shared-checks.ts).
   const checkOptions = options.capabilities === undefined ? {} : { capabilities: options.capabilities };
-  const firstCheck = (graph: ProposedWrite["before"]["graph"], heads: string | undefined): LiveCheck => {
-    const kept = heads === undefined ? undefined : options.kept?.get(keptCheckKey(heads, checkOptions));
-    return kept === undefined
-      ? new LiveCheck(graph, checkOptions, heads)
-      : LiveCheck.resume(graph, checkOptions, kept, heads);
-  };
   return {
     validate({ ops, before, after, touched }: ProposedWrite): ValidationProblem[] {
       // While the write is tried, the store's graph shares its causal order with the fork, so its
@@ -49,7 +43,7 @@ export function createCheckGate(options: CheckGateOptions = {}): WriteValidator 
       const baseHeads = parents === undefined ? undefined : headsKey({ heads: parents });
       const live =
         sharedCheck(before.graph, checkOptions) ??
-        shareCheck(before.graph, checkOptions, firstCheck(before.graph, baseHeads));
+        startCheck(before.graph, checkOptions, options.kept, baseHeads);
       const text = (id: string): string | undefined => live.input(id)?.source;
       // Unknown heads: an impossible key, so the whole graph is compared.
       const was = errorKeys(live.sync(before.graph, undefined, baseHeads ?? "\u0000unknown"), text);

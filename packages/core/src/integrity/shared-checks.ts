@@ -5,7 +5,8 @@
  */
 import type { CheckOptions } from "../check/check.js";
 import type { Graph as OpGraph } from "../graph/graph.js";
-import type { LiveCheck } from "./live.js";
+import type { KeptChecks } from "./check-cache.js";
+import { LiveCheck } from "./live.js";
 
 /** At most this many differently configured checks are kept per graph (oldest dropped first). */
 const CHECKS_PER_GRAPH = 4;
@@ -54,4 +55,23 @@ export function shareCheck(graph: OpGraph, options: CheckOptions, check: LiveChe
  */
 export function keptCheckKey(heads: string, options: CheckOptions): string {
   return JSON.stringify(["live", heads, checkerKey(options), options.capabilities ?? null]);
+}
+
+/**
+ * The first check of `graph` for `options` (shared, as {@link shareCheck}): going on from the one
+ * `kept` holds for the graph at `heads` when it holds one, else checked in full. `heads`: the
+ * graph's state when its own heads are not it (the write gate's); unknown, nothing is looked up.
+ */
+export function startCheck(
+  graph: OpGraph,
+  options: CheckOptions,
+  kept: KeptChecks | undefined,
+  heads: string | undefined,
+): LiveCheck {
+  const state = heads === undefined ? undefined : kept?.get(keptCheckKey(heads, options));
+  const check =
+    state === undefined
+      ? new LiveCheck(graph, options, heads)
+      : LiveCheck.resume(graph, options, state, heads);
+  return shareCheck(graph, options, check);
 }

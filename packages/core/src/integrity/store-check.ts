@@ -7,8 +7,8 @@ import type { Diagnostic } from "../check/diagnostic.js";
 import type { DefId } from "../ops/ids.js";
 import type { Store } from "../store/store.js";
 import type { CheckCache, KeptChecks } from "./check-cache.js";
-import { headsKey, LiveCheck } from "./live.js";
-import { checkerKey, keptCheckKey, shareCheck, sharedCheck } from "./shared-checks.js";
+import { headsKey, type LiveCheck } from "./live.js";
+import { checkerKey, keptCheckKey, sharedCheck, startCheck } from "./shared-checks.js";
 
 /** What `checkStore` returns (`kumiki check --json`). */
 export interface CheckReport {
@@ -57,6 +57,11 @@ function pendingOf(store: Store): Pending {
   return pending;
 }
 
+/** The options a checker is built with: a narrowing filters its result, it is not a checker of its own. */
+function checkerOptions({ types: _t, refs: _r, effects: _e, ...rest }: CheckOptions): CheckOptions {
+  return rest;
+}
+
 /**
  * The live check of `store` for `options`, brought to the store's current graph. The first one of
  * a graph goes on from the check `kept` holds for its state, when it holds one.
@@ -64,17 +69,10 @@ function pendingOf(store: Store): Pending {
 export function liveCheckOf(store: Store, options: CheckOptions = {}, kept?: KeptChecks): LiveCheck {
   const graph = store.read().graph;
   const pending = pendingOf(store);
-  const { types: _t, refs: _r, effects: _e, ...rest } = options;
+  const rest = checkerOptions(options);
   let check = sharedCheck(graph, rest);
-  if (check === undefined) {
-    const heads = headsKey(graph);
-    const state = kept?.get(keptCheckKey(heads, rest));
-    check = shareCheck(
-      graph,
-      rest,
-      state === undefined ? new LiveCheck(graph, rest) : LiveCheck.resume(graph, rest, state, heads),
-    );
-  } else {
+  if (check === undefined) check = startCheck(graph, rest, kept, headsKey(graph));
+  else {
     const p = pending.get(check);
     check.sync(graph, p === undefined || p.ids === "all" || p.at !== check.at ? undefined : p.ids);
   }
@@ -145,10 +143,8 @@ export function checkStore(
       all = check.diagnostics();
       cache.put(key, all);
       // A check made in full is kept for the next write's gate too (a resumed one already was).
-      if (kept !== undefined && !check.resumed) {
-        const { types: _t, refs: _r, effects: _e, ...rest } = options;
-        kept.put(keptCheckKey(check.at, rest), check.state());
-      }
+      if (kept !== undefined && !check.resumed)
+        kept.put(keptCheckKey(check.at, checkerOptions(options)), check.state());
     }
   }
   const keep = narrowingFilter(options);
