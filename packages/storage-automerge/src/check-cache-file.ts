@@ -2,11 +2,10 @@
  * A workspace's check results kept in `.kumiki/cache/check.json`, so that a `kumiki check` of ops
  * nobody changed since the last one answers without checking (core's `CheckCache`).
  */
-import fs from "node:fs";
 import path from "node:path";
 // Types only: this entry loads no more of core than its read entry.
 import type { CheckCache, Diagnostic } from "@kumiki-graph/core";
-import { writeCacheFile } from "./cache-file.js";
+import { putCacheEntry, readCacheEntries } from "./cache-file.js";
 import type { WorkspacePaths } from "./workspace-layout.js";
 
 /** Results kept for this many (state, options) pairs, the latest first. */
@@ -15,12 +14,6 @@ const ENTRIES = 4;
 interface Entry {
   readonly key: string;
   readonly diagnostics: readonly Diagnostic[];
-}
-
-interface CacheFile {
-  readonly v: 1;
-  readonly stamp: string;
-  readonly entries: readonly Entry[];
 }
 
 /**
@@ -45,36 +38,15 @@ export class CheckCacheFile implements CheckCache {
 
   /** The diagnostics kept under `key` for this state by this build, or undefined (a miss). */
   get(key: string): readonly Diagnostic[] | undefined {
-    return this.read()?.entries.find((e) => e.key === key)?.diagnostics;
+    return this.read().find((e) => e.key === key)?.diagnostics;
   }
 
   /** Keeps `diagnostics` under `key` for this state (the file's last few results; a failed write is ignored). */
   put(key: string, diagnostics: readonly Diagnostic[]): void {
-    const kept = (this.read()?.entries ?? []).filter((e) => e.key !== key).slice(0, ENTRIES - 1);
-    const next: CacheFile = { v: 1, stamp: this.stamp, entries: [{ key, diagnostics }, ...kept] };
-    writeCacheFile(this.paths, this.file, JSON.stringify(next));
+    putCacheEntry(this.paths, this.file, this.stamp, this.read(), { key, diagnostics }, ENTRIES);
   }
 
-  private read(): CacheFile | undefined {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(fs.readFileSync(this.file, "utf8"));
-    } catch {
-      return undefined;
-    }
-    const f = parsed as Partial<CacheFile> | null;
-    if (
-      f === null ||
-      typeof f !== "object" ||
-      f.v !== 1 ||
-      f.stamp !== this.stamp ||
-      !Array.isArray(f.entries)
-    )
-      return undefined;
-    const entries = f.entries.filter(
-      (e): e is Entry =>
-        typeof e === "object" && e !== null && typeof e.key === "string" && Array.isArray(e.diagnostics),
-    );
-    return { v: 1, stamp: f.stamp, entries };
+  private read(): Entry[] {
+    return readCacheEntries<Entry>(this.file, this.stamp, (e) => Array.isArray(e.diagnostics));
   }
 }

@@ -2,11 +2,10 @@
  * A workspace's live checks kept in `.kumiki/cache/live-check.json` (core's `KeptChecks`): what a
  * write in a process of its own goes on from, so that its gate re-checks only what it touches.
  */
-import fs from "node:fs";
 import path from "node:path";
 // Types only: this entry loads no more of core than its read entry.
 import type { KeptChecks, LiveCheckState } from "@kumiki-graph/core";
-import { writeCacheFile } from "./cache-file.js";
+import { putCacheEntry, readCacheEntries } from "./cache-file.js";
 import type { WorkspacePaths } from "./workspace-layout.js";
 
 /**
@@ -18,12 +17,6 @@ const ENTRIES = 1;
 interface Entry {
   readonly key: string;
   readonly state: LiveCheckState;
-}
-
-interface KeptFile {
-  readonly v: 1;
-  readonly stamp: string;
-  readonly entries: readonly Entry[];
 }
 
 /**
@@ -52,32 +45,11 @@ export class KeptChecksFile implements KeptChecks {
 
   /** Keeps `state` under `key` (the latest few; a failed write is ignored). */
   put(key: string, state: LiveCheckState): void {
-    const kept = this.read()
-      .filter((e) => e.key !== key)
-      .slice(0, ENTRIES - 1);
-    const entries = [{ key, state }, ...kept];
-    this.entries = entries;
-    const next: KeptFile = { v: 1, stamp: this.stamp, entries };
-    writeCacheFile(this.paths, this.file, JSON.stringify(next));
+    this.entries = putCacheEntry(this.paths, this.file, this.stamp, this.read(), { key, state }, ENTRIES);
   }
 
   private read(): readonly Entry[] {
-    if (this.entries !== undefined) return this.entries;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(fs.readFileSync(this.file, "utf8"));
-    } catch {
-      parsed = undefined;
-    }
-    const f = parsed as Partial<KeptFile> | null | undefined;
-    const valid = typeof f === "object" && f !== null && f.v === 1 && f.stamp === this.stamp;
-    this.entries =
-      valid && Array.isArray(f.entries)
-        ? f.entries.filter(
-            (e): e is Entry =>
-              typeof e === "object" && e !== null && typeof e.key === "string" && typeof e.state === "object",
-          )
-        : [];
+    this.entries ??= readCacheEntries<Entry>(this.file, this.stamp, (e) => typeof e.state === "object");
     return this.entries;
   }
 }
