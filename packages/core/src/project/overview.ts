@@ -6,9 +6,11 @@
  */
 import type { CheckOptions } from "../check/check.js";
 import type { Diagnostic } from "../check/diagnostic.js";
+import type { Graph } from "../graph/graph.js";
 import { qualified } from "../graph/materialize.js";
 import type { Conflict, LockEntry } from "../graph/records.js";
 import type { KeptChecks } from "../integrity/check-cache.js";
+import { headsKey } from "../integrity/live.js";
 import { checkStore } from "../integrity/store-check.js";
 import type { Layer } from "../lang/layers.js";
 import type { DefId, OpId } from "../ops/ids.js";
@@ -120,14 +122,14 @@ export function graphOverview(store: Store, options: OverviewOptions = {}): Grap
       warnings: c?.warnings ?? 0,
     });
   }
-  const conflicts = store.conflicts();
-  const { authors, activity, ops } = activityOf(store, conflicts, options.recent ?? 500);
+  const conflicts = g.conflicts();
+  const { authors, activity, ops } = activityOf(g, conflicts, options.recent ?? 500);
   return {
-    version: [...g.heads()].sort().join(","),
+    version: headsKey(g),
     definitions,
     diagnostics: report.diagnostics,
     conflicts,
-    locks: store.locks(),
+    locks: g.locks(),
     authors,
     activity,
     ops,
@@ -136,11 +138,10 @@ export function graphOverview(store: Store, options: OverviewOptions = {}): Grap
 
 /** Every op's author and fate, the latest `recent` in full. */
 function activityOf(
-  store: Store,
+  g: Graph,
   conflicts: readonly Conflict[],
   recent: number,
 ): { authors: OverviewAuthor[]; activity: OverviewOp[]; ops: number } {
-  const g = store.read().graph;
   const byOp = new Map<string, Conflict>();
   for (const c of conflicts) if (!byOp.has(c.ops[0]!)) byOp.set(c.ops[0]!, c);
   const all = [...g.ops()];
