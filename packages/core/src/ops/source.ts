@@ -58,6 +58,27 @@ export function normalizeBody(layer: Layer, body: string): string {
  * keyword and a name; whether the rest parses is the parser's business.
  */
 export function decomposeSource(source: string): SourceParts | undefined {
+  const at = nameAt(source);
+  if (at === undefined) return undefined;
+  const name = source.slice(at.start, at.end);
+  const body = source.slice(at.end);
+  const head = source.slice(0, at.start);
+  if (head === `${at.layer} ` && isVerbatim(body)) return { layer: at.layer, name, body };
+  return { layer: at.layer, name, body, head };
+}
+
+/**
+ * The name a definition's source was written with (the identifier after its layer keyword), read
+ * without parsing it; undefined where {@link decomposeSource} is. What rendering compares with the
+ * definition's current name to know, without a parse, that its text shows as stored.
+ */
+export function sourceName(source: string): string | undefined {
+  const at = nameAt(source);
+  return at === undefined ? undefined : source.slice(at.start, at.end);
+}
+
+/** Where a source's name is: after blank and comment lines, the layer keyword and a space. */
+function nameAt(source: string): { layer: Layer; start: number; end: number } | undefined {
   let i = 0;
   // Skip blank lines and comment lines before the keyword.
   for (;;) {
@@ -74,14 +95,10 @@ export function decomposeSource(source: string): SourceParts | undefined {
   const afterKeyword = i;
   while (i < source.length && isSpace(source.charCodeAt(i))) i++;
   if (i === afterKeyword) return undefined;
-  const nameStart = i;
+  const start = i;
   if (!isLetter(source.charCodeAt(i))) return undefined;
   while (i < source.length && isIdentChar(source.charCodeAt(i))) i++;
-  const name = source.slice(nameStart, i);
-  const body = source.slice(i);
-  const head = source.slice(0, nameStart);
-  if (head === `${keyword} ` && isVerbatim(body)) return { layer: keyword, name, body };
-  return { layer: keyword, name, body, head };
+  return { layer: keyword, start, end: i };
 }
 
 /**
