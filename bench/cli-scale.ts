@@ -2,16 +2,16 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { atSize } from "./generate.js";
+import { atSizeInParts } from "./generate.js";
 import { type BenchRow, measure, summarize, type Timing } from "./harness.js";
 import { corpusFile, repoRoot } from "./paths.js";
 import { seedWorkspace } from "./stores.js";
 
 /**
  * Issue 22 at scale: the real `kumiki` bin (a new process per call, as an agent runs it) on
- * workspaces of 1,000 and 5,000 definitions (bench/generate.ts; a row gives each verb's growth
- * between the two) and on one of 10,000 ops (the 180-definition example and 9,800 writes after
- * it), against `node -e 0` in the same run. Each row is wall time;
+ * workspaces of 1,000, 5,000 and 20,000 definitions (bench/generate.ts; a row gives each verb's
+ * growth between two sizes) and on ones of 10,000 and 100,000 ops (the 180-definition example and
+ * the writes after it, in bundles of 100), against `node -e 0` in the same run. Each row is wall time;
  * its note gives the process's own CPU (user + system) and peak RSS, read by an exit hook in the
  * child (`process.resourceUsage()`), the baseline run under the same hook. Each verb is measured
  * in its own process and then through the workspace's daemon (`kumiki daemon start`), where a
@@ -40,12 +40,13 @@ appendFileSync(${JSON.stringify(usage)}, JSON.stringify({ cpu: (u.userCPUTime + 
         k(["add", "slot", "benchRenamed0", "Int = 0"]);
       })),
     );
-    // Each verb's CPU at 1,000 and 5,000 definitions, for its growth (issue 42's slopes).
+    // Each verb's CPU at 1,000, 5,000 and 20,000 definitions, for its growth (issue 42's slopes).
     const cpuAt = new Map<number, Map<string, number>>();
-    for (const n of [1_000, 5_000]) {
+    for (const n of SIZES) {
       const dir = path.join(root, `defs-${n}`);
       process.stderr.write(`bench: cli at scale: ${n.toLocaleString("en")} definitions…\n`);
-      await seedWorkspace(dir, atSize(base, n), 0);
+      // A bundle takes at most 10,000 items: a larger program is imported in parts.
+      await seedWorkspace(dir, atSizeInParts(base, n, 10_000), 0);
       const cpu = new Map<string, number>();
       cpuAt.set(n, cpu);
       rows.push(
@@ -61,35 +62,46 @@ appendFileSync(${JSON.stringify(usage)}, JSON.stringify({ cpu: (u.userCPUTime + 
         )),
       );
     }
-    rows.push(growthRow(cpuAt, node.cpu.median));
-    const tenK = path.join(root, "ops-10k");
-    process.stderr.write("bench: cli at scale: 10,000 ops…\n");
-    const ops = await seedWorkspace(tenK, base, 10_000);
-    rows.push(
-      ...(await verbs(tenK, `${ops.toLocaleString("en")} ops, 180 defs`, hook, usage, node, scaleCases())),
-    );
+    for (let i = 1; i < SIZES.length; i++)
+      rows.push(growthRow(cpuAt, SIZES[i - 1]!, SIZES[i]!, node.cpu.median));
+    for (const held of [10_000, 100_000]) {
+      const dir = path.join(root, `ops-${held}`);
+      process.stderr.write(`bench: cli at scale: ${held.toLocaleString("en")} ops…\n`);
+      const ops = await seedWorkspace(dir, base, held);
+      rows.push(
+        ...(await verbs(dir, `${ops.toLocaleString("en")} ops, 180 defs`, hook, usage, node, scaleCases())),
+      );
+    }
     return rows;
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
 
+/** The program sizes every scale case is measured at (definitions). */
+const SIZES = [1_000, 5_000, 20_000] as const;
+
 /**
- * Per verb, in its own process and through the daemon: its CPU over `node -e 0`'s at 1,000 and 5,000
+ * Per verb, in its own process and through the daemon: its CPU over `node -e 0`'s at `from` and `to`
  * definitions, and the log-log slope between them (1: the verb's cost grows as the program does).
  */
-function growthRow(cpuAt: ReadonlyMap<number, ReadonlyMap<string, number>>, base: number): BenchRow {
-  const small = cpuAt.get(1_000)!;
-  const large = cpuAt.get(5_000)!;
+function growthRow(
+  cpuAt: ReadonlyMap<number, ReadonlyMap<string, number>>,
+  from: number,
+  to: number,
+  base: number,
+): BenchRow {
+  const small = cpuAt.get(from)!;
+  const large = cpuAt.get(to)!;
   const parts = [...small].flatMap(([label, a]) => {
     const b = large.get(label);
     if (b === undefined) return [];
     // The call's own cost: what it adds to Node's start-up.
-    const slope = Math.log(Math.max(b - base, 1) / Math.max(a - base, 1)) / Math.log(5);
+    const slope = Math.log(Math.max(b - base, 1) / Math.max(a - base, 1)) / Math.log(to / from);
     return [`${label}: ${(a / base).toFixed(1)}× → ${(b / base).toFixed(1)}× (slope ${slope.toFixed(2)})`];
   });
   return {
-    name: "kumiki at scale: growth 1,000 → 5,000 defs, per verb",
+    name: `kumiki at scale: growth ${from.toLocaleString("en")} → ${to.toLocaleString("en")} defs, per verb`,
     ours: { median: 0, min: 0, max: 0, runs: 1 },
     target: "issue 42: writes that do not grow with the graph",
     note: `CPU over node -e 0 at each size, and the log-log slope of the CPU above node -e 0's: ${parts.join("; ")}`,

@@ -13,8 +13,16 @@ export interface GeneratedProgram {
   readonly text: string;
   /** How many definitions `text` holds (exactly the number asked for). */
   readonly definitions: number;
-  /** Which programs were copied, in order, with the suffix each copy's names got. */
-  readonly copies: readonly { readonly program: string; readonly suffix: string }[];
+  /**
+   * Which programs were copied, in order, with the suffix each copy's names got, its text and how
+   * many definitions it holds (a copy references only itself: `text` is the copies' texts joined).
+   */
+  readonly copies: readonly {
+    readonly program: string;
+    readonly suffix: string;
+    readonly text: string;
+    readonly definitions: number;
+  }[];
 }
 
 interface Parsed {
@@ -43,6 +51,29 @@ export function atSize(base: string, size: number): string {
 }
 
 /**
+ * {@link atSize}'s program cut between copies into programs of at most `most` definitions each
+ * (a store takes at most 10,000 items in one bundle, so a larger program is imported in parts):
+ * imported one after another, they are the program `atSize` gives, definition for definition.
+ */
+export function atSizeInParts(base: string, size: number, most: number): string[] {
+  const { copies } = generateProgram({ name: "05-project-management", text: base }, size, 20261204);
+  const out: string[] = [];
+  let part: string[] = [];
+  let count = 0;
+  for (const copy of copies) {
+    if (count + copy.definitions > most && part.length > 0) {
+      out.push(`${part.join("\n\n")}\n`);
+      part = [];
+      count = 0;
+    }
+    part.push(copy.text);
+    count += copy.definitions;
+  }
+  out.push(`${part.join("\n\n")}\n`);
+  return out;
+}
+
+/**
  * Scales a real program up to exactly `size` definitions that form one valid program: copies of
  * `base` whose every name gets a copy suffix (references follow, as a store rename would), so the
  * copies never collide and every reference stays bound. Only the first copy keeps the `app` (a
@@ -59,8 +90,7 @@ export function generateProgram(base: SourceProgram, size: number, seed: number)
   const program = parse(base);
   const rnd = prng(seed);
   const byId = new Map(program.defs.map((d) => [d.id, d]));
-  const parts: string[] = [];
-  const copies: { program: string; suffix: string }[] = [];
+  const copies: { program: string; suffix: string; text: string; definitions: number }[] = [];
   let count = 0;
   const used = new Set<string>();
   for (let c = 0; count < size; c++) {
@@ -74,6 +104,7 @@ export function generateProgram(base: SourceProgram, size: number, seed: number)
     let chosen: Parsed["defs"] = candidates;
     if (count + candidates.length > size) chosen = closedSubset(candidates, size - count, byId, rnd);
     const names = (id: string) => `${(byId.get(id) as Parsed["defs"][number]).def.name.name}${suffix}`;
+    const parts: string[] = [];
     for (const d of chosen) {
       const end = d.def.span.end;
       const rendered = renderDefinition(program.text.slice(0, end), d.def, d.sites, {
@@ -82,10 +113,10 @@ export function generateProgram(base: SourceProgram, size: number, seed: number)
       });
       parts.push(rendered.slice(d.def.span.offset));
     }
-    copies.push({ program: base.name, suffix });
+    copies.push({ program: base.name, suffix, text: parts.join("\n\n"), definitions: chosen.length });
     count += chosen.length;
   }
-  return { text: `${parts.join("\n\n")}\n`, definitions: count, copies };
+  return { text: `${copies.map((c) => c.text).join("\n\n")}\n`, definitions: count, copies };
 }
 
 /** `n` definitions of `defs` picked at random, each with everything it references (transitively). */

@@ -26,16 +26,21 @@ export async function importedStore(source: string, caps?: CapabilityManifest): 
   return opened.value;
 }
 
-/** A workspace holding `text` imported, then writes until it holds at least `ops` ops; returns the count. */
-export async function seedWorkspace(dir: string, text: string, ops = 0): Promise<number> {
+/**
+ * A workspace holding `text` imported (a list of texts: each imported in turn, for a program larger
+ * than one bundle takes), then writes until it holds at least `ops` ops; returns the count.
+ */
+export async function seedWorkspace(dir: string, text: string | readonly string[], ops = 0): Promise<number> {
   const init = await initWorkspace(dir);
   if (!init.ok) throw new Error(init.error.message);
   await init.value.log.close();
   const ws = await openWorkspaceStore(dir, { author: "agent:seed" });
   if (!ws.ok) throw new Error(ws.error.message);
   try {
-    const imported = await importProgram(ws.value.store, text);
-    if (!imported.ok) throw new Error(imported.error.message);
+    for (const part of typeof text === "string" ? [text] : text) {
+      const imported = await importProgram(ws.value.store, part);
+      if (!imported.ok) throw new Error(imported.error.message);
+    }
     const slots = Array.from({ length: 100 }, (_, i) => `benchSeed${i}`);
     let held = ws.value.store.status().ops;
     if (held < ops) {

@@ -2,7 +2,7 @@ import { checkProgram } from "@kumiki-graph/core";
 import { parseProgram, resolveProgram } from "@kumiki-graph/core/lang";
 import { corpusProgram, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import { describe, expect, it } from "vitest";
-import { generateProgram } from "../bench/generate.js";
+import { atSize, atSizeInParts, generateProgram } from "../bench/generate.js";
 
 describe.skipIf(!hasCorpus)("the benchmark generator scales real programs", () => {
   const base = () => {
@@ -27,6 +27,33 @@ describe.skipIf(!hasCorpus)("the benchmark generator scales real programs", () =
       expect(names.size).toBe(size);
     });
   }
+
+  it("cuts a program between copies: each part at most the bound, together the program, each checked alone with no error", () => {
+    const whole = atSize(base().text, 2500);
+    const parts = atSizeInParts(base().text, 2500, 1000);
+    expect(parts.length).toBe(3);
+    const counts = parts.map((p) => {
+      const parsed = parseProgram(p);
+      if (!parsed.ok) throw new Error(parsed.error.message);
+      return parsed.value.definitions.length;
+    });
+    expect(counts.every((n) => n <= 1000)).toBe(true);
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(2500);
+    // The parts in order are the program's definitions in order, text for text.
+    const defs = (text: string) => {
+      const parsed = parseProgram(text);
+      if (!parsed.ok) throw new Error(parsed.error.message);
+      return parsed.value.definitions.map((d) => text.slice(d.span.offset, d.span.end));
+    };
+    expect(parts.flatMap(defs)).toEqual(defs(whole));
+    // A copy references only itself: the first part (with the app) checks alone with no error.
+    const first = parseProgram(parts[0]!);
+    if (!first.ok) throw new Error(first.error.message);
+    const errors = checkProgram(resolveProgram(first.value).map((r) => ({ ...r, source: parts[0]! }))).filter(
+      (d) => d.severity === "error",
+    );
+    expect(errors.map((d) => `${d.code} ${d.location}`)).toEqual([]);
+  });
 
   it("is deterministic from its seed, and another seed gives another program", () => {
     const a = generateProgram(base(), 1000, 42);
