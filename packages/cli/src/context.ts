@@ -287,6 +287,15 @@ async function readFromFiles(
 }
 
 /**
+ * Keeps the check `held`'s write gate left at the state the store holds now (see {@link keepCheck}),
+ * under the capability manifest of the workspace at `dir`: what the daemon does with each store it
+ * closes, so that the next call in its own process, or the next daemon, goes on from it.
+ */
+export function keepHeldCheck(held: HeldStore, dir: string): Promise<void> {
+  return keepCheck(Promise.resolve(held), () => capabilitiesAt(dir));
+}
+
+/**
  * Keeps the check the write gate left at the state the store holds now, for the next `kumiki
  * check` of it (core's `keepCheck`: nothing is checked here). Best effort: the verb's answer
  * stands whatever happens to the cache.

@@ -204,6 +204,43 @@ describe("a write in its own process goes on from the check the call before it k
   }, 60_000);
 });
 
+/** Plants a warning on a definition of the kept state that nothing flags: proof, when a check shows it, that the check went on from that state. */
+function plantInKept(dir: string, message: string): void {
+  const file = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+  const def = file.entries[0]!.state.checker.defs.find((d) => !d.diagnostics)!;
+  def.diagnostics = [
+    { code: "W0001", kind: "planted", severity: "warning", location: "x", message, definition: def.id },
+  ];
+  writeFileSync(keptFile(dir), JSON.stringify(file));
+}
+
+describe("the daemon goes on from the check a call kept, and keeps its own when it stops", () => {
+  it("its first write reads the kept state; once stopped, the next call in its own process reads the daemon's", () => {
+    const { dir, bin } = workspace();
+    plantInKept(dir, "planted before the daemon");
+    const viaDaemon = testEnv(dir, { KUMIKI_DAEMON: "manual", KUMIKI_DAEMON_WAIT: "10000" });
+    const daemon = (argv: string[]) => runBin(argv, { cwd: dir, env: viaDaemon });
+    const started = daemon(["daemon", "start", "--idle", "30", "--json"]);
+    expect(started.code, started.err).toBe(0);
+    try {
+      expect(daemon(["add", "slot", "third", "Int = 3"]).code).toBe(0);
+      const check = daemon(["check"]);
+      expect(check.out).toContain("planted before the daemon");
+      // Both went through the daemon (its count of calls), not through a process of their own.
+      expect(JSON.parse(daemon(["daemon", "status", "--json"]).out).calls).toBeGreaterThanOrEqual(2);
+    } finally {
+      expect(daemon(["daemon", "stop"]).code).toBe(0);
+    }
+    // The daemon kept its check as it stopped: at the state after its write, the planted finding
+    // carried (nothing checked it again), so a write in its own process goes on from it.
+    expect(readFileSync(keptFile(dir), "utf8")).toContain("planted before the daemon");
+    expect(runBin(["add", "slot", "fourth", "Int = 4"], { cwd: dir, env: testEnv(dir) }).code).toBe(0);
+    expect(bin(["check"])).toContain("planted before the daemon");
+    // And a full check knows nothing of it.
+    expect(bin(["check"], { KUMIKI_CHECK_CACHE: "off" })).not.toContain("planted");
+  }, 60_000);
+});
+
 describe("a read that finds op-log.jsonl unreadable only once it parses it", () => {
   it("runs again from the full open: same answers as with the fast path off", () => {
     const { dir, bin } = workspace();

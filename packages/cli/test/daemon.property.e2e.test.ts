@@ -386,10 +386,16 @@ describe("the daemon started by default", () => {
     expect(status().pid).toBe(second);
     expect(runBin(["view", "slot.whileStopped"], { cwd: dir, env: env("agent:a") }).out).toMatch(/Int = 2/);
 
+    // A write through it: its store now holds a check, which it keeps as it closes the store.
+    expect(runBin(["add", "slot", "throughSecond", "Int = 3"], { cwd: dir, env: env("agent:a") }).code).toBe(
+      0,
+    );
     // The workspace removed: its daemon stops (within its watch's second) and takes its socket along.
     rmSync(path.join(dir, ".kumiki"), { recursive: true, force: true });
     await waitUntil(() => !alive(second));
     expect(existsSync(socketPath(dir))).toBe(false);
+    // Closing its store kept no check there: nothing of the removed workspace was made again.
+    expect(existsSync(path.join(dir, ".kumiki"))).toBe(false);
   }, 120_000);
 });
 

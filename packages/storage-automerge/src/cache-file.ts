@@ -13,7 +13,8 @@ function writeCacheFile(paths: WorkspacePaths, file: string, text: string): void
   const tmp = `${file}.tmp-${process.pid}`;
   try {
     if (!fs.existsSync(paths.cache)) {
-      fs.mkdirSync(paths.cache, { recursive: true });
+      // Not recursive: a workspace removed under a call that keeps a cache is not made again.
+      fs.mkdirSync(paths.cache);
       ignoreInGit(paths, "cache/");
     }
     fs.writeFileSync(tmp, text);

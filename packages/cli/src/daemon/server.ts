@@ -12,7 +12,7 @@ import net from "node:net";
 import path from "node:path";
 import type * as StorageReadModule from "@kumiki-graph/storage-automerge/read";
 import type { WorkspacePaths } from "@kumiki-graph/storage-automerge/read";
-import { type HeldStore, openWorkspaceHeld, type StoreProvider } from "../context.js";
+import { type HeldStore, keepHeldCheck, openWorkspaceHeld, type StoreProvider } from "../context.js";
 import { loadStorageRead } from "../core.js";
 import type { CliIo } from "../io.js";
 import { main } from "../main.js";
@@ -42,6 +42,8 @@ class HeldStores implements StoreProvider {
     string,
     {
       readonly stamp: string;
+      /** The workspace's folder (its capability manifest is read there when the check is kept). */
+      readonly root: string;
       readonly opened: Promise<HeldStore & { close(): Promise<void> }>;
       /** The graph's chunk files (name, size, mtime) as the last call left them. */
       chunks: readonly string[];
@@ -78,16 +80,17 @@ class HeldStores implements StoreProvider {
     }
     if (cached !== undefined && key !== undefined) {
       this.held.delete(key);
-      await cached.opened.then((o) => o.close()).catch(() => undefined);
+      await closeHeld(cached);
     }
-    const opened = openWorkspaceHeld(dir, author);
-    if (key !== undefined) {
+    // Its first check goes on from the one a call kept (KUMIKI_CHECK_CACHE=off: checked in full).
+    const opened = openWorkspaceHeld(dir, author, process.env.KUMIKI_CHECK_CACHE !== "off");
+    if (key !== undefined && found.ok) {
       while (this.held.size >= MAX_STORES) {
         const [oldest, entry] = this.held.entries().next().value!;
         this.held.delete(oldest);
-        await entry.opened.then((o) => o.close()).catch(() => undefined);
+        await closeHeld(entry);
       }
-      this.held.set(key, { stamp, opened, chunks });
+      this.held.set(key, { stamp, root: found.value.root, opened, chunks });
       // A failed open is not kept: the next call tries again.
       opened.catch(() => {
         if (this.held.get(key)?.opened === opened) this.held.delete(key);
@@ -99,8 +102,26 @@ class HeldStores implements StoreProvider {
   async closeAll(): Promise<void> {
     const all = [...this.held.values()];
     this.held.clear();
-    for (const h of all) await h.opened.then((o) => o.close()).catch(() => undefined);
+    for (const h of all) await closeHeld(h);
   }
+}
+
+/**
+ * Closes a held store, keeping its check first (the daemon keeps its checks in memory while it
+ * runs; once it stops, the next call in its own process or the next daemon goes on from this one).
+ */
+async function closeHeld(entry: {
+  readonly root: string;
+  readonly stamp: string;
+  readonly opened: Promise<HeldStore & { close(): Promise<void> }>;
+}): Promise<void> {
+  const held = await entry.opened.catch(() => undefined);
+  if (held === undefined) return;
+  // Only into the workspace it was opened on: one removed or made again since must not get a
+  // .kumiki/cache/ (a removed workspace's folder made again would read as a broken workspace).
+  const same = workspaceStamp(entry.root) === entry.stamp;
+  if (same && process.env.KUMIKI_CHECK_CACHE !== "off") await keepHeldCheck(held, entry.root);
+  await held.close().catch(() => undefined);
 }
 
 /**
@@ -273,6 +294,11 @@ class Daemon {
     this.stopping ??= (async () => {
       if (this.idle !== undefined) clearTimeout(this.idle);
       if (this.watch !== undefined) clearInterval(this.watch);
+      // No new call (one that comes is declined and runs itself); the call in flight (and any
+      // queued) finishes and is answered; the stores close, keeping their checks, before the
+      // socket goes — `daemon stop` waits for the socket to go, so it returns once they are closed.
+      await this.queue.catch(() => undefined);
+      await this.stores.closeAll();
       // Closing the server unlinks the socket's path (libuv does, at once): when the path is now
       // another daemon's (this one was stepped around while stopped or hung), it must not be
       // closed; the handle is let go instead, and `kumiki daemon run` exits after this resolves.
@@ -281,12 +307,9 @@ class Daemon {
       const closed = own
         ? new Promise<void>((resolve) => this.server.close(() => resolve()))
         : Promise.resolve();
-      // No new connection; the call in flight (and any queued) finishes and is answered; then a
-      // connection still open (a client that never sent its call) is not waited for.
-      await this.queue.catch(() => undefined);
+      // A connection still open (a client that never sent its call) is not waited for.
       for (const c of this.connections) c.destroy();
       await closed;
-      await this.stores.closeAll();
     })();
     return this.stopping;
   }
