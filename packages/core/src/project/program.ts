@@ -5,7 +5,7 @@
 import type { DefinitionState } from "../graph/graph.js";
 import type { GraphReader } from "../graph/reader.js";
 import { splitProgram, splitProgramTolerant } from "../lang/split.js";
-import type { BundleItem } from "../store/inputs.js";
+import { type BundleItem, MAX_BUNDLE_ITEMS } from "../store/inputs.js";
 import { reject, type StoreResult } from "../store/result.js";
 import type { Store } from "../store/store.js";
 import type { WriteReceipt } from "../store/store-types.js";
@@ -82,6 +82,13 @@ export async function importProgram(
   if (last === undefined)
     return reject("program-empty", "the program holds no definition; nothing was imported");
   last.source += pending;
+  if (items.length > MAX_BUNDLE_ITEMS) {
+    return reject(
+      "invalid-input",
+      `the program holds ${items.length.toLocaleString("en")} definitions; one import takes at most ${MAX_BUNDLE_ITEMS.toLocaleString("en")}: split it and import the parts one after another, each after the parts it references; nothing was imported`,
+      { definitions: items.length, limit: MAX_BUNDLE_ITEMS },
+    );
+  }
   options.onProgress?.(0, items.length);
   // About a hundred steps, whatever the size: a 5,000-definition import moves by 50 at a time.
   const step = Math.max(1, Math.floor(items.length / 100));

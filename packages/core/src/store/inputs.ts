@@ -148,10 +148,17 @@ export const BundleItemSchema = z.discriminatedUnion("op", [
   }),
   z.strictObject({ op: z.literal("unlink"), qname: z.string(), ref: z.string(), task: Task, ...specFields }),
 ]);
+/**
+ * Items one bundle takes at most: an import is one bundle of an item per definition, so this is
+ * also the largest program one import takes (it was 10,000, which refused the 20,000-definition
+ * programs issue 42 measures; 100,000 items of a definition each fit one sync server change).
+ */
+export const MAX_BUNDLE_ITEMS = 100_000;
+
 /** A bundle: items applied all or nothing, in order (`{ops: [...]}` or the array itself). */
 export const BundleSchema = z.union([
-  z.strictObject({ ops: z.array(BundleItemSchema).max(10_000) }),
-  z.array(BundleItemSchema).max(10_000),
+  z.strictObject({ ops: z.array(BundleItemSchema).max(MAX_BUNDLE_ITEMS) }),
+  z.array(BundleItemSchema).max(MAX_BUNDLE_ITEMS),
 ]);
 
 /**
@@ -210,10 +217,14 @@ export function issueMessage(i: z.core.$ZodIssue): string {
   if (i.code === "too_big" || i.code === "too_small") {
     const n = Number(i.code === "too_big" ? i.maximum : i.minimum).toLocaleString("en");
     const unit = i.origin === "string" ? "characters" : i.origin === "array" ? "entries" : "";
-    const limit = i.code === "too_big" && i.origin === "string" && Number(i.maximum) === OP_LIMITS.bodyChars;
-    return i.code === "too_big"
-      ? `too long: at most ${n} ${unit}${limit ? " (the bodyChars limit: split the definition)" : ""}`
-      : `too short: at least ${n} ${unit}`;
+    const big = i.code === "too_big";
+    const limit =
+      big && i.origin === "string" && Number(i.maximum) === OP_LIMITS.bodyChars
+        ? " (the bodyChars limit: split the definition)"
+        : big && i.origin === "array" && Number(i.maximum) === MAX_BUNDLE_ITEMS
+          ? " (a bundle's limit: apply the items in several bundles, one after another)"
+          : "";
+    return big ? `too long: at most ${n} ${unit}${limit}` : `too short: at least ${n} ${unit}`;
   }
   return i.message;
 }

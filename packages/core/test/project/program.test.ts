@@ -138,3 +138,33 @@ describe.skipIf(!hasCorpus)("with the full write gate (the checker)", () => {
     expect(exportProgram(store)).toBe(p.source);
   });
 });
+
+describe("an import of a large program", () => {
+  /** `n` definitions: slots, and a function per ten slots reading the slot before it. */
+  const program = (n: number): string => {
+    const lines: string[] = [];
+    for (let i = 0; i < n; i++)
+      lines.push(i % 10 === 9 ? `fn f${i} (x: Int) : Int = x + s${i - 1}` : `slot s${i} : Int = ${i}`);
+    return `${lines.join("\n")}\n`;
+  };
+
+  it("takes more than 10,000 definitions in one bundle (the old limit), and exports them back", async () => {
+    const store = memoryStore();
+    const text = program(12_000);
+    const r = must(await importProgram(store, text));
+    expect(r.ops).toHaveLength(12_000);
+    expect(exportProgram(store)).toBe(text);
+  }, 60_000);
+
+  it("refuses a program over one import's limit by its size, with what to do, and writes nothing", async () => {
+    const store = memoryStore();
+    const r = await importProgram(store, program(100_001));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.code).toBe("invalid-input");
+    expect(r.error.message).toBe(
+      "the program holds 100,001 definitions; one import takes at most 100,000: split it and import the parts one after another, each after the parts it references; nothing was imported",
+    );
+    expect(store.status().ops).toBe(0);
+  }, 60_000);
+});
