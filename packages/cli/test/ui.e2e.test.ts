@@ -2,12 +2,13 @@
  * `kumiki ui` in a real headless Chromium (Debian's, through playwright-core): the live view of a
  * workspace holding the corpus's project-management example shows its definitions, follows a write
  * the CLI makes, shows a conflict two workspaces made through `kumiki serve`, and renders a
- * definition's history. Each view's screenshot is written to docs/ui/ by this run, so docs/ui.md
- * shows what the page is.
+ * definition's history. Each view's screenshot is taken; with KUMIKI_UPDATE_SCREENSHOTS=1 it is
+ * written to docs/ui/, where docs/ui.md shows what the page is.
  */
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
+import os from "node:os";
 import path from "node:path";
 import { CHROMIUM_INSTALL, chromiumOrSkip } from "@kumiki-graph/test-support/chromium";
 import { corpusMissingMessage, hasCorpus, kumikiShared, repoRoot } from "@kumiki-graph/test-support/corpus";
@@ -37,7 +38,18 @@ function statusAs(url: string, host: string): Promise<number> {
   });
 }
 const example = path.join(kumikiShared, "examples", "apps", "05-project-management", "app.kumiki");
-const shots = path.join(repoRoot, "docs", "ui");
+/**
+ * Where the screenshots go: docs/ui/ with KUMIKI_UPDATE_SCREENSHOTS=1 (as KUMIKI_UPDATE_API=1
+ * rewrites the API reports), else a folder of this run's, so that a test run leaves the tree as it
+ * was (the page shows times, so every run's pictures differ). Taken either way.
+ */
+const shots =
+  process.env.KUMIKI_UPDATE_SCREENSHOTS === "1"
+    ? path.join(repoRoot, "docs", "ui")
+    : fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-ui-shots-"));
+afterAll(() => {
+  if (process.env.KUMIKI_UPDATE_SCREENSHOTS !== "1") fs.rmSync(shots, { recursive: true, force: true });
+});
 const TOKEN = "ui-test-token-0123456789abcdef";
 const VIEWER = "ui-test-viewer-0123456789abcdef";
 
