@@ -10,7 +10,7 @@
  * written just before), but a process that lists the snapshot directory, then the incremental one,
  * while another compacts in between, misses changes in memory. Under the lock a listing is consistent.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Chunk, StorageKey } from "@automerge/automerge-repo/slim";
@@ -282,6 +282,32 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
       };
       throw e;
     }
+  }
+
+  /**
+   * Compacts `documentId` into one snapshot when this process knows more than `most` incremental
+   * chunks of it, and says whether it did. automerge-repo compacts only once the incremental
+   * chunks outweigh the snapshot (at 5,000 definitions, after about 1,500 one-op writes), and a
+   * process that opens the document pays for every chunk file (about 0.5 ms each: `kumiki add` in
+   * its own process 1.3–1.4 s at 66 chunks, 1.8–2.0 s at 1,069). Under the lock, as
+   * automerge-repo's own compaction: the snapshot `snapshot()` gives is written (durably, by
+   * rename) before any chunk is removed, and only chunks this process loaded or wrote are
+   * removed, so whatever is removed is in a snapshot on disk. A crash in between leaves chunks the
+   * snapshot holds too (their changes load once); automerge-repo, whose list of the document's
+   * chunks this leaves stale, removes a chunk that is gone as a no-op.
+   */
+  async compact(documentId: string, snapshot: () => Uint8Array, most: number): Promise<boolean> {
+    if (this.readOnly || this.disposed || this.damage.size > 0) return false;
+    return this.lock.run(async () => {
+      const prefix = `${documentId}/`;
+      const mine = [...this.known].filter((k) => k.startsWith(prefix));
+      if (mine.filter((k) => k.startsWith(`${prefix}incremental/`)).length <= most) return false;
+      const bytes = snapshot();
+      const name = createHash("sha256").update(bytes).digest("hex");
+      await this.save([documentId, "snapshot", name], bytes);
+      for (const key of mine) if (key !== `${prefix}snapshot/${name}`) await this.remove(key.split("/"));
+      return true;
+    });
   }
 
   /** Removes one chunk (under the lock; refused on a read-only or frozen storage). */

@@ -37,6 +37,11 @@ export interface LogStorage {
   readonly directory: string;
   /** The names of `documentId`'s stored chunks (what the readable op log records it was written from). */
   chunkStamps(documentId: string): string[];
+  /**
+   * Compacts `documentId` into one snapshot when more than `most` incremental chunks of it are
+   * known here (see DurableFSStorageAdapter's); absent where the Repo's owner does the storing.
+   */
+  compact?(documentId: string, snapshot: () => Uint8Array, most: number): Promise<boolean>;
   /** Lets go of what it holds open. */
   dispose(): void;
 }
