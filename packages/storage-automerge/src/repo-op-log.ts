@@ -43,10 +43,12 @@ import { OpLogFileError } from "./op-log-file-error.js";
 
 /**
  * Incremental chunks of the document a log lets pile up before it compacts them into a snapshot:
- * each costs every later open about 0.5 ms; a snapshot costs one `A.save` (about 0.1 s at 5,000
- * definitions), so about 1.5 ms a write at that size.
+ * each costs every later open about 0.5 ms (at most about 0.13 s, then); a snapshot costs one
+ * `A.save` (120–150 ms at 5,000 definitions), about 0.5 ms a write at that size. At 64 a
+ * long-running writer (the MCP server) paid 2 ms a write for it: 9.95 ms of CPU per
+ * acknowledged `kumiki_add` at 5,000 definitions against issue 42's 10 (4.4 without).
  */
-const COMPACT_AFTER = 64;
+const COMPACT_AFTER = 256;
 /** An append refused because the stored document is damaged (see {@link StoreDamage}); `code` is "store-damaged". */
 export class StoreDamagedError extends Error {
   readonly code = "store-damaged";

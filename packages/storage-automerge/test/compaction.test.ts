@@ -1,6 +1,6 @@
 /**
  * A workspace's document does not pile up incremental chunks: a writer compacts it into one
- * snapshot once it knows more than 64 of them, even where automerge-repo would not yet (it waits
+ * snapshot once it knows more than 256 of them, even where automerge-repo would not yet (it waits
  * until the incremental chunks outweigh the snapshot), since every later open pays for each chunk
  * file. Nothing is lost by it, whoever else writes meanwhile, and the readable op log still
  * vouches for the chunks as they are.
@@ -53,7 +53,7 @@ function noise(n: number): string {
 }
 
 describe("compaction by count", () => {
-  it("keeps at most 64 incremental chunks through 150 writes by 15 openings, losing none", async () => {
+  it("keeps at most 256 incremental chunks through 300 writes by 30 openings, losing none", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-compact-"));
     dirs.push(dir);
     const first = await open(dir, "agent:a", true);
@@ -63,7 +63,7 @@ describe("compaction by count", () => {
     await first.close();
     let most = 0;
     // As calls in their own process write: each opening takes in every chunk, then writes ten.
-    for (let round = 0; round < 15; round++) {
+    for (let round = 0; round < 30; round++) {
       const w = await open(dir, round % 2 === 0 ? "agent:a" : "agent:b");
       for (let i = 0; i < 10; i++) {
         const r = await w.store.add({ layer: "slot", name: `s${round}x${i}`, body: `Int = ${i}` });
@@ -72,11 +72,12 @@ describe("compaction by count", () => {
       }
       await w.close();
     }
-    // automerge-repo alone keeps them all: 150 small chunks never outweigh the snapshot.
-    expect(most).toBeLessThanOrEqual(65);
+    // automerge-repo alone keeps them all: 300 small chunks never outweigh the snapshot.
+    expect(most).toBeLessThanOrEqual(257);
+    expect(chunks(dir).incremental).toBeLessThan(300 - 256);
     // A fresh open holds every write; so does the readable op log, which vouches for the chunks now on disk.
     const again = await open(dir, "agent:c");
-    expect(again.store.read().definitions()).toHaveLength(151);
+    expect(again.store.read().definitions()).toHaveLength(301);
     const ops = again.store.status().ops;
     await again.close();
     const fast = await readWorkspaceOps(dir);
