@@ -10,13 +10,13 @@
  * written just before), but a process that lists the snapshot directory, then the incremental one,
  * while another compacts in between, misses changes in memory. Under the lock a listing is consistent.
  */
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Chunk, StorageKey } from "@automerge/automerge-repo/slim";
 import { NodeFSStorageAdapter } from "@automerge/automerge-repo-storage-nodefs";
 import { fsyncDir, makeDirs, writeAll, writeFileAtomic } from "@kumiki-graph/core";
-import { type ChunkKind, chunkDamage } from "./chunk-check.js";
+import { type ChunkKind, chunkDamage, snapshotName } from "./chunk-check.js";
 import { CHUNK_TYPES, chunkStampsIn, storagePath } from "./chunk-files.js";
 import { FileLock } from "./file-lock.js";
 import type { DamagedChunk } from "./log-storage.js";
@@ -296,14 +296,20 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
    * snapshot holds too (their changes load once); automerge-repo, whose list of the document's
    * chunks this leaves stale, removes a chunk that is gone as a no-op.
    */
-  async compact(documentId: string, snapshot: () => Uint8Array, most: number): Promise<boolean> {
+  async compact(
+    documentId: string,
+    snapshot: () => { readonly bytes: Uint8Array; readonly heads: readonly string[] },
+    most: number,
+  ): Promise<boolean> {
     if (this.readOnly || this.disposed || this.damage.size > 0) return false;
     return this.lock.run(async () => {
       const prefix = `${documentId}/`;
       const mine = [...this.known].filter((k) => k.startsWith(prefix));
       if (mine.filter((k) => k.startsWith(`${prefix}incremental/`)).length <= most) return false;
-      const bytes = snapshot();
-      const name = createHash("sha256").update(bytes).digest("hex");
+      // Named as automerge-repo names a snapshot (by its heads): its own compaction at the same
+      // heads writes the same file, and keeps it.
+      const { bytes, heads } = snapshot();
+      const name = snapshotName(heads);
       await this.save([documentId, "snapshot", name], bytes);
       for (const key of mine) if (key !== `${prefix}snapshot/${name}`) await this.remove(key.split("/"));
       return true;

@@ -41,7 +41,11 @@ export interface LogStorage {
    * Compacts `documentId` into one snapshot when more than `most` incremental chunks of it are
    * known here (see DurableFSStorageAdapter's); absent where the Repo's owner does the storing.
    */
-  compact?(documentId: string, snapshot: () => Uint8Array, most: number): Promise<boolean>;
+  compact?(
+    documentId: string,
+    snapshot: () => { readonly bytes: Uint8Array; readonly heads: readonly string[] },
+    most: number,
+  ): Promise<boolean>;
   /** Lets go of what it holds open. */
   dispose(): void;
 }

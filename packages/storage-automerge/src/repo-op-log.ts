@@ -330,7 +330,11 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     const { storage, handle } = this;
     if (storage.compact === undefined) return;
     try {
-      await storage.compact(handle.documentId, () => A.save(handle.doc()), COMPACT_AFTER);
+      const snapshot = () => {
+        const doc = handle.doc();
+        return { bytes: A.save(doc), heads: A.getHeads(doc) };
+      };
+      await storage.compact(handle.documentId, snapshot, COMPACT_AFTER);
     } catch {
       // The chunks stand as they were; the next append tries again.
     }
