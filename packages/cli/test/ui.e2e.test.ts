@@ -27,6 +27,13 @@ interface PageDoc {
 const binary = chromiumOrSkip();
 
 /** The status of a GET of `url` whose Host header names `host` (what a DNS-rebinding page sends). */
+/** How many definitions the page says it shows (the map's `data-definitions`). */
+async function shownDefinitions(page: Page): Promise<number> {
+  return Number(
+    await page.evaluate(() => (globalThis as unknown as PageDoc).document.body.dataset.definitions),
+  );
+}
+
 function statusAs(url: string, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     http
@@ -115,11 +122,7 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       await rendered("map");
       const listed = (JSON.parse(kumiki(a, "agent:x", "list", "--json").out) as { definitions: unknown[] })
         .definitions;
-      expect(
-        Number(
-          await page.evaluate(() => (globalThis as unknown as PageDoc).document.body.dataset.definitions),
-        ),
-      ).toBe(listed.length);
+      expect(await shownDefinitions(page)).toBe(listed.length);
       expect(await page.textContent("#summary")).toContain(`${listed.length} definitions · 0 errors`);
       // Search by name marks and lists the matches.
       await page.fill("#search", "slot.task*");
@@ -136,9 +139,7 @@ describe.skipIf(binary === undefined || !hasCorpus)(
     it("follows a write the CLI makes, without a reload", async () => {
       await page.goto(ui.url);
       await rendered("map");
-      const before = Number(
-        await page.evaluate(() => (globalThis as unknown as PageDoc).document.body.dataset.definitions),
-      );
+      const before = await shownDefinitions(page);
       const wrote = Date.now();
       expect(kumiki(a, "agent:writer", "add", "slot", "uiProbe", "Int = 0").code).toBe(0);
       const done = Date.now();
@@ -248,11 +249,7 @@ describe.skipIf(binary === undefined || !hasCorpus)(
         // The server's own copy of the graph: what workspace a synced to it.
         const listed = (JSON.parse(kumiki(a, "agent:x", "list", "--json").out) as { definitions: unknown[] })
           .definitions;
-        expect(
-          Number(
-            await tab.evaluate(() => (globalThis as unknown as PageDoc).document.body.dataset.definitions),
-          ),
-        ).toBe(listed.length);
+        expect(await shownDefinitions(tab)).toBe(listed.length);
         const cookies = await context.cookies();
         expect(cookies.map((c) => [c.name, c.path, c.httpOnly, c.sameSite])).toEqual([
           ["kumiki_view_token", `/g/${graph}/`, true, "Strict"],

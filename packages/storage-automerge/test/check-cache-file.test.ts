@@ -1,9 +1,9 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import type { Diagnostic } from "@kumiki-graph/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { CheckCacheFile, workspacePaths } from "../src/read.js";
+import { CheckCacheFile } from "../src/read.js";
+import { tempWorkspacePaths } from "./support.js";
 
 const roots: string[] = [];
 afterEach(() => {
@@ -12,13 +12,7 @@ afterEach(() => {
   }
 });
 
-function paths() {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-check-cache-"));
-  roots.push(root);
-  const p = workspacePaths(root);
-  fs.mkdirSync(p.dir);
-  return p;
-}
+const paths = () => tempWorkspacePaths(roots, "kumiki-check-cache-");
 
 const finding = (message: string) =>
   [{ code: "E0101", severity: "error", message }] as unknown as Diagnostic[];

@@ -1,22 +1,16 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import type { LiveCheckState } from "@kumiki-graph/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { KeptChecksFile, workspacePaths } from "../src/read.js";
+import { KeptChecksFile } from "../src/read.js";
+import { tempWorkspacePaths } from "./support.js";
 
 const roots: string[] = [];
 afterEach(() => {
   for (const r of roots.splice(0)) fs.rmSync(r, { recursive: true, force: true });
 });
 
-function paths() {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-kept-checks-"));
-  roots.push(root);
-  const p = workspacePaths(root);
-  fs.mkdirSync(p.dir);
-  return p;
-}
+const paths = () => tempWorkspacePaths(roots, "kumiki-kept-checks-");
 
 const state = (at: string): LiveCheckState => ({
   v: 1,
