@@ -14,8 +14,15 @@ import { COUNTER_PROGRAM, opsOf, seedMistake, storeOf } from "../check/store-sup
 const PROGRAM = COUNTER_PROGRAM;
 
 /** Another replica of `store`'s graph, writing as `author`. */
+/**
+ * One clock for every replica, after the program's: op ids and timestamps follow the order the test
+ * writes in (on the wall clock, two replicas' ops of one millisecond were ordered by their ids'
+ * random part, so a concurrent op could sort after a later one).
+ */
+let clock = 1_790_000_000_000;
+
 function replica(store: Store, author: string): Store {
-  const opened = openStore({ log: new MemoryOpLog(opsOf(store)), author });
+  const opened = openStore({ log: new MemoryOpLog(opsOf(store)), author, now: () => clock++ });
   if (!opened.ok) throw new Error(opened.error.message);
   return opened.value;
 }
