@@ -68,7 +68,12 @@ await bundle.write({
       { name: "core", test: (id) => /packages[\\/]core[\\/]/.test(id) && !lightModules.has(id) },
       {
         name: "storage-read",
-        test: /storage-automerge[\\/]dist[\\/](read|workspace-read|workspace-layout|chunk-files|file-lock|op-log-file|check-cache-file)\.js$/,
+        test: /storage-automerge[\\/]dist[\\/](read|workspace-read|workspace-layout|chunk-files|file-lock|op-log-file|check-cache-file|pending-bundles)\.js$/,
+      },
+      // A write in its own process (the quick entry: core and the checker, no Automerge).
+      {
+        name: "storage-quick",
+        test: /storage-automerge[\\/]dist[\\/](quick|quick-write|store-over)\.js$/,
       },
       { name: "storage", test: /storage-automerge[\\/]/ },
       { name: "automerge-repo", test: /node_modules[\\/]/ },

@@ -8,7 +8,7 @@ import type { CapabilityManifest, CheckCache, KeptChecks, Store, StoredOp } from
 import type { OptionValues } from "./args.js";
 import { stringOption } from "./args.js";
 import type { CommandContext } from "./command.js";
-import { loadCore, loadReadCore, loadStorage, loadStorageRead } from "./core.js";
+import { loadCore, loadReadCore, loadStorage, loadStorageQuick, loadStorageRead } from "./core.js";
 import { failure, fromRejection, usageError } from "./errors.js";
 import { decodeInput } from "./input-text.js";
 import type { CliIo } from "./io.js";
@@ -98,6 +98,50 @@ export async function openWorkspaceHeld(
 }
 
 /**
+ * Verbs that open the workspace in full even in a process of their own: they stay (the live view)
+ * or sync with peers, and need the document itself.
+ */
+const FULL_OPEN_VERBS = new Set(["ui", "sync"]);
+
+/**
+ * What a call in its own process writes through: the workspace opened without loading its
+ * Automerge document when that can be done (storage-automerge's quick entry: the write is stored as
+ * a pending bundle, folded in by the next open of the document), else opened in full. Opt-in for
+ * now (`KUMIKI_PENDING_WRITES=on`): the CLI's end-to-end suite still assumes a write lands in the
+ * chunks and op-log.jsonl (it damages them after a write, and compares their bytes).
+ */
+async function openOwnHeld(
+  dir: string,
+  author: string,
+  keep: boolean,
+  verb: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<HeldStore & { close(): Promise<void> }> {
+  if (env.KUMIKI_PENDING_WRITES === "on" && !FULL_OPEN_VERBS.has(verb)) {
+    const [quick, sr] = await Promise.all([loadStorageQuick(), loadStorageRead()]);
+    const opened = await quick.openQuickWrite(dir, {
+      author,
+      walkUp: true,
+      validators: [],
+      checker: true,
+      ...(keep ? { checkStamp: CHECK_STAMP } : {}),
+    });
+    if (opened !== undefined) {
+      if (!opened.ok) throw fromRejection(opened.error);
+      const q = opened.value;
+      return {
+        store: q.store,
+        ...(q.keptChecks === undefined ? {} : { keptChecks: q.keptChecks }),
+        ops: () => q.ops(),
+        checkCacheNow: () => new sr.CheckCacheFile(q.paths, q.state(), CHECK_STAMP),
+        close: () => q.close(),
+      };
+    }
+  }
+  return openWorkspaceHeld(dir, author, keep);
+}
+
+/**
  * Thrown by a read store's first read when op-log.jsonl, vouched for by its sidecar, does not
  * parse: the fast path found out too late to fall back, so `main` runs the read verb again with
  * `KUMIKI_READ_SNAPSHOT=off` (a read verb has written nothing by then).
@@ -175,7 +219,7 @@ export function createContext(
       return full;
     }
     // A call of its own keeps its check for the next one (the daemon keeps its checks in memory).
-    full ??= openWorkspaceHeld(storeDir ?? io.cwd, author, io.env.KUMIKI_CHECK_CACHE !== "off");
+    full ??= openOwnHeld(storeDir ?? io.cwd, author, io.env.KUMIKI_CHECK_CACHE !== "off", verb, io.env);
     return full;
   };
 

@@ -6,6 +6,7 @@
  */
 import type * as Core from "@kumiki-graph/core";
 import type * as Storage from "@kumiki-graph/storage-automerge";
+import type * as StorageQuick from "@kumiki-graph/storage-automerge/quick";
 import type * as StorageRead from "@kumiki-graph/storage-automerge/read";
 
 /** `@kumiki-graph/core`, as its index exports it. */
@@ -37,6 +38,7 @@ export type StorageModule = typeof Storage;
 let core: Promise<CoreModule> | undefined;
 let storage: Promise<StorageModule> | undefined;
 let storageRead: Promise<typeof StorageRead> | undefined;
+let storageQuick: Promise<typeof StorageQuick> | undefined;
 let readCore: Promise<ReadCore> | undefined;
 
 /** All of core, loaded once. */
@@ -64,4 +66,10 @@ export function loadStorageRead(): Promise<typeof StorageRead> {
 export function loadReadCore(): Promise<ReadCore> {
   readCore ??= import("@kumiki-graph/core/read");
   return readCore;
+}
+
+/** The storage's write without Automerge (a pending bundle beside the document), loaded once. */
+export function loadStorageQuick(): Promise<typeof StorageQuick> {
+  storageQuick ??= import("@kumiki-graph/storage-automerge/quick");
+  return storageQuick;
 }

@@ -30,6 +30,7 @@ import {
   type OpLogDocument,
 } from "./op-log-document.js";
 import type { OpLogFile } from "./op-log-file.js";
+import { PendingBundles } from "./pending-bundles.js";
 import { OpLogOpenError, RepoOpLog } from "./repo-op-log.js";
 
 /** How {@link AutomergeOpLog} builds its Repo. */
@@ -72,7 +73,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> extends RepoOpLog<T> 
     return AutomergeOpLog.withRepo(options, async (repo, storage) => {
       const handle = repo.create<OpLogDocument>(emptyOpLogDocument());
       await repo.flush([handle.documentId]);
-      const log = new AutomergeOpLog<T>(repo, handle, storage, options);
+      const log = new AutomergeOpLog<T>(repo, handle, storage, withPending(options));
       log.reopenFrom(options, handle.url, storage);
       storage.foreignChunks(handle.documentId);
       handle.on("change", log.onChange);
@@ -135,7 +136,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> extends RepoOpLog<T> 
           });
         }
       }
-      const log = new AutomergeOpLog<T>(repo, handle, storage, options);
+      const log = new AutomergeOpLog<T>(repo, handle, storage, withPending(options));
       const doc = handle.doc();
       const isOpLog = bundleText(doc.kind) === OP_LOG_KIND && typeof doc.format === "number";
       // Not an op log: unless it is one that lost its first change (op-log.jsonl vouches for more).
@@ -151,6 +152,9 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> extends RepoOpLog<T> 
       }
       if (!empty) log.reopenFrom(options, url, storage);
       log.load(written);
+      // Writes that did not load the document stored their bundles beside it: in they go. One that
+      // cannot be stored now (a full disk) stays on disk for the next opener.
+      await log.foldPending().catch(() => undefined);
       return log;
     });
   }
@@ -205,7 +209,14 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> extends RepoOpLog<T> 
       if (timer !== undefined || this.closed) return;
       timer = setTimeout(() => {
         timer = undefined;
-        if (!this.closed) changed();
+        // A write that did not load the document moved the token: fold its bundle in first, so
+        // that the look `changed` makes sees it.
+        if (!this.closed)
+          void this.foldPending()
+            .catch(() => undefined)
+            .then(() => {
+              if (!this.closed) changed();
+            });
       }, 20);
       timer.unref();
     };
@@ -227,6 +238,11 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> extends RepoOpLog<T> 
       if (timer !== undefined) clearTimeout(timer);
     };
   }
+}
+
+/** `options` with the storage folder's pending bundles to fold (none for a read-only open: it writes nothing). */
+function withPending(options: AutomergeOpLogOptions): AutomergeOpLogOptions & { pending?: PendingBundles } {
+  return options.readOnly === true ? options : { ...options, pending: new PendingBundles(options.directory) };
 }
 
 /**

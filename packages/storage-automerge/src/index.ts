@@ -40,6 +40,13 @@ export {
   type WorkspaceStoreError,
   type WorkspaceStoreOptions,
 } from "./open-store.js";
+export {
+  PENDING_DIR,
+  type PendingBundle,
+  PendingBundles,
+  type PendingSource,
+} from "./pending-bundles.js";
+export { openQuickWrite, PENDING_MOST, type QuickWorkspaceStore } from "./quick-write.js";
 // The read entry's names (the workspace layout, the read fast path) are this entry's too: one list.
 export * from "./read.js";
 export {
@@ -49,6 +56,7 @@ export {
   repairWorkspace,
 } from "./repair.js";
 export type { ContestedOp, ContestedReport } from "./repair-contested.js";
+export type { StoreOverOptions } from "./store-over.js";
 export {
   initWorkspace,
   openWorkspace,

@@ -4,22 +4,19 @@
  * op log, its `kumiki.caps.json`, and a store whose write gate is the checker with that manifest.
  * What differs between edges is only the author and, for sync, the network.
  */
-import path from "node:path";
-import {
-  type CapabilityManifest,
-  type CapsError,
-  createCheckGate,
-  FileIdempotencyLedger,
-  type KeptChecks,
-  openStore,
-  readCapabilityManifest,
-  type Store,
-  type StoredOp,
-  type WriteValidator,
+import type {
+  CapabilityManifest,
+  CapsError,
+  KeptChecks,
+  Store,
+  StoredOp,
+  WriteValidator,
 } from "@kumiki-graph/core";
-import { KeptChecksFile } from "./kept-checks-file.js";
+import { IDEMPOTENCY_FILE, storeOver } from "./store-over.js";
 import { initWorkspace, openWorkspace, type Workspace, type WorkspaceOpenOptions } from "./workspace.js";
 import type { WorkspaceError, WorkspaceResult } from "./workspace-layout.js";
+
+export { IDEMPOTENCY_FILE };
 
 /** The author an edge writes as when none is given: KUMIKI_AUTHOR, else user:$USER, else user:anonymous. */
 export function defaultAuthor(env: Readonly<Record<string, string | undefined>> = process.env): string {
@@ -28,9 +25,6 @@ export function defaultAuthor(env: Readonly<Record<string, string | undefined>> 
   const user = (env.USER ?? env.USERNAME ?? "anonymous").replace(/[^A-Za-z0-9._:@/+-]/g, "_");
   return `user:${user === "" ? "anonymous" : user}`;
 }
-
-/** The idempotency ledger of a workspace's store, in `.kumiki/` (machine-local, ignored by git). */
-export const IDEMPOTENCY_FILE = "idempotency.jsonl";
 
 /** How {@link openWorkspaceStore} opens. */
 export interface WorkspaceStoreOptions extends WorkspaceOpenOptions {
@@ -109,31 +103,17 @@ export async function openWorkspaceStore(
     await ws.value.log.close().catch(() => undefined);
     return { ok: false as const, error };
   };
-  const caps = readCapabilityManifest(ws.value.paths.root);
-  if (!caps.ok) return fail(caps.error);
-  const capabilities = caps.value;
-  const kept = checkStamp === undefined ? undefined : new KeptChecksFile(ws.value.paths, checkStamp);
-  const gateOptions = {
-    ...(capabilities === undefined ? {} : { capabilities }),
-    ...(kept === undefined ? {} : { kept }),
-  };
-  const gate = [...(checker ? [createCheckGate(gateOptions)] : []), ...validators];
-  const store = openStore({
-    log: ws.value.log,
-    author,
-    validators: gate,
-    idempotency: new FileIdempotencyLedger(path.join(ws.value.paths.dir, IDEMPOTENCY_FILE)),
-  });
-  if (!store.ok) return fail({ code: "invalid-author", message: store.error.message });
-  const s = store.value;
+  const made = storeOver(ws.value.log, ws.value.paths, { author, validators, checker, checkStamp });
+  if (!made.ok) return fail(made.error);
+  const { store, capabilities, keptChecks } = made.value;
   return {
     ok: true,
     value: {
       workspace: ws.value,
-      store: s,
+      store,
       capabilities,
-      ...(kept === undefined ? {} : { keptChecks: kept }),
-      close: () => s.close(),
+      ...(keptChecks === undefined ? {} : { keptChecks }),
+      close: () => store.close(),
     },
   };
 }

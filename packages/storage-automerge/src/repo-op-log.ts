@@ -40,6 +40,7 @@ import {
 } from "./op-log-document.js";
 import type { OpLogFile } from "./op-log-file.js";
 import { OpLogFileError } from "./op-log-file-error.js";
+import type { PendingSource } from "./pending-bundles.js";
 
 /**
  * Incremental chunks of the document a log lets pile up before it compacts them into a snapshot:
@@ -87,6 +88,11 @@ export interface RepoOpLogParts {
    * it is (see {@link AutomergeOpLogOptions.replaced}).
    */
   readonly replaced?: () => string | undefined;
+  /**
+   * Bundles stored beside the document by writes that did not load it (a workspace's
+   * pending-bundles.ts): folded in by each append, `fence` and close, each as a bundle of its own.
+   */
+  readonly pending?: PendingSource;
 }
 
 /** An {@link OpLog} kept in one Automerge document of an automerge-repo Repo. */
@@ -102,6 +108,7 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private readonly chunkSize: number;
   protected readonly mirror: OpLogFile | undefined;
   private readonly replaced: (() => string | undefined) | undefined;
+  protected readonly pending: PendingSource | undefined;
   protected damageFound: StoreDamage | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private local = false;
@@ -137,6 +144,7 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     this.parts = { repo, handle, storage };
     this.chunkSize = Math.max(1, options.chunkSize ?? CHUNK_SIZE);
     this.replaced = options.replaced;
+    this.pending = options.pending;
     // Read-only or damaged: the readable op log is read (for what the document lacks), never written.
     this.mirror = options.mirror;
     if (this.mirror !== undefined) this.mirror.document = handle.documentId;
@@ -262,6 +270,27 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   async fence(): Promise<void> {
     if (this.closed) return;
     await this.attachedFence?.();
+    await this.foldPending();
+  }
+
+  /**
+   * Folds the pending bundles writes stored beside the document into it (see
+   * {@link RepoOpLogParts.pending}), when there are any and this log may write; their ops reach
+   * {@link onRemote}. One directory listing when there are none.
+   */
+  async foldPending(): Promise<void> {
+    if (this.pending === undefined || this.closed || !this.mayWrite() || !this.pending.any()) return;
+    await this.append([]);
+  }
+
+  /** Whether an append would be taken (not read-only, damaged, replaced or failed). */
+  private mayWrite(): boolean {
+    return (
+      !this.storage.readOnly &&
+      this.damageFound === undefined &&
+      this.replacedWhy === undefined &&
+      this.failure === undefined
+    );
   }
 
   all(): readonly T[] {
@@ -292,32 +321,68 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       const copy = copyStoredOp(op);
       if (!this.byId.has(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
     }
-    if (batch.size === 0) return [];
-    return this.underLock(async () => {
-      this.assertInPlace();
-      this.mergeForeign();
-      const fresh = [...batch.values()].filter((op) => !this.byId.has(op["op-id"]));
-      if (fresh.length === 0) return [];
-      const before = this.heads();
-      const size = this.chunkSize;
-      this.local = true;
-      try {
-        this.handle.change((d) => pushBundle(d, fresh, size));
-      } finally {
-        this.local = false;
-      }
-      for (const op of fresh) this.hold(op);
-      try {
-        await this.repo.flush([this.handle.documentId]);
-      } catch (e) {
-        this.refuse(fresh, e);
-        throw e;
-      }
-      this.attached?.();
-      await this.compactAfterAppend();
-      this.updateMirror(fresh, before);
-      return fresh;
-    });
+    if (batch.size === 0 && this.pending?.any() !== true) return [];
+    return this.underLock(() => this.storeLocked(batch));
+  }
+
+  /**
+   * Stores, under the lock, the pending bundles (each a bundle of its own, in the order they were
+   * written) and then `batch`'s ops that are still new, as one change, flushed; then removes the
+   * pending files, announces their ops as others' and brings the readable op log up to date.
+   * Returns the ops of `batch` that were stored.
+   */
+  private async storeLocked(batch: ReadonlyMap<string, T>): Promise<T[]> {
+    this.assertInPlace();
+    this.mergeForeign();
+    const pending = this.pending?.read() ?? [];
+    const taken = new Set<string>();
+    const folded: T[][] = [];
+    for (const bundle of pending) {
+      const ops = (bundle.ops as readonly T[]).filter((op) => {
+        const id = op["op-id"];
+        if (this.byId.has(id) || taken.has(id)) return false;
+        taken.add(id);
+        return true;
+      });
+      if (ops.length > 0) folded.push(ops.map((op) => copyStoredOp(op)));
+    }
+    const fresh = [...batch.values()].filter((op) => !this.byId.has(op["op-id"]) && !taken.has(op["op-id"]));
+    const names = pending.map((b) => b.name);
+    if (fresh.length === 0 && folded.length === 0) {
+      // Every pending op is in the document already (a fold cut short after its flush).
+      this.pending?.remove(names);
+      return [];
+    }
+    const before = this.heads();
+    const size = this.chunkSize;
+    this.local = true;
+    try {
+      this.handle.change((d) => {
+        for (const ops of folded) pushBundle(d, ops, size);
+        if (fresh.length > 0) pushBundle(d, fresh, size);
+      });
+    } finally {
+      this.local = false;
+    }
+    const others = folded.flat();
+    for (const op of [...others, ...fresh]) this.hold(op);
+    try {
+      await this.repo.flush([this.handle.documentId]);
+    } catch (e) {
+      this.refuse([...others, ...fresh], e);
+      throw e;
+    }
+    // Stored: the files may go (a removal that fails is redone, without a second copy, next time).
+    try {
+      this.pending?.remove(names);
+    } catch {
+      // Left for the next fold, which finds their ops held.
+    }
+    if (others.length > 0) this.announce(others);
+    this.attached?.();
+    await this.compactAfterAppend();
+    this.updateMirror([...others, ...fresh], before);
+    return fresh;
   }
 
   /**
@@ -372,10 +437,17 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     return () => undefined;
   }
 
-  /** Runs `fn` holding the storage lock: no other process appends meanwhile; this one may. */
+  /**
+   * Runs `fn` holding the storage lock: no other process appends meanwhile; this one may. The
+   * pending bundles are folded in first, so that a write judged in `fn` (after a {@link poll}) is
+   * judged against them too: {@link poll} alone does not see them.
+   */
   exclusive<R>(fn: () => Promise<R>): Promise<R> {
     this.assertOpen();
-    return this.underLock(fn);
+    return this.underLock(async () => {
+      if (this.pending !== undefined && this.mayWrite() && this.pending.any()) await this.append([]);
+      return fn();
+    });
   }
 
   /**
@@ -413,6 +485,10 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
         if (!this.isReplaced())
           await this.storage.lock.run(async () => {
             if (this.isReplaced()) return;
+            // What writes stored beside the document goes into it before the readable log is
+            // rewritten (a fold that fails leaves the files for the next opener: nothing is lost).
+            if (this.pending !== undefined && this.mayWrite())
+              await this.storeLocked(new Map()).catch(() => undefined);
             await this.repo.flush([this.handle.documentId]);
             // The readable log is rewritten from what this process holds: first take in what
             // others wrote since our last append, or the rewrite would drop their ops.
@@ -743,9 +819,14 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     if (rescan) added.push(...this.readAll(doc));
     const replaced = this.decideContested(doc);
     if (added.length === 0 && replaced.length === 0) return;
+    this.announce([...added, ...replaced]);
+  }
+
+  /** Tells the {@link onRemote} listeners of ops that others stored. */
+  private announce(ops: readonly T[]): void {
     for (const l of [...this.listeners]) {
       try {
-        l([...added, ...replaced]);
+        l(ops);
       } catch (e) {
         warn(`an onRemote listener threw: ${String(e)}`);
       }

@@ -11,6 +11,7 @@ import type { StoredOp } from "@kumiki-graph/core/read";
 import { chunkStampsIn } from "./chunk-files.js";
 import { FileLock } from "./file-lock.js";
 import { OpLogFile } from "./op-log-file.js";
+import { type PendingBundle, PendingBundles } from "./pending-bundles.js";
 import {
   locate,
   type WorkspaceConfig,
@@ -24,15 +25,17 @@ export interface WorkspaceOps<T extends StoredOp = StoredOp> {
   readonly paths: WorkspacePaths;
   readonly config: WorkspaceConfig;
   /**
-   * The stored ops, from op-log.jsonl (parsed on first access, from the bytes read under the
-   * lock: a reader that needs no op pays no parse); undefined when the file cannot be shown to hold exactly what
+   * The stored ops, from op-log.jsonl and then the pending bundles beside the document
+   * (pending-bundles.ts; parsed on first access, from the bytes read under the lock: a reader
+   * that needs no op pays no parse); undefined when the file cannot be shown to hold exactly what
    * the storage holds (another process wrote since and has not brought it up to date, a peer's
    * changes are not in it yet, it was edited by hand, nothing was stored yet): open the workspace.
    */
   readonly ops: readonly T[] | undefined;
   /**
    * When the file's bytes were shown to be the storage's: what its ops are, as one string — the
-   * Automerge document and the heads the file was derived from (equal states, equal ops) — what a
+   * Automerge document, the heads the file was derived from and the pending files' names (equal
+   * states, equal ops) — what a
    * {@link CheckCacheFile} is bound to. (`ops` can still be undefined then, if a line does not parse.)
    */
   readonly state?: string;
@@ -40,12 +43,34 @@ export interface WorkspaceOps<T extends StoredOp = StoredOp> {
 
 /**
  * The state a workspace's ops are in, as {@link WorkspaceOps.state} names it and a
- * {@link CheckCacheFile} is bound to: the graph document and its heads (equal states, equal ops).
+ * {@link CheckCacheFile} is bound to: the graph document, its heads and the names of the pending
+ * bundles stored beside it (equal states, equal ops).
  * One spelling for the read path and for a store opened in full, so that a check one kept is the
  * other's hit.
  */
-export function opsState(documentId: string, heads: readonly string[]): string {
-  return `${documentId}@${[...heads].sort().join(",")}`;
+export function opsState(
+  documentId: string,
+  heads: readonly string[],
+  pending: readonly string[] = [],
+): string {
+  const at = `${documentId}@${[...heads].sort().join(",")}`;
+  return pending.length === 0 ? at : `${at}+${pending.join(",")}`;
+}
+
+/** op-log.jsonl's ops followed by the pending bundles' ops it does not hold (undefined stays undefined). */
+function withPending<T extends StoredOp>(
+  ops: T[] | undefined,
+  pending: readonly PendingBundle<T>[],
+): T[] | undefined {
+  if (ops === undefined || pending.length === 0) return ops;
+  const held = new Set(ops.map((op) => op["op-id"]));
+  for (const bundle of pending)
+    for (const op of bundle.ops) {
+      if (held.has(op["op-id"])) continue;
+      held.add(op["op-id"]);
+      ops.push(op);
+    }
+  return ops;
 }
 
 /**
@@ -65,17 +90,25 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
   // Without write access no writer is ours to wait for (a read-only mount, another user's folder):
   // read without the lock, as a read-only open does; the sidecar's checks still hold.
   const lock = writable(paths.storage) ? new FileLock(path.join(paths.storage, ".lock")) : undefined;
-  const read = (): { bytes: Buffer; state: string } | undefined => {
+  const read = (): { bytes: Buffer; state: string; pending: PendingBundle<T>[] } | undefined => {
     const chunks = chunkStampsIn(paths.storage, documentId);
     const read = chunks.length === 0 ? undefined : mirror.readVerifiedBytes(chunks);
-    // The heads of the sidecar that vouched for the bytes: the state is theirs.
-    return read === undefined ? undefined : { bytes: read.bytes, state: opsState(documentId, read.heads) };
+    if (read === undefined) return undefined;
+    // Writes that did not load the document (pending-bundles.ts): their ops come after the file's.
+    const pending = new PendingBundles<T>(paths.storage).read();
+    // The heads of the sidecar that vouched for the bytes, and the pending files: the state is theirs.
+    const state = opsState(
+      documentId,
+      read.heads,
+      pending.map((b) => b.name),
+    );
+    return { bytes: read.bytes, state, pending };
   };
   try {
     const got = lock === undefined ? read() : await lock.run(read);
     if (got === undefined) return { ok: true, value: { paths, config, ops: undefined } };
     let ops: readonly T[] | undefined | null = null;
-    const { bytes, state } = got;
+    const { bytes, state, pending } = got;
     return {
       ok: true,
       value: {
@@ -83,7 +116,7 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
         config,
         state,
         get ops() {
-          if (ops === null) ops = OpLogFile.parse(bytes) as T[] | undefined;
+          if (ops === null) ops = withPending(OpLogFile.parse(bytes) as T[] | undefined, pending);
           return ops;
         },
       },

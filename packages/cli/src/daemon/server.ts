@@ -72,10 +72,17 @@ class HeldStores implements StoreProvider {
       // Most recently used last: a Map iterates in insertion order.
       this.held.delete(key);
       this.held.set(key, cached);
+      let held: HeldStore | undefined;
       try {
-        return await cached.opened;
+        held = await cached.opened;
       } catch {
         // It failed to open last time: try again below.
+      }
+      if (held !== undefined) {
+        // A call in its own process may have written beside the document (a pending bundle):
+        // taken in before this call reads or writes. One that cannot be stored now stays on disk.
+        await held.store.fence().catch(() => undefined);
+        return held;
       }
     }
     if (cached !== undefined && key !== undefined) {

@@ -332,8 +332,9 @@ export class Store {
    * For a store over a log that other servers write through a shared storage (a sync server's
    * graph on PostgreSQL): resolves once every write stored anywhere before the call began is in
    * this store's graph, so that a read after it sees every write acknowledged before it (read your
-   * writes, and others' acknowledged writes, across servers). For any other store (a workspace,
-   * whose reads look at the folder themselves) there is nothing to do.
+   * writes, and others' acknowledged writes, across servers). For a workspace's store (whose
+   * reads look at the folder themselves) it takes in what writes stored beside the document without
+   * loading it (storage-automerge's pending bundles); for a store in memory there is nothing to do.
    */
   async fence(): Promise<void> {
     await this.live.fence();

@@ -1,0 +1,151 @@
+/**
+ * Bundles stored beside a workspace's Automerge document by a write that did not load it (issue 42:
+ * a write in a process of its own costs about 0.2 s of Automerge load at 5,000 definitions, and
+ * seconds at 100,000 ops). `.kumiki/automerge/pending/<name>.json` holds one append: the JSON array
+ * of its ops, written whole (temporary file in `.tmp/`, fsync, rename, fsync of the folder) under
+ * the storage lock, after which the generation token moves so that open logs look. The next log
+ * that opens the document, appends, fences or closes (the CLI daemon, the MCP server, `kumiki sync`,
+ * a write opened in full) folds each file into the document as one bundle of its own and then
+ * removes it; a file whose ops the document holds already (a fold cut short by a crash) is removed
+ * without a second copy. Readers take the files as ops after op-log.jsonl's (workspace-read.ts).
+ *
+ * A file that does not parse as such a bundle (edited by hand, damaged on disk) is neither read nor
+ * folded nor removed: {@link PendingBundles.read} reports it, the folder stays as it is.
+ */
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { fsyncDir, type StoredOp, writeFileAtomic } from "@kumiki-graph/core/read";
+
+/** The folder of pending bundles, inside the storage folder. */
+export const PENDING_DIR = "pending";
+
+/** One pending append: its file's name and its ops, in the order they were written. */
+export interface PendingBundle<T extends StoredOp = StoredOp> {
+  readonly name: string;
+  readonly ops: readonly T[];
+}
+
+/** What a log folds pending bundles from (a workspace's {@link PendingBundles}). */
+export interface PendingSource<T extends StoredOp = StoredOp> {
+  /** Cheap: whether any pending file is there (one directory listing). */
+  any(): boolean;
+  /** Every pending bundle that parses, oldest first. */
+  read(): PendingBundle<T>[];
+  /** Removes the named files (once their ops are stored in the document); a missing one is no error. */
+  remove(names: readonly string[]): void;
+}
+
+/** A pending file's name: the first op's id and a hash of the content (no two writes share one). */
+const NAME = /^[A-Za-z0-9_]{1,64}-[0-9a-f]{16}\.json$/;
+
+/** The pending bundles of the storage folder `storageDir` (`.kumiki/automerge`). */
+export class PendingBundles<T extends StoredOp = StoredOp> implements PendingSource<T> {
+  /** The folder the files are in. */
+  readonly dir: string;
+  /** Files that did not parse as a bundle at the last {@link read}, with why. */
+  unreadable: { readonly name: string; readonly reason: string }[] = [];
+
+  constructor(readonly storageDir: string) {
+    this.dir = path.join(storageDir, PENDING_DIR);
+  }
+
+  /** The pending files' names, sorted (the order they were written in). */
+  names(): string[] {
+    try {
+      return fs
+        .readdirSync(this.dir)
+        .filter((n) => NAME.test(n))
+        .sort();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw e;
+    }
+  }
+
+  any(): boolean {
+    return this.names().length > 0;
+  }
+
+  read(): PendingBundle<T>[] {
+    const out: PendingBundle<T>[] = [];
+    this.unreadable = [];
+    for (const name of this.names()) {
+      let text: string;
+      try {
+        text = fs.readFileSync(path.join(this.dir, name), "utf8");
+      } catch (e) {
+        // Folded and removed by another process between the listing and the read.
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw e;
+      }
+      const ops = parseBundle<T>(text);
+      if (ops === undefined) this.unreadable.push({ name, reason: "not a JSON array of ops" });
+      else out.push({ name, ops });
+    }
+    return out;
+  }
+
+  /**
+   * Stores `ops` as one pending bundle, durably, and moves the generation token; returns the
+   * file's name. Call it holding the storage lock, after judging the ops against every op stored
+   * (op-log.jsonl's and the pending ones).
+   */
+  write(ops: readonly T[]): string {
+    if (ops.length === 0) throw new Error("a pending bundle holds at least one op");
+    const text = JSON.stringify(ops);
+    const first = ops[0]!["op-id"].replace(/[^A-Za-z0-9_]/g, "_").slice(0, 64);
+    const name = `${first}-${randomBytes(8).toString("hex")}.json`;
+    if (!fs.existsSync(this.dir)) {
+      fs.mkdirSync(this.dir);
+      fsyncDir(this.storageDir);
+    }
+    const tmpDir = path.join(this.storageDir, ".tmp");
+    fs.mkdirSync(tmpDir, { recursive: true });
+    // Named as the storage adapter names its temporaries, so that a dead writer's is swept at the next open.
+    const tmp = path.join(tmpDir, `${process.pid}-pending-${randomBytes(6).toString("hex")}`);
+    writeFileAtomic(path.join(this.dir, name), text, { tmp });
+    moveGeneration(this.storageDir);
+    return name;
+  }
+
+  remove(names: readonly string[]): void {
+    if (names.length === 0) return;
+    for (const name of names) fs.rmSync(path.join(this.dir, name), { force: true });
+    try {
+      fsyncDir(this.dir);
+    } catch {
+      // The folder went with its workspace: nothing is left to sync.
+    }
+  }
+}
+
+/** The ops of a pending file's text, or undefined when it is not a non-empty array of ops. */
+function parseBundle<T extends StoredOp>(text: string): T[] | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) return undefined;
+  for (const op of parsed) {
+    if (typeof op !== "object" || op === null || Array.isArray(op)) return undefined;
+    const id = (op as { "op-id"?: unknown })["op-id"];
+    if (typeof id !== "string" || id === "") return undefined;
+  }
+  return parsed as T[];
+}
+
+/**
+ * Moves the storage's generation token (`.generation`: 16 hex characters written in place, as the
+ * storage adapter writes it), so that every open log looks at the folder again.
+ */
+function moveGeneration(storageDir: string): void {
+  const fd = fs.openSync(path.join(storageDir, ".generation"), fs.constants.O_RDWR | fs.constants.O_CREAT);
+  try {
+    fs.writeSync(fd, randomBytes(8).toString("hex"), 0, "utf8");
+  } finally {
+    fs.closeSync(fd);
+  }
+}
