@@ -106,9 +106,8 @@ const FULL_OPEN_VERBS = new Set(["ui", "sync"]);
 /**
  * What a call in its own process writes through: the workspace opened without loading its
  * Automerge document when that can be done (storage-automerge's quick entry: the write is stored as
- * a pending bundle, folded in by the next open of the document), else opened in full. Opt-in for
- * now (`KUMIKI_PENDING_WRITES=on`): the CLI's end-to-end suite still assumes a write lands in the
- * chunks and op-log.jsonl (it damages them after a write, and compares their bytes).
+ * a pending bundle, folded in by the next open of the document), else opened in full.
+ * `KUMIKI_PENDING_WRITES=off` always opens in full.
  */
 async function openOwnHeld(
   dir: string,
@@ -117,7 +116,7 @@ async function openOwnHeld(
   verb: string,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<HeldStore & { close(): Promise<void> }> {
-  if (env.KUMIKI_PENDING_WRITES === "on" && !FULL_OPEN_VERBS.has(verb)) {
+  if (env.KUMIKI_PENDING_WRITES !== "off" && !FULL_OPEN_VERBS.has(verb)) {
     const [quick, sr] = await Promise.all([loadStorageQuick(), loadStorageRead()]);
     const opened = await quick.openQuickWrite(dir, {
       author,

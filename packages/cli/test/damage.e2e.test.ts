@@ -3,7 +3,9 @@
  * emptied, deleted; every chunk deleted; op-log.jsonl damaged — read by real `kumiki` processes:
  * status names the damage, reads still show every op, a write is refused and changes no byte, and
  * `kumiki repair` brings every acknowledged op back, moves the damaged file aside and leaves a
- * workspace that writes again.
+ * workspace that writes again. The writes that make what is then damaged open the document in
+ * full (`KUMIKI_PENDING_WRITES=off`: a pending write lands in neither the chunks nor op-log.jsonl);
+ * the refused write is tried as a call in its own process makes it by default, pending writes on.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -14,6 +16,9 @@ import { cleanup, run, runBin, snapshot, tempDir, testEnv } from "./support.js";
 
 const dirs: string[] = [];
 afterAll(() => cleanup(...dirs));
+
+/** Writes that store in the chunks and op-log.jsonl, which the tests then damage. */
+const FULL_WRITES = { KUMIKI_PENDING_WRITES: "off" };
 
 /** A temp root, a test environment and a real sync server on it, for `fn`; the server closed after. */
 async function withServer(
@@ -26,7 +31,7 @@ async function withServer(
   const server = await startSyncServer({ dataDir: path.join(root, "server") });
   if (!server.ok) throw new Error(server.error.message);
   try {
-    await fn({ root, env: testEnv(cache), url: server.value.url });
+    await fn({ root, env: testEnv(cache, FULL_WRITES), url: server.value.url });
   } finally {
     await server.value.close();
   }
@@ -37,7 +42,7 @@ async function workspace(): Promise<{ root: string; env: Record<string, string>;
   const root = tempDir("damage");
   const cache = tempDir("damage-cache");
   dirs.push(root, cache);
-  const env = testEnv(cache);
+  const env = testEnv(cache, FULL_WRITES);
   const opts = { cwd: root, env };
   expect((await run(["init"], opts)).code).toBe(0);
   expect((await run(["add", "slot", "first", "Int = 1"], opts)).code).toBe(0);
@@ -98,7 +103,9 @@ describe("a damaged workspace, through real kumiki processes", () => {
       expect(runBin(["view", "slot.second"], opts).out).toContain("slot second : Int = 2");
 
       const files = snapshot(path.join(w.root, ".kumiki"));
-      const refused = runBin(["add", "slot", "third", "Int = 3"], opts);
+      // As a call makes it by default: the pending write declines (the chunks changed) and the full open refuses.
+      const { KUMIKI_PENDING_WRITES: _, ...byDefault } = w.env;
+      const refused = runBin(["add", "slot", "third", "Int = 3"], { cwd: w.root, env: byDefault });
       expect(refused.code).toBe(1);
       expect(refused.err).toContain("damaged");
       expect(refused.err).toContain("kumiki repair");
@@ -359,7 +366,7 @@ describe("repair when the document's first change is lost and a remote holds the
     const root = tempDir("damage-root-down");
     const cache = tempDir("damage-root-down-cache");
     dirs.push(root, cache);
-    const env = testEnv(cache);
+    const env = testEnv(cache, FULL_WRITES);
     const server = await startSyncServer({ dataDir: path.join(root, "server") });
     if (!server.ok) throw new Error(server.error.message);
     const { a, inA } = await lostRoot(root, env, server.value.url);
@@ -385,7 +392,7 @@ describe("sync --files on a hostile tree, through real kumiki processes", () => 
     const outside = tempDir("tree-outside");
     const cache = tempDir("tree-link-cache");
     dirs.push(root, outside, cache);
-    const opts = { cwd: root, env: testEnv(cache) };
+    const opts = { cwd: root, env: testEnv(cache, FULL_WRITES) };
     expect(runBin(["init"], opts).code).toBe(0);
     expect(runBin(["add", "slot", "a", "Int = 1"], opts).code).toBe(0);
     expect(runBin(["sync", "--files"], opts).code).toBe(0);

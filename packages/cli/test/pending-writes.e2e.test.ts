@@ -1,6 +1,6 @@
 /**
- * `KUMIKI_PENDING_WRITES=on`: a write in its own process stores a pending bundle beside the
- * document instead of loading it. The same calls through real `kumiki` processes with it on and off
+ * A write in its own process stores a pending bundle beside the document instead of loading it
+ * (`KUMIKI_PENDING_WRITES=off` opens in full). The same calls through real `kumiki` processes each way
  * leave the same program and the same answers; the write is read at once, refused as the full open
  * refuses, and folded into the document by the next call that opens it in full.
  */
@@ -12,15 +12,18 @@ import { cleanup, runBin, tempDir, testEnv } from "./support.js";
 const dirs: string[] = [];
 afterAll(() => cleanup(...dirs));
 
+/** A call that opens the document in full. */
+const FULL = { KUMIKI_PENDING_WRITES: "off" };
+
 const pendingDir = (root: string) => path.join(root, ".kumiki", "automerge", "pending");
 const pendingCount = (root: string) =>
   fs.existsSync(pendingDir(root)) ? fs.readdirSync(pendingDir(root)).length : 0;
 
-/** Runs the same calls in a new workspace with pending writes `on` or off; returns every answer. */
+/** Runs the same calls in a new workspace with pending writes on (the default) or off; returns every answer. */
 function scenario(pending: boolean): { root: string; answers: { code: number; out: string }[] } {
   const root = tempDir(`pending-${pending ? "on" : "off"}`);
   dirs.push(root);
-  const env = testEnv(root, pending ? { KUMIKI_PENDING_WRITES: "on" } : {});
+  const env = testEnv(root, pending ? {} : FULL);
   const opts = { cwd: root, env };
   const calls: string[][] = [
     ["init"],
@@ -43,7 +46,7 @@ function scenario(pending: boolean): { root: string; answers: { code: number; ou
   return { root, answers };
 }
 
-describe("writes stored beside the document (KUMIKI_PENDING_WRITES=on)", () => {
+describe("writes stored beside the document", () => {
   it("answer every call as the full open does, and leave the same program", () => {
     const on = scenario(true);
     const off = scenario(false);
@@ -56,7 +59,7 @@ describe("writes stored beside the document (KUMIKI_PENDING_WRITES=on)", () => {
 
   it("are folded in, once, by the next call that opens the document in full", () => {
     const { root } = scenario(true);
-    const env = testEnv(root);
+    const env = testEnv(root, FULL);
     const before = runBin(["export"], { cwd: root, env }).out;
     const status = JSON.parse(runBin(["status", "--json"], { cwd: root, env }).out) as { ops: number };
     // A write with pending writes off opens the document: everything waiting goes in first.

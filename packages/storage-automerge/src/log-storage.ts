@@ -35,8 +35,11 @@ export interface LogStorage {
   readonly readOnly: boolean;
   /** Where it stores, for messages. */
   readonly directory: string;
-  /** The names of `documentId`'s stored chunks (what the readable op log records it was written from). */
-  chunkStamps(documentId: string): string[];
+  /**
+   * The names of `documentId`'s stored chunks (what the readable op log records it was written
+   * from), or undefined when one of them is not sound: the file is then vouched for by no list.
+   */
+  chunkStamps(documentId: string): string[] | undefined;
   /**
    * Compacts `documentId` into one snapshot when more than `most` incremental chunks of it are
    * known here (see DurableFSStorageAdapter's); absent where the Repo's owner does the storing.

@@ -43,7 +43,12 @@ export const ui: Command = {
     });
     const server = http.createServer((req, res) => {
       const pathname = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
-      view.handle(req, res, pathname.replace(/^\/+/, ""));
+      // A call in its own process may have just written beside the document (a pending bundle):
+      // taken in before the answer, so that it shows what that call's answer said it stored.
+      void store
+        .fence()
+        .catch(() => undefined)
+        .then(() => view.handle(req, res, pathname.replace(/^\/+/, "")));
     });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

@@ -106,6 +106,17 @@ class HeldStores implements StoreProvider {
     return await opened;
   }
 
+  /**
+   * Notes each held store's chunk files as the call just run left them — its own appends, and the
+   * pending bundles its open or fence folded in, wrote chunks the listing before the call lacks —
+   * so that the next call tells a chunk damaged in place since then from them.
+   */
+  async recordChunks(): Promise<void> {
+    if (this.held.size === 0) return;
+    const sr = await loadStorageRead();
+    for (const entry of this.held.values()) entry.chunks = chunksOf(sr, sr.workspacePaths(entry.root));
+  }
+
   async closeAll(): Promise<void> {
     const all = [...this.held.values()];
     this.held.clear();
@@ -429,7 +440,9 @@ class Daemon {
       this.calls++;
       if (this.idle !== undefined) clearTimeout(this.idle);
       try {
-        send({ kind: "exit", code: await main([...argv], io, { stores: this.stores }) });
+        const code = await main([...argv], io, { stores: this.stores });
+        await this.stores.recordChunks().catch(() => undefined);
+        send({ kind: "exit", code });
       } finally {
         socket.end();
         this.rearm();
