@@ -92,7 +92,11 @@ export async function openWorkspaceHeld(
     ...(keptChecks === undefined ? {} : { keptChecks }),
     ops: () => log.all(),
     checkCacheNow: () =>
-      new storage.CheckCacheFile(paths, storage.opsState(log.handle.documentId, log.heads()), CHECK_STAMP),
+      new storage.CheckCacheFile(
+        paths,
+        storage.opsState(log.handle.documentId, log.heads(), log.pendingHeld()),
+        CHECK_STAMP,
+      ),
     close: () => ws.value.close(),
   };
 }

@@ -240,9 +240,9 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> extends RepoOpLog<T> 
   }
 }
 
-/** `options` with the storage folder's pending bundles to fold (none for a read-only open: it writes nothing). */
-function withPending(options: AutomergeOpLogOptions): AutomergeOpLogOptions & { pending?: PendingBundles } {
-  return options.readOnly === true ? options : { ...options, pending: new PendingBundles(options.directory) };
+/** `options` with the storage folder's pending bundles (read by every open, folded by one that may write). */
+function withPending(options: AutomergeOpLogOptions): AutomergeOpLogOptions & { pending: PendingBundles } {
+  return { ...options, pending: new PendingBundles(options.directory) };
 }
 
 /**

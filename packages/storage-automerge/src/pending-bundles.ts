@@ -30,8 +30,10 @@ export interface PendingBundle<T extends StoredOp = StoredOp> {
 export interface PendingSource<T extends StoredOp = StoredOp> {
   /** Cheap: whether any pending file is there (one directory listing). */
   any(): boolean;
-  /** Every pending bundle that parses, oldest first. */
-  read(): PendingBundle<T>[];
+  /** The pending files' names, oldest first (one directory listing). */
+  names(): string[];
+  /** Every pending bundle that parses (of `names` only, when given), oldest first. */
+  read(names?: readonly string[]): PendingBundle<T>[];
   /** Removes the named files (once their ops are stored in the document); a missing one is no error. */
   remove(names: readonly string[]): void;
 }
@@ -67,10 +69,10 @@ export class PendingBundles<T extends StoredOp = StoredOp> implements PendingSou
     return this.names().length > 0;
   }
 
-  read(): PendingBundle<T>[] {
+  read(names: readonly string[] = this.names()): PendingBundle<T>[] {
     const out: PendingBundle<T>[] = [];
     this.unreadable = [];
-    for (const name of this.names()) {
+    for (const name of names) {
       let text: string;
       try {
         text = fs.readFileSync(path.join(this.dir, name), "utf8");

@@ -40,7 +40,7 @@ import {
 } from "./op-log-document.js";
 import type { OpLogFile } from "./op-log-file.js";
 import { OpLogFileError } from "./op-log-file-error.js";
-import type { PendingSource } from "./pending-bundles.js";
+import type { PendingBundle, PendingSource } from "./pending-bundles.js";
 
 /**
  * Incremental chunks of the document a log lets pile up before it compacts them into a snapshot:
@@ -109,6 +109,13 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   protected readonly mirror: OpLogFile | undefined;
   private readonly replaced: (() => string | undefined) | undefined;
   protected readonly pending: PendingSource | undefined;
+  /**
+   * Op-ids held from pending bundles that the document does not hold yet (taken in by a
+   * {@link poll}, so that reads see them at once), and those bundles' file names: folded in by the
+   * next locked write, or found in the document once another process folded them.
+   */
+  private readonly heldPending = new Set<string>();
+  private readonly heldPendingFiles = new Set<string>();
   protected damageFound: StoreDamage | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private local = false;
@@ -245,6 +252,8 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     this.mergeForeign();
     this.checkDamage(written);
     this.mirrored = { count: this.ops.length, heads: this.heads(), gen: this.gen };
+    // Writes stored beside the document are read at once (a writable open then folds them in).
+    this.takePending();
   }
 
   /** Set when attached to a caller's Repo ({@link attach}): told after each append; the Repo is not ours to shut down. */
@@ -337,20 +346,31 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     const pending = this.pending?.read() ?? [];
     const taken = new Set<string>();
     const folded: T[][] = [];
+    // Held already (by a poll) and durable in its file: announced then, not again.
+    const announced: T[] = [];
     for (const bundle of pending) {
-      const ops = (bundle.ops as readonly T[]).filter((op) => {
+      const ops: T[] = [];
+      for (const op of bundle.ops as readonly T[]) {
         const id = op["op-id"];
-        if (this.byId.has(id) || taken.has(id)) return false;
+        if (taken.has(id) || (this.byId.has(id) && !this.heldPending.has(id))) continue;
         taken.add(id);
-        return true;
-      });
-      if (ops.length > 0) folded.push(ops.map((op) => copyStoredOp(op)));
+        const held = this.byId.get(id);
+        if (held === undefined) {
+          const copy = copyStoredOp(op);
+          this.hold(copy);
+          this.heldPending.add(id);
+          announced.push(copy);
+          ops.push(copy);
+        } else ops.push(held);
+      }
+      this.heldPendingFiles.add(bundle.name);
+      if (ops.length > 0) folded.push(ops);
     }
-    const fresh = [...batch.values()].filter((op) => !this.byId.has(op["op-id"]) && !taken.has(op["op-id"]));
+    const fresh = [...batch.values()].filter((op) => !this.byId.has(op["op-id"]));
     const names = pending.map((b) => b.name);
     if (fresh.length === 0 && folded.length === 0) {
       // Every pending op is in the document already (a fold cut short after its flush).
-      this.pending?.remove(names);
+      this.forgetPending(names);
       return [];
     }
     const before = this.heads();
@@ -365,24 +385,77 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
       this.local = false;
     }
     const others = folded.flat();
-    for (const op of [...others, ...fresh]) this.hold(op);
+    for (const op of fresh) this.hold(op);
     try {
       await this.repo.flush([this.handle.documentId]);
     } catch (e) {
-      this.refuse([...others, ...fresh], e);
+      // Only this write is refused: the pending ops stay held (their files are durable), and the
+      // next append, opening the document again, folds them.
+      this.refuse(fresh, e);
+      if (announced.length > 0) this.announce(announced);
       throw e;
     }
+    for (const op of others) this.heldPending.delete(op["op-id"]);
     // Stored: the files may go (a removal that fails is redone, without a second copy, next time).
-    try {
-      this.pending?.remove(names);
-    } catch {
-      // Left for the next fold, which finds their ops held.
-    }
-    if (others.length > 0) this.announce(others);
+    this.forgetPending(names);
+    if (announced.length > 0) this.announce(announced);
     this.attached?.();
     await this.compactAfterAppend();
     this.updateMirror([...others, ...fresh], before);
     return fresh;
+  }
+
+  /** Removes pending files whose ops the document holds now (a removal that fails is redone later). */
+  private forgetPending(names: readonly string[]): void {
+    try {
+      this.pending?.remove(names);
+    } catch {
+      // Left for the next fold, which finds their ops in the document.
+    }
+    for (const name of names) this.heldPendingFiles.delete(name);
+  }
+
+  /**
+   * Holds, synchronously and without the lock, the ops of pending files not seen yet (one
+   * directory listing when there are none), announcing them as others'; the document takes them
+   * in at the next locked write. Returns the ops that were new.
+   */
+  private takePending(): T[] {
+    if (this.pending === undefined || this.closed) return [];
+    let fresh: PendingBundle[];
+    try {
+      const names = this.pending.names();
+      const unseen = names.filter((n) => !this.heldPendingFiles.has(n));
+      // Files folded and removed meanwhile (here or by another process) need not be remembered.
+      if (this.heldPendingFiles.size > 0) {
+        const listed = new Set(names);
+        for (const n of this.heldPendingFiles) if (!listed.has(n)) this.heldPendingFiles.delete(n);
+      }
+      if (unseen.length === 0) return [];
+      fresh = this.pending.read(unseen);
+    } catch {
+      return []; // The next look tries again; a write folds them under the lock.
+    }
+    const added: T[] = [];
+    for (const bundle of fresh) {
+      this.heldPendingFiles.add(bundle.name);
+      for (const op of bundle.ops as readonly T[]) {
+        const copy = copyStoredOp(op);
+        if (!this.hold(copy)) continue;
+        this.heldPending.add(copy["op-id"]);
+        added.push(copy);
+      }
+    }
+    if (added.length > 0) this.announce(added);
+    return added;
+  }
+
+  /**
+   * The names of the pending files whose ops this log holds but its document does not yet: with
+   * the document's heads, the state its ops are in (`opsState`), as the read path names it.
+   */
+  pendingHeld(): string[] {
+    return this.heldPending.size === 0 ? [] : [...this.heldPendingFiles].sort();
   }
 
   /**
@@ -425,7 +498,9 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
    */
   poll(): readonly T[] {
     if (this.closed) return [];
-    return this.mergeForeign();
+    const merged = this.mergeForeign();
+    const pending = this.takePending();
+    return pending.length === 0 ? merged : [...merged, ...pending];
   }
 
   /**
@@ -438,16 +513,13 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   }
 
   /**
-   * Runs `fn` holding the storage lock: no other process appends meanwhile; this one may. The
-   * pending bundles are folded in first, so that a write judged in `fn` (after a {@link poll}) is
-   * judged against them too: {@link poll} alone does not see them.
+   * Runs `fn` holding the storage lock: no other process appends meanwhile; this one may. A write
+   * judged in `fn` after a {@link poll} is judged against everything stored, the pending bundles
+   * included (the poll holds them; the append folds them in with the write's own bundle).
    */
   exclusive<R>(fn: () => Promise<R>): Promise<R> {
     this.assertOpen();
-    return this.underLock(async () => {
-      if (this.pending !== undefined && this.mayWrite() && this.pending.any()) await this.append([]);
-      return fn();
-    });
+    return this.underLock(fn);
   }
 
   /**
@@ -607,6 +679,10 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     this.byId.clear();
     for (const [id, op] of fresh.byId) this.byId.set(id, op);
     this.undecided = fresh.undecided;
+    this.heldPending.clear();
+    for (const id of fresh.heldPending) this.heldPending.add(id);
+    this.heldPendingFiles.clear();
+    for (const name of fresh.heldPendingFiles) this.heldPendingFiles.add(name);
     this.invalidEntries = fresh.invalidEntries;
     this.damageFound = fresh.damageFound;
     // Positions in all() may differ from what was held (the disk's order): readers read afresh.
@@ -762,7 +838,11 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
         const id = (op as { "op-id"?: unknown })["op-id"];
         if (typeof id === "string" && id !== "") {
           if (this.hold(op as T)) added.push(op as T);
-          else this.noteReuse(op as T, [...at(), i]);
+          else {
+            // Held from a pending file, and now in the document (another process folded it).
+            this.heldPending.delete(id);
+            this.noteReuse(op as T, [...at(), i]);
+          }
           continue;
         }
       }

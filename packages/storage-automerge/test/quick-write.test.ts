@@ -98,7 +98,7 @@ describe("a write without the Automerge document", () => {
     await reopened.close();
   });
 
-  it("reaches a store that is open already at its next fence, as others' ops", async () => {
+  it("reaches a store that is open already at its next read, as others' ops, and its fence folds it in", async () => {
     const dir = await workspace();
     const live = await open(dir, "agent:live");
     const heard: string[] = [];
@@ -106,14 +106,14 @@ describe("a write without the Automerge document", () => {
     const w = await quick(dir);
     expect((await w.store.add({ layer: "slot", name: "c", body: "Int = 1" })).ok).toBe(true);
     await w.close();
-    await live.store.fence();
+    // A read, synchronous as every read is, takes it in (the document does not hold it yet).
+    const shown = live.store.read().definitions();
+    expect(shown.map((d) => d.name)).toContain("c");
     expect(heard).toEqual(["c"]);
-    expect(
-      live.store
-        .read()
-        .definitions()
-        .map((d) => d.name),
-    ).toContain("c");
+    expect(live.workspace.log.pendingHeld()).toEqual(pendingFiles(dir));
+    await live.store.fence();
+    expect(heard).toEqual(["c"]); // announced once
+    expect(live.workspace.log.pendingHeld()).toEqual([]);
     expect(pendingFiles(dir)).toHaveLength(0);
     // Its own next write goes after it.
     expect((await live.store.add({ layer: "slot", name: "d", body: "Int = 1" })).ok).toBe(true);
