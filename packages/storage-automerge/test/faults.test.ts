@@ -2,24 +2,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { initWorkspace, openWorkspace } from "../src/workspace.js";
-import { acked, assertBuilt, opLogIds, runFixture } from "./fixtures/children.js";
+import { initWorkspace } from "../src/workspace.js";
+import { acked, assertBuilt, mulberry32, opLogIds, runFixture, sleep } from "./fixtures/children.js";
+import { expectEveryWriteHeld } from "./support.js";
 
 /** Kills: enough to land in every phase (opening, merging, writing, compacting, the readable log). */
 const KILLS = 52;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let dir = "";
 beforeAll(assertBuilt);
@@ -65,19 +53,7 @@ describe("a writer killed with SIGKILL at random points", () => {
       const missingInFile = [...written].filter((id) => !inFile.has(id));
       expect(missingInFile, `${context}: missing from op-log.jsonl`).toEqual([]);
 
-      const opened = await openWorkspace(dir);
-      expect(opened.ok, `${context}: ${opened.ok ? "" : opened.error.message}`).toBe(true);
-      if (!opened.ok) return;
-      const held = opened.value.log.all().map((o) => o["op-id"]);
-      expect(new Set(held).size, `${context}: duplicates`).toBe(held.length);
-      const heldSet = new Set(held);
-      expect(
-        [...written].filter((id) => !heldSet.has(id)),
-        `${context}: acknowledged but missing`,
-      ).toEqual([]);
-      await opened.value.log.close();
-      // Closing brings the readable log up to date with the store, unacknowledged leftovers included.
-      expect(opLogIds(opLog)).toEqual([...held].sort());
+      await expectEveryWriteHeld(dir, written, opLog, context);
     }
     expect(written.size).toBeGreaterThan(KILLS);
     expect(phases.beforeOpen + phases.afterAcks).toBe(KILLS);

@@ -10,25 +10,13 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PendingBundles } from "../src/pending-bundles.js";
-import { initWorkspace, openWorkspace } from "../src/workspace.js";
+import { initWorkspace } from "../src/workspace.js";
 import { readWorkspaceOps } from "../src/workspace-read.js";
-import { acked, assertBuilt, opLogIds, runFixture } from "./fixtures/children.js";
+import { acked, assertBuilt, mulberry32, runFixture, sleep } from "./fixtures/children.js";
+import { expectEveryWriteHeld } from "./support.js";
 
 /** Kills: quick writers and full writers about equally, each at a random moment. */
 const KILLS = 30;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let dir = "";
 beforeAll(assertBuilt);
@@ -75,18 +63,7 @@ describe("quick writes and folds killed with SIGKILL at random points", () => {
       }
       // Every few rounds only, so that pending files pile up and later folds (and kills) meet them.
       if (round % 5 !== 4 && round !== KILLS - 1) continue;
-      const opened = await openWorkspace(dir);
-      expect(opened.ok, `${context}: ${opened.ok ? "" : opened.error.message}`).toBe(true);
-      if (!opened.ok) return;
-      const held = opened.value.log.all().map((o) => o["op-id"]);
-      expect(new Set(held).size, `${context}: duplicates`).toBe(held.length);
-      const heldSet = new Set(held);
-      expect(
-        [...written].filter((id) => !heldSet.has(id)),
-        `${context}: acknowledged but missing`,
-      ).toEqual([]);
-      await opened.value.log.close();
-      expect(opLogIds(opLog)).toEqual([...held].sort());
+      await expectEveryWriteHeld(dir, written, opLog, context);
       expect(new PendingBundles(storage).names(), `${context}: left pending`).toEqual([]);
     }
     expect(written.size).toBeGreaterThan(KILLS);

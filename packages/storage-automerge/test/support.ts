@@ -3,7 +3,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { StoreResult, WriteReceipt } from "@kumiki-graph/core";
+import { expect } from "vitest";
 import { type WorkspacePaths, workspacePaths } from "../src/read.js";
+import { openWorkspace } from "../src/workspace.js";
+import { opLogIds } from "./fixtures/children.js";
 
 export function okValue<T>(r: StoreResult<T>): T {
   if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
@@ -24,4 +27,29 @@ export function tempWorkspacePaths(roots: string[], prefix: string): WorkspacePa
   const p = workspacePaths(root);
   fs.mkdirSync(p.dir);
   return p;
+}
+
+/**
+ * What a fault test asserts after each kill: the workspace at `dir` opens, holds every op-id of
+ * `written` exactly once, and its close leaves op-log.jsonl (`opLog`) with every op it holds.
+ */
+export async function expectEveryWriteHeld(
+  dir: string,
+  written: ReadonlySet<string>,
+  opLog: string,
+  context: string,
+): Promise<void> {
+  const opened = await openWorkspace(dir);
+  expect(opened.ok, `${context}: ${opened.ok ? "" : opened.error.message}`).toBe(true);
+  if (!opened.ok) return;
+  const held = opened.value.log.all().map((o) => o["op-id"]);
+  expect(new Set(held).size, `${context}: duplicates`).toBe(held.length);
+  const heldSet = new Set(held);
+  expect(
+    [...written].filter((id) => !heldSet.has(id)),
+    `${context}: acknowledged but missing`,
+  ).toEqual([]);
+  await opened.value.log.close();
+  // Closing brings the readable log up to date with the store, unacknowledged leftovers included.
+  expect(opLogIds(opLog)).toEqual([...held].sort());
 }
