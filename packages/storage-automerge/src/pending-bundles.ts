@@ -106,8 +106,16 @@ export class PendingBundles<T extends StoredOp = StoredOp> implements PendingSou
     fs.mkdirSync(tmpDir, { recursive: true });
     // Named as the storage adapter names its temporaries, so that a dead writer's is swept at the next open.
     const tmp = path.join(tmpDir, `${process.pid}-pending-${randomBytes(6).toString("hex")}`);
-    writeFileAtomic(path.join(this.dir, name), text, { tmp });
-    moveGeneration(this.storageDir);
+    const file = path.join(this.dir, name);
+    try {
+      writeFileAtomic(file, text, { tmp });
+      moveGeneration(this.storageDir);
+    } catch (e) {
+      // Refused writes are never stored: a failure after the rename (the folder's fsync, the
+      // token) takes the file back, so that no later fold stores what its caller was told failed.
+      fs.rmSync(file, { force: true });
+      throw e;
+    }
     return name;
   }
 

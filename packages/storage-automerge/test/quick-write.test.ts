@@ -180,6 +180,21 @@ describe("a write without the Automerge document", () => {
     expect(fs.readFileSync(broken, "utf8")).toBe("[{");
   });
 
+  it("refuses a write whose storing fails after its file was renamed into place, and leaves no file for a fold", async () => {
+    const dir = await workspace();
+    const generation = path.join(dir, ".kumiki", "automerge", ".generation");
+    fs.rmSync(generation, { force: true });
+    fs.mkdirSync(generation); // moving the token fails (EISDIR), after the bundle's rename
+    const w = await quick(dir);
+    const added = await w.store.add({ layer: "slot", name: "c", body: "Int = 1" }).catch((e: Error) => e);
+    expect(added instanceof Error || !added.ok).toBe(true);
+    await w.close();
+    expect(pendingFiles(dir)).toEqual([]);
+    fs.rmdirSync(generation);
+    const read = await readWorkspaceOps(dir);
+    expect(names(read.ok ? read.value.ops : undefined)).toEqual(["a", "b"]);
+  });
+
   it(`declines once ${PENDING_MOST} bundles wait, so that the full open folds them`, async () => {
     const dir = await workspace();
     const w = await quick(dir);
