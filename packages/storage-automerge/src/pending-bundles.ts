@@ -7,7 +7,8 @@
  * that opens the document, appends, fences or closes (the CLI daemon, the MCP server, `kumiki sync`,
  * a write opened in full) folds each file into the document as one bundle of its own and then
  * removes it; a file whose ops the document holds already (a fold cut short by a crash) is removed
- * without a second copy. Readers take the files as ops after op-log.jsonl's (workspace-read.ts).
+ * without a second copy. Readers take the files as ops after op-log.jsonl's (workspace-read.ts),
+ * and an open log holds them at its next poll, before any fold (repo-op-log.ts).
  *
  * A file that does not parse as such a bundle (edited by hand, damaged on disk) is neither read nor
  * folded nor removed: {@link PendingBundles.read} reports it, the folder stays as it is.
