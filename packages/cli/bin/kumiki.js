@@ -2,7 +2,21 @@
 // A committed launcher, so the bin link npm makes at install time points at a file that exists
 // and is executable before `prepare` compiles src/ into dist/ and bundles it into bundle/
 // (scripts/bundle-cli.mjs: one file per verb family, a third less CPU per call than dist/).
-import { runThroughDaemon } from "../bundle/client.js";
+import module from "node:module";
+import os from "node:os";
+import path from "node:path";
+
+// Node 22.1 and later keep V8's compiled code of the modules a call loads (the bundle's chunks), so
+// the next call does not compile them again: measured on Node 22.12, `kumiki add` on the
+// 180-definition example 108 -> 94 and 128 -> 98 ms of CPU (two runs, medians of 5, interleaved
+// with NODE_DISABLE_COMPILE_CACHE=1), `view` 79 -> 69 ms. In
+// the user's own cache folder, not the shared temporary one (compiled code is code: no other user
+// may write it). On Node 20 there is no such cache and this does nothing; NODE_DISABLE_COMPILE_CACHE=1
+// turns it off.
+module.enableCompileCache?.(
+  path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "kumiki", "compile-cache"),
+);
+const { runThroughDaemon } = await import("../bundle/client.js");
 
 // `kumiki view … | head`: the reader went away. Nothing more can be shown; leave quietly (as a
 // shell pipeline expects), not with an unhandled EPIPE stack trace.
