@@ -25,6 +25,7 @@ import { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import { OP_LOG_FORMAT, OP_LOG_KIND, type OpLogDocument } from "./op-log-document.js";
 import { OpLogFile } from "./op-log-file.js";
+import { PendingBundles } from "./pending-bundles.js";
 import { type ContestedReport, claimsOf, contestedOps, remoteOps, takeUpRemote } from "./repair-contested.js";
 import { OpLogOpenError } from "./repo-op-log.js";
 import {
@@ -79,8 +80,13 @@ export interface RepairReport {
   /** Ops taken back from op-log.jsonl. */
   readonly fromOpLog: number;
   /**
-   * Ops the document holds after (`before + fromRemote + fromOpLog`; on a dry run, what it would
-   * hold from local files).
+   * Ops of writes that waited beside the document (pending bundles a write in its own process
+   * stored), folded into the repaired document.
+   */
+  readonly fromPending: number;
+  /**
+   * Ops the document holds after (`before + fromRemote + fromOpLog + fromPending`; on a dry run,
+   * what it would hold from local files).
    */
   readonly after: number;
   /** The document's first change was lost and no remote gave it back: it was given a new one (a new history). */
@@ -374,6 +380,12 @@ async function repairLocked(
   const held = new Set(all.slice(0, before).map((o) => o["op-id"]));
   const takeFromFile = verified || damage !== undefined || noDocument;
   const missing = takeFromFile ? fileOps.ops.filter((o) => !held.has(o["op-id"])) : [];
+  // Writes that waited beside the document: the reopened document folds them in (a read-only
+  // inspection does not read them, so `all` is the document's and op-log.jsonl's alone).
+  const taking = new Set([...held, ...missing.map((o) => o["op-id"])]);
+  const pendingIds = new Set<string>();
+  for (const bundle of new PendingBundles(paths.storage).read())
+    for (const op of bundle.ops) if (!taking.has(op["op-id"])) pendingIds.add(op["op-id"]);
   let contested: ContestedReport | undefined;
   const report = (
     repaired: boolean,
@@ -384,6 +396,7 @@ async function repairLocked(
       fromOpLog: missing.length,
       root: false,
     },
+    fromPending = pendingIds.size,
   ): RepairReport => ({
     damaged: damage !== undefined || noDocument || opLogDamaged || (contested?.ops.length ?? 0) > 0,
     repaired,
@@ -398,7 +411,8 @@ async function repairLocked(
     before,
     fromRemote: counts.fromRemote,
     fromOpLog: counts.fromOpLog,
-    after: before + counts.fromRemote + counts.fromOpLog,
+    fromPending,
+    after: before + counts.fromRemote + counts.fromOpLog + fromPending,
     newHistory,
     rootFromRemote: counts.root,
     acknowledged: verified ? "all" : "unknown",
@@ -430,7 +444,7 @@ async function repairLocked(
       opLogDamaged && fs.existsSync(paths.opLog) ? moveAside(paths.opLog, aside, "op-log.jsonl") : undefined;
     const { log, newHistory } = await reopenDocument(paths, url, documentId, lock, storage, remote.value);
     storage.dispose();
-    const taken = await takeBack(log, held, missing, remote.value !== undefined);
+    const taken = await takeBack(log, new Set([...held, ...pendingIds]), missing, remote.value !== undefined);
     ignoreDamagedFolder(paths);
     const counts = { ...taken, root: remote.value !== undefined && !newHistory };
     return { ok: true, value: report(true, newHistory, movedOpLog, counts) };

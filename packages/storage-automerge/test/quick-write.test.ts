@@ -7,10 +7,12 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { chunkFiles } from "@kumiki-graph/test-support/files";
 import { afterEach, describe, expect, it } from "vitest";
 import { openWorkspaceStore, type WorkspaceStore } from "../src/open-store.js";
 import { PendingBundles } from "../src/pending-bundles.js";
 import { openQuickWrite, PENDING_MOST, type QuickWorkspaceStore } from "../src/quick-write.js";
+import { repairWorkspace } from "../src/repair.js";
 import { readWorkspaceOps } from "../src/workspace-read.js";
 
 const dirs: string[] = [];
@@ -207,5 +209,39 @@ describe("a write without the Automerge document", () => {
     expect(full.store.read().definitions()).toHaveLength(PENDING_MOST + 2);
     await full.close();
     expect(pendingFiles(dir)).toHaveLength(0);
+  });
+});
+
+describe("pending writes and a repair", () => {
+  it("a workspace repaired while writes wait beside its document keeps every one, once", async () => {
+    const dir = await workspace();
+    for (const name of ["c", "d"]) {
+      const w = await quick(dir);
+      expect((await w.store.add({ layer: "slot", name, body: "Int = 1" })).ok).toBe(true);
+      await w.close();
+    }
+    // A chunk cut short: the document is damaged, the pending writes wait.
+    const storage = path.join(dir, ".kumiki", "automerge");
+    for (const file of chunkFiles(storage)) fs.truncateSync(file, fs.statSync(file).size - 7);
+    const damaged = await open(dir);
+    expect(damaged.workspace.log.damage).toBeDefined();
+    expect(names(damaged.workspace.log.all()).sort()).toEqual(["a", "b", "c", "d"]);
+    await damaged.close();
+    const repaired = await repairWorkspace(dir);
+    expect(repaired.ok, repaired.ok ? "" : repaired.error.message).toBe(true);
+    // The report counts them: nothing in sound chunks, two from op-log.jsonl, two that waited.
+    expect(repaired.ok && repaired.value).toMatchObject({
+      before: 0,
+      fromOpLog: 2,
+      fromPending: 2,
+      after: 4,
+    });
+    const after = await open(dir);
+    expect(after.workspace.log.damage).toBeUndefined();
+    const held = after.workspace.log.all();
+    expect(names(held).sort()).toEqual(["a", "b", "c", "d"]);
+    expect(new Set(held.map((o) => o["op-id"])).size).toBe(held.length);
+    await after.close();
+    expect(pendingFiles(dir)).toEqual([]);
   });
 });

@@ -39,8 +39,9 @@ function describe(r: RepairReport, dryRun: boolean, syncing: boolean): string {
     );
   }
   const remote = r.rootFromRemote ? ` + ${r.fromRemote} from the remote` : "";
+  const pending = r.fromPending > 0 ? ` + ${r.fromPending} written beside the document` : "";
   lines.push(
-    `  ops: ${r.before} in the sound chunks${remote} + ${r.fromOpLog} from op-log.jsonl = ${r.after}`,
+    `  ops: ${r.before} in the sound chunks${remote} + ${r.fromOpLog} from op-log.jsonl${pending} = ${r.after}`,
   );
   if (r.newHistory)
     lines.push("  the document's first change was lost: it was given a new history (see docs/semantics.md)");
