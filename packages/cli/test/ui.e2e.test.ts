@@ -414,7 +414,11 @@ describe.skipIf(binary === undefined || !hasCorpus)(
       expect(await page.locator("#history del").count()).toBeGreaterThan(0);
       expect(await page.locator("#history ins").count()).toBeGreaterThan(0);
       await page.screenshot({ path: path.join(shots, "definition.png"), fullPage: true });
-      // A definition the graph never held: said plainly.
+      // A definition the graph never held: said plainly. The page's marker already says "def" (the
+      // page above, same version): cleared, so the wait is for this page's render.
+      await page.evaluate(() => {
+        delete (globalThis as unknown as PageDoc).document.body.dataset.rendered;
+      });
       await page.goto(`${ui.url}#/def/def_00000000000000000000000000`);
       await rendered("def");
       expect(await page.textContent("main")).toContain("no definition");
