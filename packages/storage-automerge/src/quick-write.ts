@@ -139,7 +139,9 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
 
   /** The state these ops are in (see {@link QuickWorkspaceStore.state}). */
   state(): string {
-    return opsState(this.documentId, this.heads, this.names);
+    // In name order, as the read path lists them: a write's file can sort before an earlier one's
+    // (its first op-id from a clock behind the other process's), and the state must still match.
+    return opsState(this.documentId, this.heads, [...this.names].sort());
   }
 
   all(): readonly T[] {

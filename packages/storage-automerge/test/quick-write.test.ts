@@ -197,6 +197,21 @@ describe("a write without the Automerge document", () => {
     expect(names(read.ok ? read.value.ops : undefined)).toEqual(["a", "b"]);
   });
 
+  it("names its state as the read path does, whatever order its own file sorts in", async () => {
+    const dir = await workspace();
+    // A waiting write whose file sorts after the next one's (as a file of a process whose clock ran
+    // ahead would): the state lists the files in name order either way.
+    const pendingDir = path.join(dir, ".kumiki", "automerge", "pending");
+    fs.mkdirSync(pendingDir, { recursive: true });
+    fs.writeFileSync(path.join(pendingDir, "op_ZZZZ-0123456789abcdef.json"), '[{"op-id":"op_ZZZZ"}]');
+    const w = await quick(dir);
+    expect((await w.store.add({ layer: "slot", name: "c", body: "Int = 1" })).ok).toBe(true);
+    const state = w.state();
+    await w.close();
+    const read = await readWorkspaceOps(dir);
+    expect(read.ok && read.value.state).toBe(state);
+  });
+
   it(`declines once ${PENDING_MOST} bundles wait, so that the full open folds them`, async () => {
     const dir = await workspace();
     const w = await quick(dir);
