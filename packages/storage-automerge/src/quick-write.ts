@@ -13,14 +13,13 @@
  */
 import path from "node:path";
 import { copyStoredOp, type OpLog, type StoredOp } from "@kumiki-graph/core";
-import { chunkStampsIn } from "./chunk-files.js";
 import { FileLock } from "./file-lock.js";
 import { OpLogFile } from "./op-log-file.js";
 import type { WorkspaceStore, WorkspaceStoreError } from "./open-store.js";
 import { PendingBundles } from "./pending-bundles.js";
 import { type StoreOverOptions, storeOver } from "./store-over.js";
 import { locate, type WorkspacePaths, writable } from "./workspace-layout.js";
-import { opsState } from "./workspace-read.js";
+import { opsState, readStoredFiles } from "./workspace-read.js";
 
 /**
  * Pending bundles a quick write lets wait: past this many, the write opens the document in full and
@@ -85,21 +84,21 @@ export async function openQuickWrite(
 
 /** The quick log of the files as they are now, or undefined when they do not show what is stored. */
 function readQuick(paths: WorkspacePaths, documentId: string, lock: FileLock): PendingOpLog | undefined {
-  const mirror = new OpLogFile(paths.opLog);
   try {
-    const chunks = chunkStampsIn(paths.storage, documentId);
-    const read = chunks.length === 0 ? undefined : mirror.readVerifiedBytes(chunks);
-    if (read === undefined) return undefined;
+    const read = readStoredFiles(paths, documentId);
+    if (read === undefined || read.unreadable > 0 || read.pending.length >= PENDING_MOST) return undefined;
     const ops = OpLogFile.parse(read.bytes);
-    const pending = new PendingBundles(paths.storage);
-    const bundles = pending.read();
-    if (ops === undefined || pending.unreadable.length > 0 || bundles.length >= PENDING_MOST)
-      return undefined;
-    return new PendingOpLog(documentId, read.heads, ops, bundles, pending, lock);
+    if (ops === undefined) return undefined;
+    return new PendingOpLog(
+      documentId,
+      read.heads,
+      ops,
+      read.pending,
+      new PendingBundles(paths.storage),
+      lock,
+    );
   } catch {
     return undefined;
-  } finally {
-    mirror.dispose();
   }
 }
 

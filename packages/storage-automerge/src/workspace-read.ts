@@ -86,24 +86,10 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
   if (!located.ok) return located;
   const { paths, config } = located.value;
   const documentId = config.graph.slice("automerge:".length);
-  const mirror = new OpLogFile(paths.opLog);
   // Without write access no writer is ours to wait for (a read-only mount, another user's folder):
   // read without the lock, as a read-only open does; the sidecar's checks still hold.
   const lock = writable(paths.storage) ? new FileLock(path.join(paths.storage, ".lock")) : undefined;
-  const read = (): { bytes: Buffer; state: string; pending: PendingBundle<T>[] } | undefined => {
-    const chunks = chunkStampsIn(paths.storage, documentId);
-    const read = chunks.length === 0 ? undefined : mirror.readVerifiedBytes(chunks);
-    if (read === undefined) return undefined;
-    // Writes that did not load the document (pending-bundles.ts): their ops come after the file's.
-    const pending = new PendingBundles<T>(paths.storage).read();
-    // The heads of the sidecar that vouched for the bytes, and the pending files: the state is theirs.
-    const state = opsState(
-      documentId,
-      read.heads,
-      pending.map((b) => b.name),
-    );
-    return { bytes: read.bytes, state, pending };
-  };
+  const read = () => readStoredFiles<T>(paths, documentId);
   try {
     const got = lock === undefined ? read() : await lock.run(read);
     if (got === undefined) return { ok: true, value: { paths, config, ops: undefined } };
@@ -125,6 +111,44 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
     // The fast path is an optimisation: whatever stops it (a lock held past its timeout, an
     // unreadable folder) is left to the full open, which reports it properly.
     return { ok: true, value: { paths, config, ops: undefined } };
+  }
+}
+
+/**
+ * What a workspace's files hold, read once its op-log.jsonl's sidecar vouches for exactly the chunk
+ * files now stored (call it holding the storage lock, as a writer holds it): the file's bytes (not
+ * yet parsed), the heads it was written at, the pending bundles beside the document, how many
+ * pending files do not parse, and the state all that is in ({@link opsState}). Undefined when the
+ * sidecar does not vouch (or nothing was stored yet). The read path and a quick write
+ * (quick-write.ts) both read through it.
+ */
+export function readStoredFiles<T extends StoredOp = StoredOp>(
+  paths: WorkspacePaths,
+  documentId: string,
+):
+  | {
+      readonly bytes: Buffer;
+      readonly heads: readonly string[];
+      readonly pending: readonly PendingBundle<T>[];
+      readonly unreadable: number;
+      readonly state: string;
+    }
+  | undefined {
+  const mirror = new OpLogFile(paths.opLog);
+  try {
+    const chunks = chunkStampsIn(paths.storage, documentId);
+    const read = chunks.length === 0 ? undefined : mirror.readVerifiedBytes(chunks);
+    if (read === undefined) return undefined;
+    // Writes that did not load the document (pending-bundles.ts): their ops come after the file's.
+    const files = new PendingBundles<T>(paths.storage);
+    const pending = files.read();
+    // The heads of the sidecar that vouched for the bytes, and the pending files: the state is theirs.
+    const state = opsState(
+      documentId,
+      read.heads,
+      pending.map((b) => b.name),
+    );
+    return { bytes: read.bytes, heads: read.heads, pending, unreadable: files.unreadable.length, state };
   } finally {
     mirror.dispose();
   }
