@@ -146,6 +146,11 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   private saves = 0;
   /** The generation token as of our last look (undefined: never looked, so list everything). */
   private seenGeneration: string | undefined;
+
+  /** The generation token as of the last look (see LogStorage's `generation`). */
+  get generation(): string | undefined {
+    return this.seenGeneration;
+  }
   /** Directories known to exist (chunk directories are never removed while a Repo uses them). */
   private readonly dirs = new Set<string>();
   /**

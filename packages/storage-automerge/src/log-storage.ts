@@ -27,6 +27,12 @@ export interface LogStorage {
   };
   /** Chunks of `documentId` other processes stored since the last call (their changes to take in). */
   foreignChunks(documentId: string): Uint8Array[];
+  /**
+   * The storage's generation token as {@link foreignChunks} last saw it (every chunk write, removal
+   * and pending write moves it); undefined when unknown. An equal token means nothing was stored
+   * since, so a log need not look at the folder again.
+   */
+  readonly generation?: string | undefined;
   /** Chunks held back as damaged. */
   readonly damaged: readonly DamagedChunk[];
   /** From now on nothing is written (pending saves are dropped). */

@@ -116,6 +116,8 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
    */
   private readonly heldPending = new Set<string>();
   private readonly heldPendingFiles = new Set<string>();
+  /** The storage's generation token when the pending folder was last listed (see takePending). */
+  private pendingLookedAt: string | undefined;
   protected damageFound: StoreDamage | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private local = false;
@@ -416,12 +418,18 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   }
 
   /**
-   * Holds, synchronously and without the lock, the ops of pending files not seen yet (one
-   * directory listing when there are none), announcing them as others'; the document takes them
+   * Holds, synchronously and without the lock, the ops of pending files not seen yet (a directory
+   * listing only when the generation token moved), announcing them as others'; the document takes them
    * in at the next locked write. Returns the ops that were new.
    */
   private takePending(): T[] {
     if (this.pending === undefined || this.closed) return [];
+    // A pending write moves the generation token once its file is in place (and before it is
+    // answered): while the token stands where the last listing saw it, there is nothing new to
+    // list. Every read polls, so this keeps a directory listing off a read's path.
+    const generation = this.storage.generation;
+    if (generation !== undefined && generation === this.pendingLookedAt) return [];
+    this.pendingLookedAt = generation;
     let fresh: PendingBundle[];
     try {
       const names = this.pending.names();
