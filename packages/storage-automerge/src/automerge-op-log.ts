@@ -53,6 +53,13 @@ export interface AutomergeOpLogOptions {
    */
   readonly readOnly?: boolean;
   /**
+   * Hold the writes stored beside the document (`pending/`, see pending-bundles.ts) as its own ops.
+   * Default true; a writable log also folds them into the document, a read-only one holds them
+   * only. False shows the document as stored, which a repair's inspection needs: its ops after the
+   * document's are exactly op-log.jsonl's (quick-write.test's repair case).
+   */
+  readonly readPending?: boolean;
+  /**
    * Open a document that lacks changes the readable op log was written after, as if whole (what a
    * repair does once it has moved damaged chunks aside). Default: such a document opens damaged.
    */
@@ -241,14 +248,13 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> extends RepoOpLog<T> 
 }
 
 /**
- * `options` with the storage folder's pending bundles, read and folded in. Not for a read-only
- * open, which can fold nothing: it shows the document as stored (with what op-log.jsonl gives back
- * when it is damaged), as a repair's inspection needs it — its ops after the document's are exactly
- * op-log.jsonl's, and a pending op among them was once taken for the document's and never taken
- * back (quick-write.test's repair case).
+ * `options` with the storage folder's pending bundles, held (and, when the log may write, folded
+ * in), unless `readPending` is false.
  */
 function withPending(options: AutomergeOpLogOptions): AutomergeOpLogOptions & { pending?: PendingBundles } {
-  return options.readOnly === true ? options : { ...options, pending: new PendingBundles(options.directory) };
+  return options.readPending === false
+    ? options
+    : { ...options, pending: new PendingBundles(options.directory) };
 }
 
 /**

@@ -200,6 +200,7 @@ async function inspect(paths: WorkspacePaths, url: string, documentId: string): 
       directory: paths.storage,
       url,
       readOnly: true,
+      readPending: false,
       mirror: new OpLogFile(paths.opLog),
     });
     // A sync that was refused may still have brought the original beside a forged copy; the log shows one.

@@ -124,6 +124,36 @@ describe("a write without the Automerge document", () => {
     expect(names(read.ok ? read.value.ops : undefined)).toEqual(["a", "b", "c", "d"]);
   });
 
+  it("is shown by a read-only open (no write access), at open and at each read, and left for a writer to fold", async () => {
+    const dir = await workspace();
+    const w = await quick(dir);
+    expect((await w.store.add({ layer: "slot", name: "c", body: "Int = 1" })).ok).toBe(true);
+    await w.close();
+    const reader = await openWorkspaceStore(dir, { author: "agent:reader", readOnly: true });
+    if (!reader.ok) throw new Error(reader.error.message);
+    const shown = () =>
+      reader.value.store
+        .read()
+        .definitions()
+        .map((d) => d.name);
+    expect(shown()).toEqual(["a", "b", "c"]);
+    // A write made while it is open is shown at its next read.
+    const w2 = await quick(dir);
+    expect((await w2.store.add({ layer: "slot", name: "d", body: "Int = 1" })).ok).toBe(true);
+    await w2.close();
+    expect(shown()).toEqual(["a", "b", "c", "d"]);
+    // It folds nothing (it may write nothing): the files wait for a writer, and its writes are refused.
+    await reader.value.store.fence();
+    expect(pendingFiles(dir)).toHaveLength(2);
+    expect((await reader.value.store.add({ layer: "slot", name: "e", body: "Int = 1" })).ok).toBe(false);
+    await reader.value.close();
+    expect(pendingFiles(dir)).toHaveLength(2);
+    const full = await open(dir);
+    expect(pendingFiles(dir)).toHaveLength(0);
+    expect(names(full.workspace.log.all())).toEqual(["a", "b", "c", "d"]);
+    await full.close();
+  });
+
   it("is judged against by a store that is open already, without a fence: one name, one writer", async () => {
     const dir = await workspace();
     const live = await open(dir, "agent:live");
