@@ -82,12 +82,9 @@ export interface InputSummary {
   readonly timer?: string;
 }
 
-const summaries = new WeakMap<CheckInput, InputSummary>();
-
 /** What the indexes read of `node`: its summary when it is lazy, else read off its definition. */
 export function summaryOf(node: CheckInput): InputSummary {
-  const known = summaries.get(node);
-  if (known !== undefined) return known;
+  if (node instanceof LazyInput) return node.summary;
   const timer = declaredTimer(node.def);
   return {
     layer: node.def.layer,
@@ -103,30 +100,48 @@ export function summaryOf(node: CheckInput): InputSummary {
  * What a resumed check ({@link createChecker}'s `resume`) holds for the definitions it was not
  * asked to re-check.
  */
-export function lazyInput(id: string, summary: InputSummary, load: () => CheckInput): CheckInput {
-  let got: CheckInput | undefined;
-  const input = (): CheckInput => {
-    got ??= load();
-    return got;
-  };
-  const lazy: CheckInput = {
-    id,
-    get def() {
-      return input().def;
-    },
-    get sites() {
-      return input().sites;
-    },
-    get targets() {
-      return input().targets;
-    },
-    get source() {
-      return input().source;
-    },
-    ...(summary.hidden ? { hidden: true } : {}),
-  };
-  summaries.set(lazy, summary);
-  return lazy;
+export function lazyInput(id: string, summary: InputSummary, load: (id: string) => CheckInput): CheckInput {
+  return new LazyInput(id, summary, load);
+}
+
+/**
+ * A class, not an object literal with its own getters and its summary in a WeakMap, and one loader
+ * for all: a resumed check makes one per definition. Measured on `kumiki add` in its own process
+ * (medians of 6–8, in blocks per build, each build's kept check current): 499 -> 476 ms of CPU at
+ * 5,000 definitions, 1,368 -> 1,322 ms and 248 -> 229 MB peak RSS at 20,000.
+ */
+class LazyInput implements CheckInput {
+  private got: CheckInput | undefined;
+  readonly hidden: boolean;
+
+  constructor(
+    readonly id: string,
+    readonly summary: InputSummary,
+    private readonly load: (id: string) => CheckInput,
+  ) {
+    this.hidden = summary.hidden;
+  }
+
+  private input(): CheckInput {
+    this.got ??= this.load(this.id);
+    return this.got;
+  }
+
+  get def(): Definition {
+    return this.input().def;
+  }
+
+  get sites(): readonly ReferenceSite[] {
+    return this.input().sites;
+  }
+
+  get targets(): readonly (string | null)[] {
+    return this.input().targets;
+  }
+
+  get source(): string | undefined {
+    return this.input().source;
+  }
 }
 
 /**

@@ -218,10 +218,7 @@ export class LiveCheck {
         hidden: !graph.isVisible(s.def),
         ...(timer === undefined ? {} : { timer }),
       };
-      this.source.set(
-        s.def,
-        lazyInput(s.def, summary, () => this.readLazily(s.def)),
-      );
+      this.source.set(s.def, lazyInput(s.def, summary, this.readLazily));
     }
     const checker = resumeChecker(this.source, options, from.checker);
     this.wasResumed = checker !== undefined;
@@ -229,17 +226,17 @@ export class LiveCheck {
   }
 
   /** A resumed definition's input, read in the graph of the current sync. */
-  private readLazily(id: DefId): CheckInput {
+  private readonly readLazily = (id: string): CheckInput => {
     const { graph } = this;
     if (this.reader?.graph !== graph) this.reader = { graph, m: new Materializer(graph) };
-    const s = graph.definition(id);
+    const s = graph.definition(id as DefId);
     const input = s === undefined ? undefined : storeInput(graph, this.reader.m, s);
     if (input === undefined)
       throw new Error(
         `live check: the resumed ${id} does not read in the graph synced to (the kept state is not this graph's)`,
       );
     return input;
-  }
+  };
 
   /** The heads ({@link headsKey}) of the graph last synced to: what {@link diagnostics} are of. */
   get at(): string {
