@@ -313,12 +313,15 @@ async function readFromFiles(
   const { paths, state } = fast.value;
   const held = fast.value;
   // Parsed when first read: a check answered from its cache reads no op.
-  const log = new rc.SnapshotOpLog(() => {
-    if (held.ops !== undefined) return held.ops;
-    // The bytes matched their sidecar's stamps (size, inode, mtime) yet hold a line that is not an
-    // op (a crash between the two writes): `main` runs the verb again, opened in full.
-    throw new SnapshotUnreadable(paths.opLog);
-  });
+  const log = new rc.SnapshotOpLog(
+    () => {
+      if (held.ops !== undefined) return held.ops;
+      // The bytes matched their sidecar's stamps (size, inode, mtime) yet hold a line that is not an
+      // op (a crash between the two writes): `main` runs the verb again, opened in full.
+      throw new SnapshotUnreadable(paths.opLog);
+    },
+    { wireChecked: () => held.wireChecked },
+  );
   const store = rc.openStore({ log, author });
   if (!store.ok) throw fromRejection(store.error);
   return {

@@ -72,6 +72,7 @@ export {
   splitRefKey,
   type UnlinkOp,
   type UnlockOp,
+  WIRE_SCHEMA_VERSION,
 } from "./ops/op.js";
 export { applyPatch, describePatchFailure, type PatchFailure, type PatchResult } from "./ops/patch.js";
 export { composeSource, decomposeSource, normalizeBody, type SourceParts } from "./ops/source.js";

@@ -9,7 +9,7 @@
 export { isLayer, LAYERS, type Layer } from "./lang/layers.js";
 export type { Result } from "./lang/result.js";
 export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";
-export { isDefinitionName } from "./ops/op.js";
+export { isDefinitionName, isWireOp, WIRE_SCHEMA_VERSION } from "./ops/op.js";
 export {
   type AtomicWriteOptions,
   fsyncDir,

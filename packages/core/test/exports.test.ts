@@ -127,6 +127,7 @@ const OPS = [
   "OpSchema",
   "parseOp",
   "isWireOp",
+  "WIRE_SCHEMA_VERSION",
   "isDefinitionOp",
   "isControlOp",
   "OP_KINDS",

@@ -15,6 +15,9 @@ describe("@kumiki-graph/core/read", () => {
         "isAuthorId",
         "isDefId",
         "isDefinitionName",
+        // What a storage records op-log.jsonl's lines were checked with (its sidecar's `wire`).
+        "isWireOp",
+        "WIRE_SCHEMA_VERSION",
         "isLayer",
         "isOpId",
         "openStore",

@@ -12,7 +12,13 @@
  * that died between the store and the file) rewrites the file atomically: temp file, rename, fsync.
  */
 import fs from "node:fs";
-import { type StoredOp, writeAll, writeFileAtomic } from "@kumiki-graph/core/read";
+import {
+  isWireOp,
+  type StoredOp,
+  WIRE_SCHEMA_VERSION,
+  writeAll,
+  writeFileAtomic,
+} from "@kumiki-graph/core/read";
 
 interface Sidecar {
   readonly v: 2;
@@ -30,6 +36,30 @@ interface Sidecar {
   readonly chunks?: readonly string[];
   /** The Automerge document id the file was derived from (absent in files of older versions). */
   readonly doc?: string;
+  /**
+   * The core `WIRE_SCHEMA_VERSION` under which every line of the file passed `isWireOp` when it
+   * was written; absent when one did not (or an older version wrote it). A reader's fold takes the
+   * file's ops unchecked only under its own version (see `ReadableOpLog.wireChecked`).
+   */
+  readonly wire?: number;
+  /** The version under which a line of the file did not pass (so an append need not look again). */
+  readonly notWire?: number;
+}
+
+/**
+ * Whether the lines of the file `side` describes all pass the wire schema of this version; undefined
+ * when no writer of this version judged them (a file of an older version).
+ */
+function judgedWire(side: Sidecar): boolean | undefined {
+  if (side.wire === WIRE_SCHEMA_VERSION) return true;
+  if (side.notWire === WIRE_SCHEMA_VERSION) return false;
+  return undefined;
+}
+
+/** Whether every op passes the wire schema as it is. */
+function allWire(ops: readonly StoredOp[]): boolean {
+  for (const op of ops) if (!isWireOp(op)) return false;
+  return true;
 }
 
 function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
@@ -112,7 +142,8 @@ export class OpLogFile {
       const at = headsKey(side.heads);
       if (at === headsKey(heads)) {
         // Same ops, but compaction or a flush may have renamed the chunks they are stored in.
-        if (!sameList(side.chunks, chunks)) this.writeSidecar(side.heads, side.maxId, st);
+        if (!sameList(side.chunks, chunks))
+          this.writeSidecar(side.heads, side.maxId, judgedWire(side) ?? allWire(all), st);
         return "unchanged";
       }
       if (added.length > 0 && at === headsKey(headsBefore)) {
@@ -122,7 +153,15 @@ export class OpLogFile {
           // All of it or a throw (a full disk writes short first, then refuses): a sidecar written
           // after a short write vouched for a torn last line, or for a file missing whole ops.
           writeAll(fd, Buffer.from(lines(sorted)));
-          this.writeSidecar(heads, sorted[sorted.length - 1]!["op-id"], fs.fstatSync(fd, { bigint: true }));
+          // A file no writer of this version judged is judged whole, once (the log holds every op).
+          const before = judgedWire(side);
+          const wire = before === undefined ? allWire(all) : before && allWire(sorted);
+          this.writeSidecar(
+            heads,
+            sorted[sorted.length - 1]!["op-id"],
+            wire,
+            fs.fstatSync(fd, { bigint: true }),
+          );
           return "appended";
         }
       }
@@ -140,7 +179,7 @@ export class OpLogFile {
     }
     writeFileAtomic(this.path, slices(), { tmp: `${this.path}.tmp-${process.pid}` });
     this.closeAppender();
-    this.writeSidecar(heads, sorted.length > 0 ? sorted[sorted.length - 1]!["op-id"] : "");
+    this.writeSidecar(heads, sorted.length > 0 ? sorted[sorted.length - 1]!["op-id"] : "", allWire(sorted));
   }
 
   /**
@@ -157,11 +196,12 @@ export class OpLogFile {
   /**
    * The file's bytes under the conditions of {@link readVerified}, not yet parsed, and the
    * Automerge heads its sidecar says they were written at: what a reader that may need no op at
-   * all takes under the lock (a copy, a few milliseconds), parsing later.
+   * all takes under the lock (a copy, a few milliseconds), parsing later. `wire`: every line passed
+   * the wire schema of this code's version when written (see the sidecar's `wire`).
    */
   readVerifiedBytes(
     chunks: readonly string[],
-  ): { readonly bytes: Buffer; readonly heads: readonly string[] } | undefined {
+  ): { readonly bytes: Buffer; readonly heads: readonly string[]; readonly wire: boolean } | undefined {
     const side = this.readSidecar();
     const st = this.stat();
     if (side === undefined || st === undefined || !matches(side, st) || !sameList(side.chunks, chunks))
@@ -172,7 +212,9 @@ export class OpLogFile {
     } catch {
       return undefined;
     }
-    return BigInt(bytes.length) === st.size ? { bytes, heads: side.heads } : undefined;
+    return BigInt(bytes.length) === st.size
+      ? { bytes, heads: side.heads, wire: side.wire === WIRE_SCHEMA_VERSION }
+      : undefined;
   }
 
   /** The ops of an op-log.jsonl's bytes, one a line; undefined when a line is not an op. */
@@ -290,7 +332,7 @@ export class OpLogFile {
     }
   }
 
-  private writeSidecar(heads: readonly string[], maxId: string, stat?: fs.BigIntStats): void {
+  private writeSidecar(heads: readonly string[], maxId: string, wire: boolean, stat?: fs.BigIntStats): void {
     const st = stat ?? this.stat();
     if (!st) return;
     const side: Sidecar = {
@@ -302,6 +344,7 @@ export class OpLogFile {
       maxId,
       ...(this.chunks === undefined ? {} : { chunks: this.chunks }),
       ...(this.document === undefined ? {} : { doc: this.document }),
+      ...(wire ? { wire: WIRE_SCHEMA_VERSION } : { notWire: WIRE_SCHEMA_VERSION }),
     };
     // Not atomic on purpose: a torn sidecar fails to parse or to match, and that only forces a rewrite.
     // Written in place through a kept descriptor (see overwriteSmallFile for why not O_TRUNC).

@@ -93,6 +93,7 @@ function readQuick(paths: WorkspacePaths, documentId: string, lock: FileLock): P
       documentId,
       read.heads,
       ops,
+      read.wire,
       read.pending,
       new PendingBundles(paths.storage),
       lock,
@@ -111,16 +112,21 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private readonly ids = new Set<string>();
   private readonly names: string[];
   private closed = false;
+  /** How many of the first ops (op-log.jsonl's) passed the wire schema when written (see `OpLog`). */
+  readonly wireChecked: number;
 
   constructor(
     private readonly documentId: string,
     private readonly heads: readonly string[],
     mirrored: readonly StoredOp[],
+    /** Every op of op-log.jsonl passed the wire schema when written. */
+    wire: boolean,
     bundles: readonly { readonly name: string; readonly ops: readonly StoredOp[] }[],
     private readonly pending: PendingBundles,
     private readonly lock: FileLock,
   ) {
-    this.take(mirrored as readonly T[]);
+    const held = this.take(mirrored as readonly T[]).length;
+    this.wireChecked = wire ? held : 0;
     for (const b of bundles) this.take(b.ops as readonly T[]);
     this.names = bundles.map((b) => b.name);
   }

@@ -33,6 +33,12 @@ export interface WorkspaceOps<T extends StoredOp = StoredOp> {
    */
   readonly ops: readonly T[] | undefined;
   /**
+   * How many of {@link ops}' first ops (op-log.jsonl's) passed the wire schema when they were
+   * written, under this code's version (its sidecar says so): a fold need not check them again
+   * (`ReadableOpLog.wireChecked`). 0 when it does not say so; read after {@link ops}.
+   */
+  readonly wireChecked: number;
+  /**
    * When the file's bytes were shown to be the storage's: what its ops are, as one string — the
    * Automerge document, the heads the file was derived from and the pending files' names (equal
    * states, equal ops) — what a
@@ -92,9 +98,10 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
   const read = () => readStoredFiles<T>(paths, documentId);
   try {
     const got = lock === undefined ? read() : await lock.run(read);
-    if (got === undefined) return { ok: true, value: { paths, config, ops: undefined } };
+    if (got === undefined) return { ok: true, value: { paths, config, ops: undefined, wireChecked: 0 } };
     let ops: readonly T[] | undefined | null = null;
-    const { bytes, state, pending } = got;
+    let checked = 0;
+    const { bytes, state, pending, wire } = got;
     return {
       ok: true,
       value: {
@@ -102,15 +109,22 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
         config,
         state,
         get ops() {
-          if (ops === null) ops = withPending(OpLogFile.parse(bytes) as T[] | undefined, pending);
+          if (ops === null) {
+            const mirrored = OpLogFile.parse(bytes) as T[] | undefined;
+            checked = wire && mirrored !== undefined ? mirrored.length : 0;
+            ops = withPending(mirrored, pending);
+          }
           return ops;
+        },
+        get wireChecked() {
+          return checked;
         },
       },
     };
   } catch {
     // The fast path is an optimisation: whatever stops it (a lock held past its timeout, an
     // unreadable folder) is left to the full open, which reports it properly.
-    return { ok: true, value: { paths, config, ops: undefined } };
+    return { ok: true, value: { paths, config, ops: undefined, wireChecked: 0 } };
   }
 }
 
@@ -129,6 +143,8 @@ export function readStoredFiles<T extends StoredOp = StoredOp>(
   | {
       readonly bytes: Buffer;
       readonly heads: readonly string[];
+      /** Every line of the file passed the wire schema of this code's version when written. */
+      readonly wire: boolean;
       readonly pending: readonly PendingBundle<T>[];
       readonly unreadable: number;
       readonly state: string;
@@ -148,7 +164,14 @@ export function readStoredFiles<T extends StoredOp = StoredOp>(
       read.heads,
       pending.map((b) => b.name),
     );
-    return { bytes: read.bytes, heads: read.heads, pending, unreadable: files.unreadable.length, state };
+    return {
+      bytes: read.bytes,
+      heads: read.heads,
+      wire: read.wire,
+      pending,
+      unreadable: files.unreadable.length,
+      state,
+    };
   } finally {
     mirror.dispose();
   }

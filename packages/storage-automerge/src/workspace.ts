@@ -212,8 +212,11 @@ export async function openWorkspaceReader<T extends StoredOp = StoredOp>(
   const fast = await readWorkspaceOps<T>(dir, options);
   if (!fast.ok) return fast;
   const { paths, config, ops } = fast.value;
-  if (ops !== undefined)
-    return { ok: true, value: { paths, config, log: new SnapshotOpLog([...ops]), snapshot: true } };
+  if (ops !== undefined) {
+    const wireChecked = fast.value.wireChecked;
+    const log = new SnapshotOpLog([...ops], { wireChecked: () => wireChecked });
+    return { ok: true, value: { paths, config, log, snapshot: true } };
+  }
   // The workspace found above (with walkUp, maybe a parent of dir), opened in full.
   const full = await openWorkspace<T>(paths.root);
   return full.ok ? { ok: true, value: { ...full.value, snapshot: false } } : full;

@@ -489,6 +489,16 @@ function isLockPatterns(x: unknown): boolean {
   return true;
 }
 
+/**
+ * The version of what {@link isWireOp} accepts. A store that records "every op of this file passed
+ * isWireOp" (op-log.jsonl's sidecar) records it with this version, and a reader takes the record
+ * only when the versions are equal: its fold then skips the check for those ops. Bump it whenever
+ * isWireOp (or a check it calls: ids, names, layers, limits) accepts an op it refused before or
+ * refuses one it accepted; test/ops/wire-schema-version.test.ts pins what it is made of, to make
+ * that a decision.
+ */
+export const WIRE_SCHEMA_VERSION = 1;
+
 /** The fast check behind {@link parseOp}: true exactly when {@link OpSchema} accepts `x` unchanged. */
 export function isWireOp(x: unknown): x is LogOp {
   if (!isPlainObject(x)) return false;

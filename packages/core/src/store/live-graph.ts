@@ -58,7 +58,7 @@ export class LiveGraph {
     const held = this.log.all();
     this.generation = this.log.generation ?? 0;
     this.taken = held.length;
-    const graph = Graph.fold(held);
+    const graph = Graph.fold(held, { wireChecked: this.log.wireChecked ?? 0 });
     this.folded = { graph, reader: new GraphReader(graph) };
     return this.folded;
   }

@@ -51,6 +51,13 @@ export interface ReadableOpLog<T extends StoredOp = StoredOp> {
   /** Optional: what is wrong with the stored form, when something is (then appends are refused). */
   readonly damage?: StoreDamage | undefined;
   /**
+   * Optional: how many ops at the start of {@link all} are known to pass the op wire schema as
+   * they are (`isWireOp`), checked when they were stored, under this code's
+   * `WIRE_SCHEMA_VERSION` (a workspace's op-log.jsonl records it): a fold takes them without
+   * checking them again. Read after {@link all}. Absent or 0: every op is checked.
+   */
+  readonly wireChecked?: number;
+  /**
    * Optional, for logs that decide contested op-ids (several ops stored under one id): bumped when
    * such a decision replaced the op held at some position of {@link all}. Until it changes, `all()`
    * only grows; when it changes, a reader reads `all()` afresh from the start.

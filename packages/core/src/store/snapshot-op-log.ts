@@ -9,11 +9,24 @@ import type { ReadableOpLog, StoredOp } from "./op-log.js";
 export class SnapshotOpLog<T extends StoredOp = StoredOp> implements ReadableOpLog<T> {
   private ops: readonly T[] | undefined;
   private readonly read: (() => readonly T[]) | undefined;
+  private readonly checked: (() => number) | undefined;
 
-  /** `ops`, or a function that reads them on the first call of {@link all} (a check answered from a cache reads none). */
-  constructor(ops: readonly T[] | (() => readonly T[])) {
+  /**
+   * `ops`, or a function that reads them on the first call of {@link all} (a check answered from a
+   * cache reads none); `wireChecked`, how many of the first ops are known to pass the wire schema
+   * (see {@link ReadableOpLog.wireChecked}), asked after they are read.
+   */
+  constructor(
+    ops: readonly T[] | (() => readonly T[]),
+    options: { readonly wireChecked?: () => number } = {},
+  ) {
     if (typeof ops === "function") this.read = ops;
     else this.ops = ops;
+    this.checked = options.wireChecked;
+  }
+
+  get wireChecked(): number {
+    return this.checked?.() ?? 0;
   }
 
   all(): readonly T[] {

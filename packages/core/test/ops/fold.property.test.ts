@@ -51,6 +51,24 @@ describe("the fold", () => {
     );
   });
 
+  it("takes ops known to pass the wire schema (wireChecked) to the same graph, and still quarantines one after them", () => {
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 5, maxLength: 50 }), fc.nat(), (script, seed) => {
+        const { written } = run(3, script);
+        const ops = shuffle(written, seed);
+        const expected = dump(Graph.fold(ops));
+        const checked = seed % (ops.length + 1);
+        expect(dump(Graph.fold(ops, { wireChecked: checked }))).toEqual(expected);
+        // Past the checked ones every op is checked: one that fails the schema is quarantined.
+        const broken = { ...ops[0], "op-id": "op_not-an-id" };
+        const withBroken = Graph.fold([...ops, broken], { wireChecked: ops.length });
+        expect(withBroken.status().quarantined.map((q) => q.opId)).toEqual(["op_not-an-id"]);
+        expect(dump(withBroken)).toEqual(dump(Graph.fold([...ops, broken])));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it("the scripts reach every op kind and real conflicts", () => {
     // Guards the two properties above against vacuity: the generated histories are not trivial.
     const kinds = new Set<string>();
