@@ -1,7 +1,7 @@
 import { corpusProgram, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type CheckOptions, checkProgram, createChecker } from "../../src/check/check.js";
+import { type CheckOptions, checkProgram, createChecker, resumeChecker } from "../../src/check/check.js";
 import type { CheckInput } from "../../src/check/graph.js";
 import { brief, inputsOf } from "./helpers.js";
 
@@ -152,6 +152,32 @@ describe.skipIf(!hasCorpus)("incremental checking", () => {
     });
   }
 
+  it("gives the diagnostics of a full check after any sequence of edits, resumed from a state between them", () => {
+    fc.assert(
+      fc.property(
+        fc.array(opArb, { minLength: 0, maxLength: 8 }),
+        fc.array(opArb, { minLength: 1, maxLength: 12 }),
+        fc.nat(),
+        (before, after, seed) => {
+          const graph = new Map(all.filter((_, i) => (i * 7 + seed) % 3 !== 0).map((n) => [n.id, n]));
+          const checker = createChecker(graph);
+          for (const op of before) checker.update(apply(graph, all, op));
+          // Another process goes on from the state as it was kept (JSON), over the same definitions.
+          const state = JSON.parse(JSON.stringify(checker.state()));
+          const resumed = resumeChecker(graph, {}, state);
+          expect(resumed).toBeDefined();
+          expectSame(graph, resumed!.diagnostics(), {});
+          // The first update after a resume reads the state's reads as they are; later ones index them.
+          for (const op of after) expectSame(graph, resumed!.update(apply(graph, all, op)), {});
+          // What it keeps goes on again to the same diagnostics.
+          const again = resumeChecker(graph, {}, JSON.parse(JSON.stringify(resumed!.state())));
+          expectSame(graph, again!.diagnostics(), {});
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   it("re-checks a changed definition and its referrers, not the whole graph", () => {
     const graph = new Map(all.map((n) => [n.id, n]));
     const checker = createChecker(graph);
@@ -179,6 +205,13 @@ app A
     const after = checker.update([other.id]);
     expect(after).toEqual(checkProgram(graph.values()));
     expect(after[0]?.message).not.toMatch(/and a NotFound tile/);
+    // The same, resumed from the first check's state in another process: its first update reads
+    // the state's reads as they are, and finds the name looked up there.
+    graph.set(other.id, other);
+    const first = createChecker(graph);
+    const resumed = resumeChecker(graph, {}, JSON.parse(JSON.stringify(first.state())));
+    graph.set(other.id, { ...other, def: { ...other.def, name: { ...other.def.name, name: "NotFound" } } });
+    expect(resumed!.update([other.id])).toEqual(after);
   });
 
   it("follows identity across a rename, and reports a reference whose target is removed", () => {
