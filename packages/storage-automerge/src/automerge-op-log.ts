@@ -20,6 +20,7 @@ import {
   type SharePolicy,
 } from "@automerge/automerge-repo";
 import type { StoredOp } from "@kumiki-graph/core";
+import { GENERATION_FILE } from "./chunk-files.js";
 import type { FileLock } from "./file-lock.js";
 import { DurableFSStorageAdapter } from "./fs-storage.js";
 import {
@@ -230,7 +231,7 @@ export class AutomergeOpLog<T extends StoredOp = StoredOp> extends RepoOpLog<T> 
     let stop: () => void;
     try {
       const watcher = fs.watch(this.storage.directory, { persistent: false }, (_event, name) => {
-        if (name === null || name === ".generation") soon();
+        if (name === null || name === GENERATION_FILE) soon();
       });
       // A folder removed under the watch ends it; the log then refuses as replaced.
       watcher.on("error", () => watcher.close());

@@ -3,8 +3,26 @@
  * files of a document listed from it, without loading Automerge: what the storage adapter and a
  * reader that checks op-log.jsonl against the chunks (workspace-read.ts) both use.
  */
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+
+/**
+ * The storage folder's generation token file: every chunk write and removal, and every pending
+ * write, moves the token, so an open log lists the folder again only when it moved.
+ */
+export const GENERATION_FILE = ".generation";
+
+/**
+ * Moves the token in the open generation file `fd` and returns it: always 16 hex characters,
+ * written in place — no truncation, so no reader sees a shorter token. The one spelling of the
+ * storage adapter's writes and a pending write's (pending-bundles.ts).
+ */
+export function writeGenerationToken(fd: number): string {
+  const next = randomBytes(8).toString("hex");
+  fs.writeSync(fd, next, 0, "utf8");
+  return next;
+}
 
 /** The kinds of chunk a document is stored in. */
 export const CHUNK_TYPES = ["snapshot", "incremental"] as const;

@@ -17,7 +17,13 @@ import type { Chunk, StorageKey } from "@automerge/automerge-repo/slim";
 import { NodeFSStorageAdapter } from "@automerge/automerge-repo-storage-nodefs";
 import { fsyncDir, makeDirs, writeAll, writeFileAtomic } from "@kumiki-graph/core";
 import { type ChunkKind, chunkDamage, snapshotName } from "./chunk-check.js";
-import { CHUNK_TYPES, chunkStampsIn, storagePath } from "./chunk-files.js";
+import {
+  CHUNK_TYPES,
+  chunkStampsIn,
+  GENERATION_FILE,
+  storagePath,
+  writeGenerationToken,
+} from "./chunk-files.js";
 import { FileLock } from "./file-lock.js";
 import type { DamagedChunk } from "./log-storage.js";
 
@@ -178,7 +184,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
     this.verify = options.verifyChunks !== false;
     if (!this.frozen) makeDirs(directory);
     this.tmpDir = path.join(directory, ".tmp");
-    this.generationFile = path.join(directory, ".generation");
+    this.generationFile = path.join(directory, GENERATION_FILE);
     this.lock = this.readOnly
       ? new NoLock(path.join(directory, ".lock"))
       : (options.lock ?? new FileLock(path.join(directory, ".lock")));
@@ -598,10 +604,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   /** Records that the chunks changed; if nobody else wrote since our last look, we are still up to date. */
   private bumpGeneration(): void {
     const before = this.readGeneration();
-    // Always 16 characters, written in place: no truncation, no reader sees a shorter token.
-    const next = randomBytes(8).toString("hex");
-    const fd = this.generationFd(true)!;
-    fs.writeSync(fd, next, 0, "utf8");
+    const next = writeGenerationToken(this.generationFd(true)!);
     if (before !== undefined && before === this.seenGeneration) this.seenGeneration = next;
   }
 }

@@ -17,6 +17,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fsyncDir, type StoredOp, writeFileAtomic } from "@kumiki-graph/core/read";
+import { GENERATION_FILE, writeGenerationToken } from "./chunk-files.js";
 
 /** The folder of pending bundles, inside the storage folder. */
 export const PENDING_DIR = "pending";
@@ -140,22 +141,25 @@ function parseBundle<T extends StoredOp>(text: string): T[] | undefined {
     return undefined;
   }
   if (!Array.isArray(parsed) || parsed.length === 0) return undefined;
-  for (const op of parsed) {
-    if (typeof op !== "object" || op === null || Array.isArray(op)) return undefined;
-    const id = (op as { "op-id"?: unknown })["op-id"];
-    if (typeof id !== "string" || id === "") return undefined;
-  }
+  for (const op of parsed) if (!isHeldOp(op)) return undefined;
   return parsed as T[];
 }
 
 /**
- * Moves the storage's generation token (`.generation`: 16 hex characters written in place, as the
- * storage adapter writes it), so that every open log looks at the folder again.
+ * Whether `x` is what a log holds as an op: a JSON object with a non-empty string op-id (the op
+ * schema is the fold's to judge). The document's bundles (repo-op-log.ts) and pending files alike.
  */
+export function isHeldOp(x: unknown): x is StoredOp {
+  if (typeof x !== "object" || x === null || Array.isArray(x)) return false;
+  const id = (x as { "op-id"?: unknown })["op-id"];
+  return typeof id === "string" && id !== "";
+}
+
+/** Moves the storage's generation token, as the storage adapter does, so that every open log looks again. */
 function moveGeneration(storageDir: string): void {
-  const fd = fs.openSync(path.join(storageDir, ".generation"), fs.constants.O_RDWR | fs.constants.O_CREAT);
+  const fd = fs.openSync(path.join(storageDir, GENERATION_FILE), fs.constants.O_RDWR | fs.constants.O_CREAT);
   try {
-    fs.writeSync(fd, randomBytes(8).toString("hex"), 0, "utf8");
+    writeGenerationToken(fd);
   } finally {
     fs.closeSync(fd);
   }

@@ -40,7 +40,7 @@ import {
 } from "./op-log-document.js";
 import type { OpLogFile } from "./op-log-file.js";
 import { OpLogFileError } from "./op-log-file-error.js";
-import type { PendingBundle, PendingSource } from "./pending-bundles.js";
+import { isHeldOp, type PendingBundle, type PendingSource } from "./pending-bundles.js";
 
 /**
  * Incremental chunks of the document a log lets pile up before it compacts them into a snapshot:
@@ -842,17 +842,14 @@ export class RepoOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     const list: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
     for (let i = 0; i < list.length; i++) {
       const op = list[i];
-      if (typeof op === "object" && op !== null && !Array.isArray(op)) {
-        const id = (op as { "op-id"?: unknown })["op-id"];
-        if (typeof id === "string" && id !== "") {
-          if (this.hold(op as T)) added.push(op as T);
-          else {
-            // Held from a pending file, and now in the document (another process folded it).
-            this.heldPending.delete(id);
-            this.noteReuse(op as T, [...at(), i]);
-          }
-          continue;
+      if (isHeldOp(op)) {
+        if (this.hold(op as T)) added.push(op as T);
+        else {
+          // Held from a pending file, and now in the document (another process folded it).
+          this.heldPending.delete(op["op-id"]);
+          this.noteReuse(op as T, [...at(), i]);
         }
+        continue;
       }
       this.invalidEntries.push({
         at: [...at(), i],
