@@ -185,8 +185,14 @@ describe("a write without the Automerge document", () => {
     // As if the fold had stored the change and died before removing the file.
     fs.mkdirSync(pendingDir, { recursive: true });
     fs.writeFileSync(path.join(pendingDir, name!), text);
+    // A quick write before the next fold reads the ops the file repeats once, and writes after them.
+    const q = await quick(dir);
+    expect(names(q.ops())).toEqual(["a", "b", "c"]);
+    expect((await q.store.add({ layer: "slot", name: "d", body: "Int = 2" })).ok).toBe(true);
+    expect(names(q.ops())).toEqual(["a", "b", "c", "d"]);
+    await q.close();
     const again = await open(dir);
-    expect(names(again.workspace.log.all())).toEqual(["a", "b", "c"]);
+    expect(names(again.workspace.log.all())).toEqual(["a", "b", "c", "d"]);
     expect(pendingFiles(dir)).toHaveLength(0);
     await again.close();
   });
