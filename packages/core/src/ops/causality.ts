@@ -85,8 +85,12 @@ export class Causality<T extends CausalOp = CausalOp> {
    */
   private readonly index = new Map<OpId, number>();
   private indexed = 0;
-  /** op object → position: what the merge rules' questions go through. */
-  private readonly positions = new WeakMap<T, number>();
+  /**
+   * op object → position: what the merge rules' questions go through. A Map, not a WeakMap: `placed`
+   * keeps every op alive anyway, and a WeakMap's entries are ephemerons every garbage collection
+   * walks — 70 ms more CPU in a process folding 100,000 ops.
+   */
+  private readonly positions = new Map<T, number>();
   private readonly ids: OpId[] = [];
   private readonly placed: T[] = [];
   /** Parent positions of op i: parentList[parentStart[i] .. parentStart[i + 1]). */
