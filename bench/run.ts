@@ -10,6 +10,7 @@ import { benchDamage } from "./damage.js";
 import { benchEdges } from "./edges.js";
 import { benchExport } from "./export.js";
 import { type BenchRow, formatTable } from "./harness.js";
+import { benchHub } from "./hub.js";
 import { benchLang } from "./lang.js";
 import { benchLive } from "./live.js";
 import { benchMcpContext } from "./mcp-context.js";
@@ -28,6 +29,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ["check", benchCheck],
   ["scale (180 / 1,000 / 5,000 definitions)", benchScale],
   ["export (500 to 10,000 definitions)", benchExport],
+  ["hub (definitions that all reference one type)", benchHub],
   ["store", benchStore],
   ["live workspace", benchLive],
   ["write path of a long-running store, the MCP server and the sync server", benchWritePath],

@@ -5,6 +5,7 @@
 import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
 import { Causality, causalOrder, compareIds } from "../ops/causality.js";
+import { appendToList } from "../ops/cow-map.js";
 import { matchesLockPattern } from "../ops/glob.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import {
@@ -359,7 +360,9 @@ export class Graph {
       }
       for (const t of newTargets) {
         if (oldTargets.has(t)) continue;
-        this.st.referrers.set(t, [...(this.st.referrers.get(t) ?? []), id]);
+        // In place where no fork can see the list: copying it for each new referrer made a fold of
+        // k definitions that reference one type O(k²) (20,000 slots of one type: 4.8 s).
+        appendToList(this.st.referrers, t, id);
       }
     }
     if (contentChanged) this.invalidate(id);

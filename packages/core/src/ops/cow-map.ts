@@ -7,6 +7,8 @@ const GONE: unique symbol = Symbol("gone");
  */
 export class CowMap<K, V> {
   private readonly own = new Map<K, V | typeof GONE>();
+  /** Set by the first {@link fork}: from then on a fork may read this map's values (see {@link ownValue}). */
+  private forked = false;
 
   constructor(private readonly base?: CowMap<K, V>) {}
 
@@ -26,8 +28,22 @@ export class CowMap<K, V> {
   }
 
   delete(key: K): void {
-    if (this.base === undefined) this.own.delete(key);
+    // A mark only where the base holds the key: a fork that deleted what it alone had set (the
+    // draft's pending ops, each taken out as it is placed) would otherwise keep a mark per key, and
+    // every `entries()` walk over them made a draft of n items cost O(n²).
+    if (this.base === undefined || this.base.get(key) === undefined) this.own.delete(key);
     else this.own.set(key, GONE);
+  }
+
+  /**
+   * The value under `key` when it may be changed in place: this map's own (not read through to
+   * its base), in a map never forked (a fork reads its base's values, so those are replaced, never
+   * changed). Undefined otherwise: replace the value with {@link set}.
+   */
+  ownValue(key: K): V | undefined {
+    if (this.forked) return undefined;
+    const v = this.own.get(key);
+    return v === GONE ? undefined : v;
   }
 
   /** The value under `key`, safe to mutate in place: a fork copies its base's value first. */
@@ -70,6 +86,7 @@ export class CowMap<K, V> {
 
   /** A fork of this map. */
   fork(): CowMap<K, V> {
+    this.forked = true;
     return new CowMap(this);
   }
 
@@ -83,4 +100,14 @@ export class CowMap<K, V> {
     }
     this.own.clear();
   }
+}
+
+/**
+ * Appends `item` to the list under `key`: in place where {@link CowMap.ownValue} allows it, else as
+ * a new list — so appending k items to one key costs O(k), not O(k²), in a map no fork reads.
+ */
+export function appendToList<K, T>(map: CowMap<K, readonly T[]>, key: K, item: T): void {
+  const own = map.ownValue(key) as T[] | undefined;
+  if (own !== undefined) own.push(item);
+  else map.set(key, [...(map.get(key) ?? []), item]);
 }
