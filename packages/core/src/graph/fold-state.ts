@@ -69,3 +69,8 @@ export function forkFoldState(base: FoldState): FoldState {
 export function commitFoldState(fork: FoldState): void {
   for (const k of KEYS) (fork[k] as CowMap<unknown, unknown>).commit();
 }
+
+/** Drops a fork's maps: none of its writes reach its base (see `CowMap.drop`). */
+export function dropFoldState(fork: FoldState): void {
+  for (const k of KEYS) (fork[k] as CowMap<unknown, unknown>).drop();
+}

@@ -34,7 +34,7 @@ import {
 import { conflictRecords } from "./conflicts.js";
 import { liveLocks, lockViolation, placeControl, policyOpOf } from "./control-state.js";
 import { danglingAround } from "./dangling.js";
-import { commitFoldState, type FoldState, forkFoldState, newFoldState } from "./fold-state.js";
+import { commitFoldState, dropFoldState, type FoldState, forkFoldState, newFoldState } from "./fold-state.js";
 import type { Conflict, LockEntry, Orphan, Quarantined } from "./records.js";
 
 export type { Body, DefinitionState } from "../ops/merge.js";
@@ -456,6 +456,7 @@ export class Graph {
     if (this.parent === undefined) throw new Error("graph: only a fork is discarded");
     if (this.causalMark !== undefined) this.causality.rollback(this.causalMark);
     this.causalMark = undefined;
+    dropFoldState(this.st);
   }
 
   // -------------------------------------------------------------------------------------------

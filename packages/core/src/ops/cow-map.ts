@@ -7,8 +7,10 @@ const GONE: unique symbol = Symbol("gone");
  */
 export class CowMap<K, V> {
   private readonly own = new Map<K, V | typeof GONE>();
-  /** Set by the first {@link fork}: from then on a fork may read this map's values (see {@link ownValue}). */
-  private forked = false;
+  /** Forks of this map neither committed nor dropped: while any is, its values are not changed in place. */
+  private forks = 0;
+  /** Set when this fork was committed or dropped (it no longer counts among its base's forks). */
+  private done = false;
 
   constructor(private readonly base?: CowMap<K, V>) {}
 
@@ -37,11 +39,12 @@ export class CowMap<K, V> {
 
   /**
    * The value under `key` when it may be changed in place: this map's own (not read through to
-   * its base), in a map never forked (a fork reads its base's values, so those are replaced, never
-   * changed). Undefined otherwise: replace the value with {@link set}.
+   * its base), in a map no live fork reads (one forked and neither committed nor {@link drop}ped:
+   * its base's values are replaced, never changed, while it lives). Undefined otherwise: replace
+   * the value with {@link set}.
    */
   ownValue(key: K): V | undefined {
-    if (this.forked) return undefined;
+    if (this.forks > 0) return undefined;
     const v = this.own.get(key);
     return v === GONE ? undefined : v;
   }
@@ -86,8 +89,19 @@ export class CowMap<K, V> {
 
   /** A fork of this map. */
   fork(): CowMap<K, V> {
-    this.forked = true;
+    this.forks++;
     return new CowMap(this);
+  }
+
+  /** Drops this fork: its writes never reach its base, which may change its values in place again. */
+  drop(): void {
+    this.release();
+  }
+
+  private release(): void {
+    if (this.base === undefined || this.done) return;
+    this.done = true;
+    this.base.forks--;
   }
 
   /** Writes this fork's changes into its base (the values become the base's own). */
@@ -99,6 +113,7 @@ export class CowMap<K, V> {
       else base.set(k, v);
     }
     this.own.clear();
+    this.release();
   }
 }
 

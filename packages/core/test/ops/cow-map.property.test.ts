@@ -79,21 +79,41 @@ describe("CowMap", () => {
     );
   });
 
-  it("appends in place only where no fork reads the list", () => {
+  it("appends in place only where no live fork reads the list", () => {
     const base = new CowMap<string, readonly number[]>();
     appendToList(base, "a", 1);
     const list = base.get("a");
     appendToList(base, "a", 2);
-    // Never forked: the same list, grown.
+    // No fork: the same list, grown.
     expect(base.get("a")).toBe(list);
     expect(list).toEqual([1, 2]);
     const fork = base.fork();
     appendToList(fork, "a", 3);
     expect(base.get("a")).toEqual([1, 2]);
     expect(fork.get("a")).toEqual([1, 2, 3]);
-    // Forked once: the base replaces its lists from then on.
+    // While the fork lives, the base replaces its lists: what the fork read through stays as read.
     appendToList(base, "a", 4);
     expect(base.get("a")).not.toBe(list);
     expect(list).toEqual([1, 2]);
+    // Dropped (twice: counted once), the fork no longer holds the base back.
+    fork.drop();
+    fork.drop();
+    const now = base.get("a");
+    appendToList(base, "a", 5);
+    expect(base.get("a")).toBe(now);
+    expect(now).toEqual([1, 2, 4, 5]);
+    // A committed fork alike; another fork still live keeps the base copying.
+    const committed = base.fork();
+    const live = base.fork();
+    appendToList(committed, "a", 6);
+    committed.commit();
+    const after = base.get("a");
+    appendToList(base, "a", 7);
+    expect(base.get("a")).not.toBe(after);
+    expect(live.get("a")).toEqual([1, 2, 4, 5, 6, 7]);
+    live.drop();
+    const last = base.get("a");
+    appendToList(base, "a", 8);
+    expect(base.get("a")).toBe(last);
   });
 });
