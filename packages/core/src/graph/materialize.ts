@@ -21,9 +21,10 @@ export type Parsed =
  * kept in the young one; when that fills, it becomes the old one and the oldest goes — every text
  * read in the last generation stays, in O(1) per read. (An LRU over one Map, refreshed by delete and
  * set and trimmed through `keys().next()`, walked past its deleted entries at every trim: a rename
- * of a type 16,000 slots reference spent 0.7 s there.)
+ * of a type 16,000 slots reference spent 0.7 s there.) At most 20,000 texts, as that LRU held: a
+ * parsed definition of apps/05 is about 4 KB, so 84 MB at most in a long-running process.
  */
-const PARSE_GENERATION = 20_000;
+const PARSE_GENERATION = 10_000;
 let youngParses = new Map<string, Parsed>();
 let oldParses = new Map<string, Parsed>();
 
