@@ -213,7 +213,7 @@ export class OpLogFile {
       return undefined;
     }
     return BigInt(bytes.length) === st.size
-      ? { bytes, heads: side.heads, wire: side.wire === WIRE_SCHEMA_VERSION }
+      ? { bytes, heads: side.heads, wire: judgedWire(side) === true }
       : undefined;
   }
 

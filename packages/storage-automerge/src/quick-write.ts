@@ -131,8 +131,8 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     private readonly pending: PendingBundles,
     private readonly lock: FileLock,
   ) {
-    const held = this.take(mirrored as readonly T[]).length;
-    this.wireChecked = wire ? held : 0;
+    this.take(mirrored as readonly T[]);
+    this.wireChecked = wire ? this.ops.length : 0;
     for (const b of bundles) this.take(b.ops as readonly T[]);
     this.names = bundles.map((b) => b.name);
   }
@@ -143,17 +143,15 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     return this.ids.has(id);
   }
 
-  private take(ops: readonly T[]): T[] {
-    const fresh: T[] = [];
+  /** Holds the ops of `ops` not held yet. */
+  private take(ops: readonly T[]): void {
     for (const op of ops) {
       const id = op["op-id"];
       if (this.holds(id)) continue;
       this.ids?.add(id);
       if (id > this.greatest) this.greatest = id;
       this.ops.push(op);
-      fresh.push(op);
     }
-    return fresh;
   }
 
   /** The state these ops are in (see {@link QuickWorkspaceStore.state}). */
@@ -178,7 +176,9 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     if (fresh.length === 0) return [];
     // Stored (fsynced, renamed into place) before anything here counts it held.
     this.names.push(this.pending.write(fresh));
-    return this.take(fresh);
+    // None held, none repeated: the batch took care of both.
+    this.take(fresh);
+    return fresh;
   }
 
   /** The lock is held from the open: nobody else appends until the close. */

@@ -277,6 +277,15 @@ function unlink<K>(index: Map<K, Set<string>>, key: K, id: string): void {
   if (s.size === 0) index.delete(key);
 }
 
+/** What a check read, as {@link Deps} holds it or as a state's `reads` spells it. */
+interface Reads {
+  readonly ids?: Iterable<string>;
+  readonly keys?: Iterable<string>;
+  readonly layers?: Iterable<Layer>;
+  readonly app?: boolean;
+  readonly timers?: boolean;
+}
+
 /**
  * Who read what: per definition id, name key and layer, the definitions whose check read it, and
  * those that depend on the app or on timers — what a change makes dirty.
@@ -309,32 +318,30 @@ class DependencyIndex {
     if (this.kept.size === 0) return false;
     if (++this.asked < 2) return true;
     for (const [id, r] of this.kept) {
-      for (const d of r.ids ?? []) link(this.byId, d, id);
-      for (const k of r.keys ?? []) link(this.byKey, k, id);
-      for (const l of r.layers ?? []) link(this.byLayer, l, id);
-      if (r.app === true) this.onApp.add(id);
-      if (r.timers === true) this.onTimers.add(id);
+      this.add(id, r);
       this.linked.set(id, r);
     }
     this.kept.clear();
     return false;
   }
 
-  add(id: string, deps: Deps): void {
-    for (const d of deps.ids) link(this.byId, d, id);
-    for (const k of deps.keys) link(this.byKey, k, id);
-    for (const l of deps.layers) link(this.byLayer, l, id);
-    if (deps.app) this.onApp.add(id);
-    if (deps.timers) this.onTimers.add(id);
+  /** Links what `id`'s check read: its {@link Deps}, or a resumed state's reads. */
+  add(id: string, reads: Reads): void {
+    for (const d of reads.ids ?? []) link(this.byId, d, id);
+    for (const k of reads.keys ?? []) link(this.byKey, k, id);
+    for (const l of reads.layers ?? []) link(this.byLayer, l, id);
+    if (reads.app === true) this.onApp.add(id);
+    if (reads.timers === true) this.onTimers.add(id);
   }
 
+  /** Unlinks `id`: `deps`, its Deps when it was checked here, else the resumed reads kept or linked. */
   remove(id: string, deps: Deps | undefined): void {
     if (this.kept.delete(id)) return;
-    const r = this.linked.get(id);
+    const r = deps ?? this.linked.get(id);
     this.linked.delete(id);
-    for (const d of deps?.ids ?? r?.ids ?? []) unlink(this.byId, d, id);
-    for (const k of deps?.keys ?? r?.keys ?? []) unlink(this.byKey, k, id);
-    for (const l of deps?.layers ?? r?.layers ?? []) unlink(this.byLayer, l, id);
+    for (const d of r?.ids ?? []) unlink(this.byId, d, id);
+    for (const k of r?.keys ?? []) unlink(this.byKey, k, id);
+    for (const l of r?.layers ?? []) unlink(this.byLayer, l, id);
     this.onApp.delete(id);
     this.onTimers.delete(id);
   }
