@@ -151,7 +151,7 @@ async function openOwnHeld(
  */
 export class SnapshotUnreadable extends Error {
   constructor(file: string) {
-    super(`${file} does not parse although its sidecar vouches for it`);
+    super(`${file} does not parse although its sidecar vouches for it, or changed since it did`);
   }
 }
 
@@ -317,7 +317,8 @@ async function readFromFiles(
     () => {
       if (held.ops !== undefined) return held.ops;
       // The bytes matched their sidecar's stamps (size, inode, mtime) yet hold a line that is not an
-      // op (a crash between the two writes): `main` runs the verb again, opened in full.
+      // op (a crash between the two writes), or a writer changed the file after the lock was
+      // released and before this first read: `main` runs the verb again, opened in full.
       throw new SnapshotUnreadable(paths.opLog);
     },
     { wireChecked: () => held.wireChecked },

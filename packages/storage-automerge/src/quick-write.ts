@@ -87,7 +87,8 @@ function readQuick(paths: WorkspacePaths, documentId: string, lock: FileLock): P
   try {
     const read = readStoredFiles(paths, documentId);
     if (read === undefined || read.unreadable > 0 || read.pending.length >= PENDING_MOST) return undefined;
-    const ops = OpLogFile.parse(read.bytes);
+    const bytes = read.bytes();
+    const ops = bytes === undefined ? undefined : OpLogFile.parse(bytes);
     if (ops === undefined) return undefined;
     return new PendingOpLog(
       documentId,

@@ -26,7 +26,7 @@ export interface WorkspaceOps<T extends StoredOp = StoredOp> {
   readonly config: WorkspaceConfig;
   /**
    * The stored ops, from op-log.jsonl and then the pending bundles beside the document
-   * (pending-bundles.ts; parsed on first access, from the bytes read under the lock: a reader
+   * (pending-bundles.ts; read and parsed on first access, the pending files under the lock: a reader
    * that needs no op pays no parse); undefined when the file cannot be shown to hold exactly what
    * the storage holds (another process wrote since and has not brought it up to date, a peer's
    * changes are not in it yet, it was edited by hand, nothing was stored yet): open the workspace.
@@ -110,7 +110,10 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
         state,
         get ops() {
           if (ops === null) {
-            const mirrored = OpLogFile.parse(bytes) as T[] | undefined;
+            // Read now, not under the lock: the bytes are still the vouched ones or none (then the
+            // caller opens the workspace, as for a file that does not parse).
+            const read = bytes();
+            const mirrored = read === undefined ? undefined : (OpLogFile.parse(read) as T[] | undefined);
             checked = wire && mirrored !== undefined ? mirrored.length : 0;
             ops = withPending(mirrored, pending);
           }
@@ -130,8 +133,9 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
 
 /**
  * What a workspace's files hold, read once its op-log.jsonl's sidecar vouches for exactly the chunk
- * files now stored (call it holding the storage lock, as a writer holds it): the file's bytes (not
- * yet parsed), the heads it was written at, the pending bundles beside the document, how many
+ * files now stored (call it holding the storage lock, as a writer holds it): the file's bytes (read
+ * when asked, undefined if the file changed since: see `OpLogFile.verified`), the heads it was
+ * written at, the pending bundles beside the document, how many
  * pending files do not parse, and the state all that is in ({@link opsState}). Undefined when the
  * sidecar does not vouch (or nothing was stored yet). The read path and a quick write
  * (quick-write.ts) both read through it.
@@ -141,7 +145,7 @@ export function readStoredFiles<T extends StoredOp = StoredOp>(
   documentId: string,
 ):
   | {
-      readonly bytes: Buffer;
+      bytes(): Buffer | undefined;
       readonly heads: readonly string[];
       /** Every line of the file passed the wire schema of this code's version when written. */
       readonly wire: boolean;
@@ -153,7 +157,7 @@ export function readStoredFiles<T extends StoredOp = StoredOp>(
   const mirror = new OpLogFile(paths.opLog);
   try {
     const chunks = chunkStampsIn(paths.storage, documentId);
-    const read = chunks.length === 0 ? undefined : mirror.readVerifiedBytes(chunks);
+    const read = chunks.length === 0 ? undefined : mirror.verified(chunks);
     if (read === undefined) return undefined;
     // Writes that did not load the document (pending-bundles.ts): their ops come after the file's.
     const files = new PendingBundles<T>(paths.storage);

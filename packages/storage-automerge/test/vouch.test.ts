@@ -51,3 +51,52 @@ describe("what op-log.jsonl's sidecar vouches for", () => {
     });
   }
 });
+
+describe("op-log.jsonl's bytes, read when a reader first asks for ops", () => {
+  async function twoSlots(): Promise<{ dir: string; ws: Awaited<ReturnType<typeof openWorkspaceStore>> }> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-vouch-"));
+    dirs.push(dir);
+    const ws = await openWorkspaceStore(dir, { author: "agent:a", create: true, checker: false });
+    if (!ws.ok) throw new Error(ws.error.message);
+    for (const name of ["a", "b"])
+      expect((await ws.value.store.add({ layer: "slot", name, body: "Int = 1" })).ok).toBe(true);
+    return { dir, ws };
+  }
+
+  it("are none once a writer appended after the read (the caller opens in full): never the new file under the old state", async () => {
+    const { dir, ws } = await twoSlots();
+    if (!ws.ok) throw new Error(ws.error.message);
+    const read = await readWorkspaceOps(dir);
+    if (!read.ok) throw new Error(read.error.message);
+    const state = read.value.state;
+    expect(state).toBeDefined();
+    // Another writer's append lands between the read (under the lock) and the first look at ops.
+    expect((await ws.value.store.add({ layer: "slot", name: "c", body: "Int = 1" })).ok).toBe(true);
+    expect(read.value.ops).toBeUndefined();
+    const again = await readWorkspaceOps(dir);
+    expect(again.ok && again.value.ops?.map((op) => (op as { name?: string }).name)).toEqual(["a", "b", "c"]);
+    expect(again.ok && again.value.state).not.toBe(state);
+    await ws.value.close();
+  });
+
+  it("are not read by a reader that asks only for the state (a check answered from its cache)", async () => {
+    const { dir, ws } = await twoSlots();
+    if (!ws.ok) throw new Error(ws.error.message);
+    await ws.value.close();
+    const read = await readWorkspaceOps(dir);
+    if (!read.ok) throw new Error(read.error.message);
+    // Gone after the read: the state was vouched for from the sidecar and the chunk listing alone.
+    fs.rmSync(path.join(dir, ".kumiki", "op-log.jsonl"));
+    expect(read.value.state).toBeDefined();
+    expect(read.value.ops).toBeUndefined();
+  });
+
+  it("are the vouched ops when nothing changed", async () => {
+    const { dir, ws } = await twoSlots();
+    if (!ws.ok) throw new Error(ws.error.message);
+    const read = await readWorkspaceOps(dir);
+    expect(read.ok && read.value.ops?.map((op) => (op as { name?: string }).name)).toEqual(["a", "b"]);
+    expect(read.ok && read.value.wireChecked).toBe(2);
+    await ws.value.close();
+  });
+});
