@@ -73,6 +73,7 @@ function headsKey(heads: readonly string[]): string {
 }
 
 import { OpLogFileError } from "./op-log-file-error.js";
+import { readOpLines } from "./op-log-lines.js";
 
 export { OpLogFileError };
 
@@ -189,48 +190,29 @@ export class OpLogFile {
    * document). Call it while holding the store's lock, so no writer moves between listing and read.
    */
   readVerified(chunks: readonly string[]): StoredOp[] | undefined {
-    const bytes = this.verified(chunks)?.bytes();
-    return bytes === undefined ? undefined : OpLogFile.parse(bytes);
+    return this.verified(chunks)?.ops();
   }
 
   /**
    * Under the conditions of {@link readVerified} (call it holding the store's lock): the Automerge
-   * heads the sidecar says the file was written at, and the file's bytes, read only when asked —
-   * a reader answered from a cache kept for these heads (`kumiki check`) reads none of the 26 MB of
-   * a 100,000-op file. `bytes` answers undefined once the file is not the one vouched for (size,
-   * inode and mtime, before and after the read): a writer that appended or rewrote it since, the
-   * lock released. `wire`: every line passed the wire schema of this code's version when written
-   * (see the sidecar's `wire`).
+   * heads the sidecar says the file was written at, and the file's ops, read only when asked — a
+   * reader answered from a cache kept for these heads (`kumiki check`) reads none of the 26 MB of a
+   * 100,000-op file. `ops` answers undefined once the file is not the one vouched for (size, inode
+   * and mtime, before and after the read: a writer that appended or rewrote it since, the lock
+   * released) or a line is not an op. `wire`: every line passed the wire schema of this code's
+   * version when written (see the sidecar's `wire`).
    */
   verified(
     chunks: readonly string[],
-  ): { readonly heads: readonly string[]; readonly wire: boolean; bytes(): Buffer | undefined } | undefined {
+  ):
+    | { readonly heads: readonly string[]; readonly wire: boolean; ops(): StoredOp[] | undefined }
+    | undefined {
     const side = this.readSidecar();
     const st = this.stat();
     if (side === undefined || st === undefined || !matches(side, st) || !sameList(side.chunks, chunks))
       return undefined;
     const file = this.path;
-    return { heads: side.heads, wire: judgedWire(side) === true, bytes: () => readAsVouched(file, side) };
-  }
-
-  /** The ops of an op-log.jsonl's bytes, one a line; undefined when a line is not an op. */
-  static parse(bytes: Buffer): StoredOp[] | undefined {
-    const text = bytes.toString("utf8");
-    const ops: StoredOp[] = [];
-    let at = 0;
-    while (at < text.length) {
-      const end = text.indexOf("\n", at);
-      if (end < 0) return undefined;
-      try {
-        const op = JSON.parse(text.slice(at, end)) as { "op-id"?: unknown };
-        if (typeof op !== "object" || op === null || typeof op["op-id"] !== "string") return undefined;
-        ops.push(op as StoredOp);
-      } catch {
-        return undefined;
-      }
-      at = end + 1;
-    }
-    return ops;
+    return { heads: side.heads, wire: judgedWire(side) === true, ops: () => opsAsVouched(file, side) };
   }
 
   /**
@@ -360,11 +342,11 @@ export class OpLogFile {
 }
 
 /**
- * The bytes of `file` when it is still the file `side` vouches for, checked on the descriptor read
+ * The ops of `file` when it is still the file `side` vouches for, checked on the descriptor read
  * from, before and after the read (a writer appends or renames a new file into place, so a match
- * on both sides is the vouched content); undefined otherwise.
+ * on both sides is the vouched content); undefined otherwise, or when a line is not an op.
  */
-function readAsVouched(file: string, side: Sidecar): Buffer | undefined {
+function opsAsVouched(file: string, side: Sidecar): StoredOp[] | undefined {
   let fd: number;
   try {
     fd = fs.openSync(file, "r");
@@ -373,13 +355,8 @@ function readAsVouched(file: string, side: Sidecar): Buffer | undefined {
   }
   try {
     if (!matches(side, fs.fstatSync(fd, { bigint: true }))) return undefined;
-    const bytes = Buffer.allocUnsafe(Number(side.size));
-    for (let at = 0; at < bytes.length; ) {
-      const n = fs.readSync(fd, bytes, at, bytes.length - at, at);
-      if (n === 0) return undefined;
-      at += n;
-    }
-    return matches(side, fs.fstatSync(fd, { bigint: true })) ? bytes : undefined;
+    const ops = readOpLines(fd, Number(side.size));
+    return matches(side, fs.fstatSync(fd, { bigint: true })) ? ops : undefined;
   } catch {
     return undefined;
   } finally {

@@ -14,7 +14,6 @@
 import path from "node:path";
 import { copyStoredOp, type OpLog, type StoredOp } from "@kumiki-graph/core";
 import { FileLock } from "./file-lock.js";
-import { OpLogFile } from "./op-log-file.js";
 import type { WorkspaceStore, WorkspaceStoreError } from "./open-store.js";
 import { PendingBundles } from "./pending-bundles.js";
 import { type StoreOverOptions, storeOver } from "./store-over.js";
@@ -87,8 +86,7 @@ function readQuick(paths: WorkspacePaths, documentId: string, lock: FileLock): P
   try {
     const read = readStoredFiles(paths, documentId);
     if (read === undefined || read.unreadable > 0 || read.pending.length >= PENDING_MOST) return undefined;
-    const bytes = read.bytes();
-    const ops = bytes === undefined ? undefined : OpLogFile.parse(bytes);
+    const ops = read.ops();
     if (ops === undefined) return undefined;
     return new PendingOpLog(
       documentId,

@@ -101,7 +101,7 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
     if (got === undefined) return { ok: true, value: { paths, config, ops: undefined, wireChecked: 0 } };
     let ops: readonly T[] | undefined | null = null;
     let checked = 0;
-    const { bytes, state, pending, wire } = got;
+    const { ops: fileOps, state, pending, wire } = got;
     return {
       ok: true,
       value: {
@@ -110,10 +110,9 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
         state,
         get ops() {
           if (ops === null) {
-            // Read now, not under the lock: the bytes are still the vouched ones or none (then the
+            // Read now, not under the lock: the vouched file's ops or none (then the
             // caller opens the workspace, as for a file that does not parse).
-            const read = bytes();
-            const mirrored = read === undefined ? undefined : (OpLogFile.parse(read) as T[] | undefined);
+            const mirrored = fileOps() as T[] | undefined;
             checked = wire && mirrored !== undefined ? mirrored.length : 0;
             ops = withPending(mirrored, pending);
           }
@@ -133,9 +132,9 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
 
 /**
  * What a workspace's files hold, read once its op-log.jsonl's sidecar vouches for exactly the chunk
- * files now stored (call it holding the storage lock, as a writer holds it): the file's bytes (read
- * when asked, undefined if the file changed since: see `OpLogFile.verified`), the heads it was
- * written at, the pending bundles beside the document, how many
+ * files now stored (call it holding the storage lock, as a writer holds it): the file's ops (read
+ * when asked, undefined if the file changed since or a line is not an op: see
+ * `OpLogFile.verified`), the heads it was written at, the pending bundles beside the document, how many
  * pending files do not parse, and the state all that is in ({@link opsState}). Undefined when the
  * sidecar does not vouch (or nothing was stored yet). The read path and a quick write
  * (quick-write.ts) both read through it.
@@ -145,7 +144,7 @@ export function readStoredFiles<T extends StoredOp = StoredOp>(
   documentId: string,
 ):
   | {
-      bytes(): Buffer | undefined;
+      ops(): StoredOp[] | undefined;
       readonly heads: readonly string[];
       /** Every line of the file passed the wire schema of this code's version when written. */
       readonly wire: boolean;
@@ -169,7 +168,7 @@ export function readStoredFiles<T extends StoredOp = StoredOp>(
       pending.map((b) => b.name),
     );
     return {
-      bytes: read.bytes,
+      ops: read.ops,
       heads: read.heads,
       wire: read.wire,
       pending,
