@@ -26,10 +26,11 @@ export interface WorkspaceOps<T extends StoredOp = StoredOp> {
   readonly config: WorkspaceConfig;
   /**
    * The stored ops, from op-log.jsonl and then the pending bundles beside the document
-   * (pending-bundles.ts; read and parsed on first access, the pending files under the lock: a reader
-   * that needs no op pays no parse); undefined when the file cannot be shown to hold exactly what
-   * the storage holds (another process wrote since and has not brought it up to date, a peer's
-   * changes are not in it yet, it was edited by hand, nothing was stored yet): open the workspace.
+   * (pending-bundles.ts, read under the lock); op-log.jsonl is read and parsed on first access, so
+   * a reader that needs no op reads none of it. Undefined when the file cannot be shown to hold
+   * exactly what the storage holds (another process wrote since and has not brought it up to date,
+   * a peer's changes are not in it yet, it was edited by hand, nothing was stored yet, or it
+   * changed between the read under the lock and the first access): open the workspace.
    */
   readonly ops: readonly T[] | undefined;
   /**
