@@ -87,7 +87,7 @@ appendFileSync(${JSON.stringify(usage)}, JSON.stringify({ cpu: (u.userCPUTime + 
  * reader (op-log-lines.ts, a step at a time), holding every op as an open must, and folds, checks
  * and writes nothing. (Until 2026-12-07 this row parsed each line and dropped it: ops that die
  * young never reach the old generation, and that row read 3.5× at 100,012 ops where reading and
- * holding them costs 6.7×.) Issue 42's 4× cannot be met by such an open where this row is
+ * holding them costs about 6×.) Issue 42's 4× cannot be met by such an open where this row is
  * near it already.
  */
 async function floorRow(

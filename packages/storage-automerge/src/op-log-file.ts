@@ -19,6 +19,7 @@ import {
   writeAll,
   writeFileAtomic,
 } from "@kumiki-graph/core/read";
+import { readOpLines } from "./op-log-lines.js";
 
 interface Sidecar {
   readonly v: 2;
@@ -73,7 +74,6 @@ function headsKey(heads: readonly string[]): string {
 }
 
 import { OpLogFileError } from "./op-log-file-error.js";
-import { readOpLines } from "./op-log-lines.js";
 
 export { OpLogFileError };
 
