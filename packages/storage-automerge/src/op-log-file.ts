@@ -202,10 +202,15 @@ export class OpLogFile {
    * released) or a line is not an op. `wire`: every line passed the wire schema of this code's
    * version when written (see the sidecar's `wire`).
    */
-  verified(
-    chunks: readonly string[],
-  ):
-    | { readonly heads: readonly string[]; readonly wire: boolean; ops(): StoredOp[] | undefined }
+  verified(chunks: readonly string[]):
+    | {
+        /** The Automerge heads the file was written at. */
+        readonly heads: readonly string[];
+        /** Every line passed the wire schema of this code's version when written. */
+        readonly wire: boolean;
+        /** The file's ops, read now; undefined once it is not the vouched file, or a line is not an op. */
+        ops(): StoredOp[] | undefined;
+      }
     | undefined {
     const side = this.readSidecar();
     const st = this.stat();
