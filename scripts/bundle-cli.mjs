@@ -68,7 +68,7 @@ await bundle.write({
       { name: "core", test: (id) => /packages[\\/]core[\\/]/.test(id) && !lightModules.has(id) },
       {
         name: "storage-read",
-        test: /storage-automerge[\\/]dist[\\/](read|workspace-read|workspace-layout|chunk-files|file-lock|op-log-file|op-log-lines|check-cache-file|pending-bundles)\.js$/,
+        test: /storage-automerge[\\/]dist[\\/](read|workspace-read|workspace-layout|chunk-files|file-lock|op-log-file|op-log-lines|held-ops|check-cache-file|pending-bundles)\.js$/,
       },
       // A write in its own process (the quick entry: core and the checker, no Automerge).
       {

@@ -458,7 +458,7 @@ export class DurableFSStorageAdapter extends NodeFSStorageAdapter {
   /**
    * The chunks of `documentId` on disk, sorted, each as `type/name size mtime` (see
    * {@link chunkStampsIn}): an equal list means equal stored contents, what lets a reader trust
-   * op-log.jsonl derived from them (see OpLogFile.readVerified). Undefined when a file listed is
+   * op-log.jsonl derived from them (see OpLogFile.verified). Undefined when a file listed is
    * not sound: one damaged in place after this process loaded it (cut short, emptied, a byte
    * flipped) is never vouched for by a writer that holds its changes in memory, or readers would
    * be served op-log.jsonl and never told of the damage. Each stamp is checked once per process

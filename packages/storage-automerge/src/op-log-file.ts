@@ -32,7 +32,7 @@ interface Sidecar {
   /**
    * The storage chunks (FS storage `chunkStamps`: name, size, mtime) the file was derived from, when the log knew
    * them and held no invalid entry: a reader whose listing is equal may use the file instead of
-   * loading the document (see {@link OpLogFile.readVerified}). Absent: the file is only readable.
+   * loading the document (see {@link OpLogFile.verified}). Absent: the file is only readable.
    */
   readonly chunks?: readonly string[];
   /** The Automerge document id the file was derived from (absent in files of older versions). */
@@ -184,18 +184,10 @@ export class OpLogFile {
   }
 
   /**
-   * Every op of the file, when its sidecar says it was derived from exactly the storage chunks
-   * `chunks` (the current listing) and the file is unchanged since: the ops of the document, read
-   * without loading it. Undefined when anything does not match or does not parse (then load the
-   * document). Call it while holding the store's lock, so no writer moves between listing and read.
-   */
-  readVerified(chunks: readonly string[]): StoredOp[] | undefined {
-    return this.verified(chunks)?.ops();
-  }
-
-  /**
-   * Under the conditions of {@link readVerified} (call it holding the store's lock): the Automerge
-   * heads the sidecar says the file was written at, and the file's ops, read only when asked — a
+   * When the sidecar says the file was derived from exactly the storage chunks `chunks` (the current
+   * listing) and the file is unchanged since (call it holding the store's lock, so no writer moves
+   * between listing and read): the Automerge heads the sidecar says the file was written at, and
+   * the document's ops from the file, read only when asked, without loading the document — a
    * reader answered from a cache kept for these heads (`kumiki check`) reads none of the 26 MB of a
    * 100,000-op file. `ops` answers undefined once the file is not the one vouched for (size, inode
    * and mtime, before and after the read: a writer that appended or rewrote it since, the lock

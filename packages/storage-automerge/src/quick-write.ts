@@ -14,6 +14,7 @@
 import path from "node:path";
 import { copyStoredOp, type OpLog, type StoredOp } from "@kumiki-graph/core";
 import { FileLock } from "./file-lock.js";
+import { HeldOps } from "./held-ops.js";
 import type { WorkspaceStore, WorkspaceStoreError } from "./open-store.js";
 import { PendingBundles } from "./pending-bundles.js";
 import { type StoreOverOptions, storeOver } from "./store-over.js";
@@ -107,14 +108,7 @@ function readQuick(paths: WorkspacePaths, documentId: string, lock: FileLock): P
  * storage lock it holds until {@link close}; each append one pending bundle.
  */
 class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
-  private readonly ops: T[] = [];
-  /**
-   * The op-ids held, filled only when an op-id could repeat one: while every op taken has an op-id
-   * greater than all before it (op-log.jsonl in op-id order, then a write's fresh ids), comparing
-   * with {@link greatest} answers — hashing 100,000 op-ids into a Set was a tenth of a write's CPU.
-   */
-  private ids: Set<string> | undefined;
-  private greatest = "";
+  private readonly held = new HeldOps<T>();
   private readonly names: string[];
   private closed = false;
   /** How many of the first ops (op-log.jsonl's) passed the wire schema when written (see `OpLog`). */
@@ -130,27 +124,10 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     private readonly pending: PendingBundles,
     private readonly lock: FileLock,
   ) {
-    this.take(mirrored as readonly T[]);
-    this.wireChecked = wire ? this.ops.length : 0;
-    for (const b of bundles) this.take(b.ops as readonly T[]);
+    this.held.take(mirrored as readonly T[]);
+    this.wireChecked = wire ? this.held.ops.length : 0;
+    for (const b of bundles) this.held.take(b.ops as readonly T[]);
     this.names = bundles.map((b) => b.name);
-  }
-
-  private holds(id: string): boolean {
-    if (id > this.greatest) return false;
-    if (this.ids === undefined) this.ids = new Set(this.ops.map((op) => op["op-id"]));
-    return this.ids.has(id);
-  }
-
-  /** Holds the ops of `ops` not held yet. */
-  private take(ops: readonly T[]): void {
-    for (const op of ops) {
-      const id = op["op-id"];
-      if (this.holds(id)) continue;
-      this.ids?.add(id);
-      if (id > this.greatest) this.greatest = id;
-      this.ops.push(op);
-    }
   }
 
   /** The state these ops are in (see {@link QuickWorkspaceStore.state}). */
@@ -161,7 +138,7 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   }
 
   all(): readonly T[] {
-    return this.ops;
+    return this.held.ops;
   }
 
   async append(ops: readonly T[]): Promise<readonly T[]> {
@@ -169,14 +146,14 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     const batch = new Map<string, T>();
     for (const op of ops) {
       const copy = copyStoredOp(op);
-      if (!this.holds(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
+      if (!this.held.holds(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
     }
     const fresh = [...batch.values()];
     if (fresh.length === 0) return [];
     // Stored (fsynced, renamed into place) before anything here counts it held.
     this.names.push(this.pending.write(fresh));
     // None held, none repeated: the batch took care of both.
-    this.take(fresh);
+    this.held.take(fresh);
     return fresh;
   }
 

@@ -10,6 +10,7 @@ import path from "node:path";
 import type { StoredOp } from "@kumiki-graph/core/read";
 import { chunkStampsIn } from "./chunk-files.js";
 import { FileLock } from "./file-lock.js";
+import { HeldOps } from "./held-ops.js";
 import { OpLogFile } from "./op-log-file.js";
 import { type PendingBundle, PendingBundles } from "./pending-bundles.js";
 import {
@@ -64,22 +65,6 @@ export function opsState(
   return pending.length === 0 ? at : `${at}+${pending.join(",")}`;
 }
 
-/** op-log.jsonl's ops followed by the pending bundles' ops it does not hold (undefined stays undefined). */
-function withPending<T extends StoredOp>(
-  ops: T[] | undefined,
-  pending: readonly PendingBundle<T>[],
-): T[] | undefined {
-  if (ops === undefined || pending.length === 0) return ops;
-  const held = new Set(ops.map((op) => op["op-id"]));
-  for (const bundle of pending)
-    for (const op of bundle.ops) {
-      if (held.has(op["op-id"])) continue;
-      held.add(op["op-id"]);
-      ops.push(op);
-    }
-  return ops;
-}
-
 /**
  * Finds the workspace at `dir` (with `walkUp`, the nearest at or above it), reads its config, and
  * its ops from op-log.jsonl when that is current (see {@link WorkspaceOps.ops}). A missing or
@@ -114,8 +99,15 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
             // Read now, not under the lock: the vouched file's ops or none (then the
             // caller opens the workspace, as for a file that does not parse).
             const mirrored = fileOps() as T[] | undefined;
-            checked = wire && mirrored !== undefined ? mirrored.length : 0;
-            ops = withPending(mirrored, pending);
+            if (mirrored === undefined) ops = undefined;
+            else {
+              // Then the pending bundles' ops the file does not hold, as a quick write takes them.
+              const held = new HeldOps<T>();
+              held.take(mirrored);
+              checked = wire ? held.ops.length : 0;
+              for (const bundle of pending) held.take(bundle.ops);
+              ops = held.ops;
+            }
           }
           return ops;
         },
