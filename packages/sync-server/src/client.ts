@@ -39,6 +39,7 @@ import {
   type Workspace,
   workspacePaths,
 } from "@kumiki-graph/storage-automerge";
+import { bundleOpIds } from "./bundle-op-ids.js";
 import { KumikiClientAdapter } from "./client-adapter.js";
 import type { FlushReply } from "./protocol.js";
 import { addRemote, checkServerUrl, graphSocketUrl, parseGraphAddress } from "./remotes.js";
@@ -225,20 +226,7 @@ function opIdsSent(messages: readonly Uint8Array[]): Set<string> {
     if (changes.length === 0) continue;
     const decoded = decodeChanges(changes);
     if (typeof decoded === "string") continue;
-    for (const c of decoded)
-      for (const op of c.ops) {
-        if (op.action !== "set" || typeof op.value !== "string") continue;
-        try {
-          const bundle: unknown = JSON.parse(op.value);
-          if (Array.isArray(bundle))
-            for (const o of bundle) {
-              const id = (o as { "op-id"?: unknown } | null)?.["op-id"];
-              if (typeof id === "string") ids.add(id);
-            }
-        } catch {
-          // Not a bundle: nothing to count.
-        }
-      }
+    for (const c of decoded) for (const id of bundleOpIds(c)) ids.add(id);
   }
   return ids;
 }

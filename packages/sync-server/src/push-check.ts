@@ -6,6 +6,7 @@
 import * as A from "@automerge/automerge";
 import type { DocHandle } from "@automerge/automerge-repo";
 import { checkChanges, decodeChanges } from "@kumiki-graph/storage-automerge";
+import { bundleOpIds } from "./bundle-op-ids.js";
 import type { CheckVerdict } from "./server-adapter.js";
 import type { ShapeCache } from "./shape-cache.js";
 import { type Grant, mayAuthor } from "./tokens.js";
@@ -28,6 +29,14 @@ export class PushCheck {
   private readonly accepted = new Map<string, Set<string>>();
   /** Of those, per graph, the ones accepted before a change they depend on came (see checkChanges' `known`). */
   private readonly early = new Map<string, Set<string>>();
+  /**
+   * Per graph, the ops an early change brought first (op-id → that change's hash). Automerge holds
+   * such a change back until its dependency comes, and when that one is refused (a forged op it
+   * builds on) it never applies: the shape claims ops the document will never hold. A later change
+   * that brings one again (the repair's) counts it as new while the early change is still not
+   * applied, so the push's count says what it put on the server.
+   */
+  private readonly waiting = new Map<string, Map<string, string>>();
 
   constructor(private readonly options: PushCheckOptions) {}
 
@@ -70,17 +79,58 @@ export class PushCheck {
       return { ok: false, reason: r.reason };
     }
     for (const h of r.early) early.add(h);
-    if (seen.size > ACCEPTED_SWEEP && doc !== undefined)
+    // Before `accept`: which ops the shape claimed already.
+    const broughtAgain = this.broughtAgain(documentId, doc, shape.ops, fresh, r.early);
+    if (seen.size > ACCEPTED_SWEEP && doc !== undefined) {
       for (const h of seen)
         if (A.hasHeads(doc, [h])) {
           seen.delete(h);
           early.delete(h);
         }
+      const waiting = this.waiting.get(documentId);
+      if (waiting !== undefined) for (const [id, h] of waiting) if (A.hasHeads(doc, [h])) waiting.delete(id);
+    }
     const newOps = this.options.shapes.accept(
       documentId,
       r.shape,
       fresh.map((c) => c.hash),
     );
-    return { ok: true, newOps };
+    return { ok: true, newOps: newOps + broughtAgain };
+  }
+
+  /**
+   * Notes the ops `fresh`'s early changes bring first (see {@link waiting}), and returns how many
+   * ops its other changes bring that only a still unapplied early change had brought. Decodes
+   * bundles only while an early change is in play (the Bloom filter's rare error).
+   */
+  private broughtAgain(
+    documentId: string,
+    doc: A.Doc<unknown> | undefined,
+    claimed: ReadonlyMap<string, unknown>,
+    fresh: readonly A.DecodedChange[],
+    earlyHashes: readonly string[],
+  ): number {
+    let waiting = this.waiting.get(documentId);
+    if (earlyHashes.length === 0 && (waiting === undefined || waiting.size === 0)) return 0;
+    if (waiting === undefined) {
+      waiting = new Map();
+      this.waiting.set(documentId, waiting);
+    }
+    const isEarly = new Set(earlyHashes);
+    let n = 0;
+    for (const c of fresh) {
+      const ids = bundleOpIds(c);
+      if (isEarly.has(c.hash)) {
+        for (const id of ids) if (!claimed.has(id)) waiting.set(id, c.hash);
+        continue;
+      }
+      for (const id of ids) {
+        const by = waiting.get(id);
+        if (by === undefined) continue;
+        waiting.delete(id);
+        if (doc === undefined || !A.hasHeads(doc, [by])) n++;
+      }
+    }
+    return n;
   }
 }
