@@ -88,6 +88,12 @@ export {
 export { exportProgram, type ImportOptions, importProgram } from "./project/program.js";
 // Refusals as values: the dependency-free entry's names, all of them.
 export * from "./rejection.js";
+export {
+  type DefinitionRow,
+  type DefinitionTable,
+  definitionTable,
+  viewFromTable,
+} from "./store/definition-table.js";
 export { opContentHash } from "./store/fingerprint.js";
 export {
   type IdempotencyLedger,

@@ -11,6 +11,12 @@ export type { Result } from "./lang/result.js";
 export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";
 export { isDefinitionName, isWireOp, WIRE_SCHEMA_VERSION } from "./ops/op.js";
 export {
+  type DefinitionRow,
+  type DefinitionTable,
+  definitionTable,
+  viewFromTable,
+} from "./store/definition-table.js";
+export {
   type AtomicWriteOptions,
   fsyncDir,
   WORKSPACE_DIR,

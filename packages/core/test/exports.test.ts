@@ -27,6 +27,9 @@ const MAIN = [
   "remedyStepsOf",
   "parseSelector",
   "parseQualifiedName",
+  // A table of every definition, and `view` from it (what a process answers without folding).
+  "definitionTable",
+  "viewFromTable",
   // Refusals as values, and how messages quote what they were given.
   "REJECTION_CODES",
   "withRemedy",

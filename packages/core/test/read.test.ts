@@ -26,6 +26,9 @@ describe("@kumiki-graph/core/read", () => {
         "CAPS_FILE",
         "readCapabilityManifest",
         "WORKSPACE_DIR",
+        // The table a writer keeps beside its check, and `view` answered from it without a fold.
+        "definitionTable",
+        "viewFromTable",
         // The one durable write, which a storage's read path keeps its op-log.jsonl current with.
         "writeFileAtomic",
         "writeAll",

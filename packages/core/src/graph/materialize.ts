@@ -99,6 +99,58 @@ export interface ShownSite {
   readonly key: RefKey;
 }
 
+/** What {@link renderStored} reads of a definition: its name, and its text and bindings as stored. */
+export interface StoredText {
+  readonly name: string;
+  readonly body: { readonly text: string; readonly refs: RefBindings };
+}
+
+/**
+ * A definition's text as a person sees it, its own and its targets' current names given by
+ * `nameOf` (undefined: a target the graph does not hold shows as written). What `view` shows: from
+ * a graph ({@link Materializer.render}) or from a table of every definition's name (a process that
+ * did not fold the ops, store/definition-table.ts).
+ */
+export function renderStored(s: StoredText, nameOf: (id: DefId) => string | undefined): string {
+  if (showsAsStored(s, nameOf)) return s.body.text;
+  const p = parseText(s.body.text);
+  if (!p.ok) return s.body.text;
+  // Most texts show as stored: nothing is allocated for them (export renders every definition).
+  let refs: (string | undefined)[] | undefined;
+  p.sites.forEach((site, i) => {
+    const target = siteTarget(site, s.body.refs);
+    if (target === null) return;
+    const name = nameOf(target);
+    if (name === undefined || name === site.name) return;
+    refs ??= p.sites.map(() => undefined);
+    refs[i] = name;
+  });
+  if (s.name === p.def.name.name && refs === undefined) return s.body.text;
+  return renderDefinition(s.body.text, p.def, p.sites, {
+    self: s.name,
+    refs: refs ?? p.sites.map(() => undefined),
+  });
+}
+
+/**
+ * True when `s`'s text shows exactly as stored, decided without parsing it (export renders every
+ * definition, and parsing them all was most of its cost and garbage: 236 of 795 ms of `kumiki
+ * export` at 5,000 definitions): its own name is the one the text was written with, and every
+ * reference key still names its target by the key's name. Then no site shows another name,
+ * whichever sites the text has, so {@link renderStored} would return the text as it is.
+ */
+function showsAsStored(s: StoredText, nameOf: (id: DefId) => string | undefined): boolean {
+  const refs = s.body.refs;
+  for (const key in refs) {
+    const name = nameOf(refs[key as RefKey]!);
+    // A key is `layer:name` with one colon: it names its target still iff it ends in `:name`.
+    if (name === undefined) continue;
+    const at = key.length - name.length - 1;
+    if (at < 0 || key.charCodeAt(at) !== 58 || !key.endsWith(name)) return false;
+  }
+  return sourceName(s.body.text) === s.name;
+}
+
 /**
  * Reads the graph as text: renders definitions with their current names (ai-edit.md §9.5.3),
  * resolves sites, finds referrers with their lines, and keeps content hashes up to date.
@@ -119,44 +171,10 @@ export class Materializer {
 
   /** A definition's text as a person sees it: its own and its targets' current names. */
   render(s: DefinitionState): string {
-    if (this.showsAsStored(s)) return s.body.text;
-    const p = parseText(s.body.text);
-    if (!p.ok) return s.body.text;
-    // Most texts show as stored: nothing is allocated for them (export renders every definition).
-    let refs: (string | undefined)[] | undefined;
-    p.sites.forEach((site, i) => {
-      const target = siteTarget(site, s.body.refs);
-      if (target === null) return;
-      const name = this.graph.definition(target)?.name;
-      if (name === undefined || name === site.name) return;
-      refs ??= p.sites.map(() => undefined);
-      refs[i] = name;
-    });
-    if (s.name === p.def.name.name && refs === undefined) return s.body.text;
-    return renderDefinition(s.body.text, p.def, p.sites, {
-      self: s.name,
-      refs: refs ?? p.sites.map(() => undefined),
-    });
+    return renderStored(s, this.nameOf);
   }
 
-  /**
-   * True when `s`'s text shows exactly as stored, decided without parsing it (export renders every
-   * definition, and parsing them all was most of its cost and garbage: 236 of 795 ms of `kumiki
-   * export` at 5,000 definitions): its own name is the one the text was written with, and every
-   * reference key still names its target by the key's name. Then no site shows another name,
-   * whichever sites the text has, so {@link render} would return the text as it is.
-   */
-  private showsAsStored(s: DefinitionState): boolean {
-    const refs = s.body.refs;
-    for (const key in refs) {
-      const name = this.graph.definition(refs[key as RefKey]!)?.name;
-      // A key is `layer:name` with one colon: it names its target still iff it ends in `:name`.
-      if (name === undefined) continue;
-      const at = key.length - name.length - 1;
-      if (at < 0 || key.charCodeAt(at) !== 58 || !key.endsWith(name)) return false;
-    }
-    return sourceName(s.body.text) === s.name;
-  }
+  private readonly nameOf = (id: DefId): string | undefined => this.graph.definition(id)?.name;
 
   /** The 1-based lines of `s`'s rendered text where it references `target`. */
   linesReferencing(s: DefinitionState, target: DefId): number[] {

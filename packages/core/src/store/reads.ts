@@ -5,7 +5,7 @@
  */
 import type { DefinitionState, Graph } from "../graph/graph.js";
 import { compareDefinitions, qualified } from "../graph/materialize.js";
-import type { GraphReader } from "../graph/reader.js";
+import type { DefinitionView, GraphReader } from "../graph/reader.js";
 import type { ContentHash } from "../lang/hash.js";
 import { isLayer, type Layer } from "../lang/layers.js";
 import { commentBlockStart } from "../lang/split.js";
@@ -47,7 +47,11 @@ export function viewOf(
     }
     ids.push(...deps.sort(compareDefinitions).map((s) => s.def));
   }
-  const definitions = ids.map((id) => reader.get(id)!);
+  return ok(viewResultOf(ids.map((id) => reader.get(id)!)));
+}
+
+/** `definitions` as `view` shows them: each text from its doc comment, one after another, and where each starts. */
+export function viewResultOf(definitions: DefinitionView[]): ViewResult {
   const shown = definitions.map((d) => {
     const t = withoutLeadingTrivia(d.text);
     return t.endsWith("\n") ? t : `${t}\n`;
@@ -58,7 +62,7 @@ export function viewOf(
     lines.push(line);
     for (let i = t.indexOf("\n"); i !== -1; i = t.indexOf("\n", i + 1)) line++;
   }
-  return ok({ definitions, text: shown.join(""), lines });
+  return { definitions, text: shown.join(""), lines };
 }
 
 /** The definitions that show under their names (`kumiki list`), in one layer or all. */
