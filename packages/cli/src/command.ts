@@ -2,7 +2,7 @@
  * What a verb is (`Command`, or a `LazyCommand` loaded on use) and what it gets: the streams, the
  * global options, the workspace on demand.
  */
-import type { CapabilityManifest, CheckCache, KeptChecks, Store } from "@kumiki-graph/core";
+import type { CapabilityManifest, CheckCache, KeptChecks, Store, ViewResult } from "@kumiki-graph/core";
 import type { OptionSpecs, OptionValues } from "./args.js";
 import { failure } from "./errors.js";
 import type { CliIo } from "./io.js";
@@ -53,6 +53,15 @@ export interface CommandContext {
    * from the state the write kept.
    */
   keptChecks(): Promise<KeptChecks | undefined>;
+  /**
+   * `view` of one `layer.name` from the table of every definition kept for the state
+   * {@link openReadStore} read (`.kumiki/cache/definitions.json`, core's `viewFromTable`): only when
+   * that store was served from the workspace's files and `KUMIKI_VIEW_CACHE` is not `off`.
+   * Undefined otherwise, and for whatever the table does not answer: ask the store then.
+   */
+  keptView(selector: string): Promise<ViewResult | undefined>;
+  /** Keeps that table for the state {@link openReadStore} read (after a view it did not answer), under the same conditions. */
+  keepDefinitions(): Promise<void>;
   /** Every op the workspace holds, in the wire format (what `patch export` writes). */
   heldOps(): Promise<readonly unknown[]>;
   /** The next line of standard input (without its newline), or undefined at its end. */

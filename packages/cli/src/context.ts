@@ -5,6 +5,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { CapabilityManifest, CheckCache, KeptChecks, Store, StoredOp } from "@kumiki-graph/core";
+import type { DefinitionTableFile } from "@kumiki-graph/storage-automerge/read";
 import type { OptionValues } from "./args.js";
 import { stringOption } from "./args.js";
 import type { CommandContext } from "./command.js";
@@ -43,6 +44,19 @@ export interface HeldStore {
   readonly checkCacheNow?: () => CheckCache;
   /** Where checks are kept as state to go on from (its gate's first write reads there too). */
   readonly keptChecks?: KeptChecks;
+  /** The table of every definition kept for the state this store read (read from the workspace's files only). */
+  readonly definitions?: DefinitionTableFile;
+  /** The table of every definition for the state this store holds now (a store this process opened to write). */
+  readonly definitionsNow?: () => DefinitionTableFile;
+  /**
+   * For a write in a process of its own: the table file of the state the store opened at, the
+   * state now, and the ops this store wrote since (what the table takes as an append).
+   */
+  readonly definitionsSince?: () => {
+    readonly file: DefinitionTableFile;
+    readonly now: string;
+    readonly written: readonly StoredOp[];
+  };
 }
 
 /**
@@ -87,16 +101,13 @@ export async function openWorkspaceHeld(
   if (!ws.ok) throw fromRejection(ws.error);
   const { log, paths } = ws.value.workspace;
   const { keptChecks } = ws.value;
+  const stateNow = () => storage.opsState(log.handle.documentId, log.heads(), log.pendingHeld());
   return {
     store: ws.value.store,
     ...(keptChecks === undefined ? {} : { keptChecks }),
     ops: () => log.all(),
-    checkCacheNow: () =>
-      new storage.CheckCacheFile(
-        paths,
-        storage.opsState(log.handle.documentId, log.heads(), log.pendingHeld()),
-        CHECK_STAMP,
-      ),
+    checkCacheNow: () => new storage.CheckCacheFile(paths, stateNow(), CHECK_STAMP),
+    definitionsNow: () => new storage.DefinitionTableFile(paths, stateNow(), CHECK_STAMP),
     close: () => ws.value.close(),
   };
 }
@@ -132,11 +143,18 @@ async function openOwnHeld(
     if (opened !== undefined) {
       if (!opened.ok) throw fromRejection(opened.error);
       const q = opened.value;
+      const openedAt = q.state();
+      const heldAtOpen = q.ops().length;
       return {
         store: q.store,
         ...(q.keptChecks === undefined ? {} : { keptChecks: q.keptChecks }),
         ops: () => q.ops(),
         checkCacheNow: () => new sr.CheckCacheFile(q.paths, q.state(), CHECK_STAMP),
+        definitionsSince: () => ({
+          file: new sr.DefinitionTableFile(q.paths, openedAt, CHECK_STAMP),
+          now: q.state(),
+          written: q.ops().slice(heldAtOpen),
+        }),
         close: () => q.close(),
       };
     }
@@ -250,6 +268,7 @@ export function createContext(
     async keptChecks() {
       return (await openRead()).keptChecks;
     },
+    ...tableOf(() => openRead()),
     async heldOps() {
       return (await (full ?? openRead())).ops();
     },
@@ -281,6 +300,7 @@ export function createContext(
       // A held store stays open: its appends were flushed before they were answered.
       if (stores !== undefined) return;
       if (full !== undefined && io.env.KUMIKI_CHECK_CACHE !== "off") await keepCheck(full, capabilities);
+      if (full !== undefined && io.env.KUMIKI_VIEW_CACHE !== "off") await appendDefinitions(full);
       const opened = [full, read].filter((p): p is Promise<HeldStore> => p !== undefined);
       for (const p of new Set(opened)) {
         const o = await p.catch(() => undefined);
@@ -334,6 +354,9 @@ async function readFromFiles(
           checkCache: new sr.CheckCacheFile(paths, state, CHECK_STAMP),
           keptChecks: new sr.KeptChecksFile(paths, CHECK_STAMP),
         }),
+    ...(env.KUMIKI_VIEW_CACHE === "off"
+      ? {}
+      : { definitions: new sr.DefinitionTableFile(paths, state, CHECK_STAMP) }),
   };
 }
 
@@ -342,8 +365,9 @@ async function readFromFiles(
  * under the capability manifest of the workspace at `dir`: what the daemon does with each store it
  * closes, so that the next call in its own process, or the next daemon, goes on from it.
  */
-export function keepHeldCheck(held: HeldStore, dir: string): Promise<void> {
-  return keepCheck(Promise.resolve(held), () => capabilitiesAt(dir));
+export async function keepHeldCheck(held: HeldStore, dir: string): Promise<void> {
+  await keepCheck(Promise.resolve(held), () => capabilitiesAt(dir));
+  await keepDefinitions(Promise.resolve(held));
 }
 
 /**
@@ -367,6 +391,56 @@ async function keepCheck(
     );
   } catch {
     // An open that failed is the verb's to report; a cache not kept costs the next check a check.
+  }
+}
+
+/**
+ * Keeps the table of every definition the store holds now, for the next `kumiki view` of this
+ * state in a process of its own (core's `definitionRows`: nothing is rendered here). Best effort,
+ * as {@link keepCheck}.
+ */
+async function keepDefinitions(opened: Promise<HeldStore>): Promise<void> {
+  try {
+    const held = await opened;
+    if (held.definitionsNow === undefined) return;
+    held.definitionsNow().put((await loadReadCore()).definitionRows(held.store));
+  } catch {
+    // An open that failed is the verb's to report; a table not kept costs the next view a fold.
+  }
+}
+
+/** The context's reads and keeps of the table of every definition, of the read store `openRead` gives. */
+function tableOf(openRead: () => Promise<HeldStore>): Pick<CommandContext, "keptView" | "keepDefinitions"> {
+  return {
+    async keptView(selector) {
+      const held = await openRead();
+      const rows = held.definitions?.rows();
+      return rows === undefined ? undefined : (await loadReadCore()).viewFromTable(rows, selector);
+    },
+    async keepDefinitions() {
+      const held = await openRead();
+      if (held.definitions !== undefined)
+        held.definitions.put((await loadReadCore()).definitionRows(held.store));
+    },
+  };
+}
+
+/**
+ * Takes what a write in its own process changed into the table of every definition kept for the
+ * state it opened at (core's `changedRows`, a row or a few appended), so that the next `kumiki
+ * view` reads the table instead of folding the ops. Best effort: when the file holds no table of
+ * that state, or the write renamed or removed (its rows are not known without the whole table),
+ * nothing is appended and the next view keeps a whole table.
+ */
+async function appendDefinitions(opened: Promise<HeldStore>): Promise<void> {
+  try {
+    const held = await opened;
+    const since = held.definitionsSince?.();
+    if (since === undefined || since.written.length === 0) return;
+    const rows = (await loadReadCore()).changedRows(held.store, since.written);
+    if (rows !== undefined) since.file.append(since.now, rows);
+  } catch {
+    // An open that failed is the verb's to report; a table not taken on costs the next view a fold.
   }
 }
 

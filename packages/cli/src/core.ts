@@ -30,6 +30,9 @@ export type ReadCore = Pick<
   | "parseSelector"
   | "parseQualifiedName"
   | "readCapabilityManifest"
+  | "definitionRows"
+  | "changedRows"
+  | "viewFromTable"
 >;
 
 /** `@kumiki-graph/storage-automerge`: the workspace on disk (init, open, repair). */

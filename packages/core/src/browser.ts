@@ -89,9 +89,13 @@ export { exportProgram, type ImportOptions, importProgram } from "./project/prog
 // Refusals as values: the dependency-free entry's names, all of them.
 export * from "./rejection.js";
 export {
+  changedRows,
   type DefinitionRow,
+  type DefinitionRows,
   type DefinitionTable,
+  definitionRows,
   definitionTable,
+  rowsOf,
   viewFromTable,
 } from "./store/definition-table.js";
 export { opContentHash } from "./store/fingerprint.js";

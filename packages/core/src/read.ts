@@ -11,9 +11,13 @@ export type { Result } from "./lang/result.js";
 export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";
 export { isDefinitionName, isWireOp, WIRE_SCHEMA_VERSION } from "./ops/op.js";
 export {
+  changedRows,
   type DefinitionRow,
+  type DefinitionRows,
   type DefinitionTable,
+  definitionRows,
   definitionTable,
+  rowsOf,
   viewFromTable,
 } from "./store/definition-table.js";
 export {

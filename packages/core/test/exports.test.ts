@@ -30,6 +30,9 @@ const MAIN = [
   // A table of every definition, and `view` from it (what a process answers without folding).
   "definitionTable",
   "viewFromTable",
+  "definitionRows",
+  "changedRows",
+  "rowsOf",
   // Refusals as values, and how messages quote what they were given.
   "REJECTION_CODES",
   "withRemedy",

@@ -26,9 +26,12 @@ describe("@kumiki-graph/core/read", () => {
         "CAPS_FILE",
         "readCapabilityManifest",
         "WORKSPACE_DIR",
-        // The table a writer keeps beside its check, and `view` answered from it without a fold.
+        // The table of every definition a view keeps and a write appends to, and `view` from it.
         "definitionTable",
         "viewFromTable",
+        "definitionRows",
+        "changedRows",
+        "rowsOf",
         // The one durable write, which a storage's read path keeps its op-log.jsonl current with.
         "writeFileAtomic",
         "writeAll",

@@ -76,7 +76,14 @@ export const view: Command = {
         return { json: r, text: refsText(r) };
       }
       default: {
-        const v = unwrap(store.view(selector, { withDeps: flag(ctx.options, "with-deps") }));
+        const withDeps = flag(ctx.options, "with-deps");
+        // One name, from the table a writer kept for this state (no fold); else from the store,
+        // and the table kept for the views after this one.
+        let v = withDeps ? undefined : await ctx.keptView(selector);
+        if (v === undefined) {
+          v = unwrap(store.view(selector, { withDeps }));
+          if (!withDeps) await ctx.keepDefinitions();
+        }
         if (v.definitions.length === 0) {
           throw failure(
             "not-found",

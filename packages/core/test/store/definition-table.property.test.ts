@@ -1,8 +1,16 @@
 import { corpusMissingMessage, corpusProgram, hasCorpus } from "@kumiki-graph/test-support/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { openStore } from "../../src/integrity/checked-store.js";
 import { importProgram } from "../../src/project/program.js";
-import { definitionTable, viewFromTable } from "../../src/store/definition-table.js";
+import {
+  changedRows,
+  type DefinitionTable,
+  definitionTable,
+  rowsOf,
+  viewFromTable,
+} from "../../src/store/definition-table.js";
+import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { Store } from "../../src/store/store.js";
 import { memoryStore, must } from "../project/helpers.js";
 
@@ -14,9 +22,9 @@ import { memoryStore, must } from "../project/helpers.js";
 
 const SOURCE = corpusProgram("apps/02-todomvc/app.kumiki")?.source ?? "";
 
-/** The table as a process reads it back from its file. */
-function kept(store: Store): unknown {
-  return JSON.parse(JSON.stringify(definitionTable(store)));
+/** The table's rows as a process reads them back from JSON. */
+function kept(store: Store): ReturnType<typeof rowsOf> {
+  return rowsOf(JSON.parse(JSON.stringify(definitionTable(store))) as DefinitionTable);
 }
 
 /** Every selector the table answers, checked against the store; returns how many it answered. */
@@ -79,6 +87,51 @@ describe.skipIf(!hasCorpus)("view from a table of every definition", () => {
     );
   });
 
+  it("takes a write's changed rows to the table after it, for every add and replace; says so for the rest", async () => {
+    let clock = 1_780_000_000_000;
+    const log = new MemoryOpLog();
+    const opened = openStore({ log, author: "agent:test", now: () => clock++, validators: [] });
+    if (!opened.ok) throw new Error(opened.error.message);
+    const base = opened.value;
+    must(await importProgram(base, SOURCE));
+    const byDef = (rows: readonly (readonly unknown[])[]) =>
+      new Map(rows.map((r) => [r[0], JSON.stringify(r)]));
+    let taken = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 10 }), async (writes) => {
+        // Each run on a copy of the imported program.
+        const runLog = new MemoryOpLog();
+        await runLog.append(log.all());
+        const r = openStore({ log: runLog, author: "agent:test", now: () => clock++, validators: [] });
+        if (!r.ok) throw new Error(r.error.message);
+        const store = r.value;
+        let table = byDef(definitionTable(store).rows);
+        for (const w of writes) {
+          const live = store.read().definitions();
+          const d = live[("at" in w ? w.at : 0) % live.length]!;
+          const held = runLog.all().length;
+          if (w.kind === "rename") await store.rename({ qname: d.qname, newName: `${w.name}R` });
+          else if (w.kind === "remove") await store.remove({ qname: d.qname, force: true });
+          else if (w.kind === "replace" && d.layer === "slot")
+            await store.replace({ qname: d.qname, body: `Int = ${w.n}` });
+          else if (w.kind === "add") await store.add({ layer: "slot", name: `${w.name}A`, body: "Int = 0" });
+          const written = runLog.all().slice(held);
+          const after = byDef(definitionTable(store).rows);
+          const rows = changedRows(store, written);
+          if (rows !== undefined) {
+            taken++;
+            for (const row of rows) table.set(row[0], JSON.stringify(row));
+            expect(table).toEqual(after);
+          }
+          table = after;
+        }
+      }),
+      { numRuns: 40 },
+    );
+    // Adds and replaces were among the writes (the property held for them, not only for the rest).
+    expect(taken).toBeGreaterThan(20);
+  });
+
   it("answers nothing it cannot answer as the store does: patterns, identities, names nothing shows under, a damaged table", async () => {
     const store = memoryStore();
     must(await importProgram(store, SOURCE));
@@ -91,16 +144,36 @@ describe.skipIf(!hasCorpus)("view from a table of every definition", () => {
     expect(viewFromTable(table, "not a selector")).toBeUndefined();
     must(await store.remove({ qname: first!.qname, force: true }));
     expect(viewFromTable(kept(store), first!.qname)).toBeUndefined();
-    // Hand-edited: not a table, a row cut short, a row claiming a name it does not show under.
-    expect(viewFromTable({ v: 2, rows: [] }, first!.qname)).toBeUndefined();
-    const rows = (table as { rows: unknown[][] }).rows;
-    const at = rows.findIndex((r) => r[0] === first!.def);
-    const cut = { v: 1, rows: rows.map((r, i) => (i === at ? r.slice(0, 5) : r)) };
-    expect(viewFromTable(cut, first!.qname)).toBeUndefined();
-    const hidden = {
-      v: 1,
-      rows: rows.map((r, i) => (i === at ? r.map((x, j) => (j === 4 ? false : x)) : r)),
-    };
-    expect(viewFromTable(hidden, first!.qname)).toBeUndefined();
+    // Hand-edited: a row cut short, a row claiming a name it does not show under, a row of another name.
+    const rows = (JSON.parse(JSON.stringify(definitionTable(store))) as DefinitionTable).rows.map((r) => [
+      ...r,
+    ]);
+    const [live] = store.read().definitions();
+    const at = rows.findIndex((r) => r[0] === live!.def);
+    const edited = (edit: (r: unknown[]) => unknown[]) =>
+      rowsOf({
+        v: 1,
+        rows: rows.map((r, i) => (i === at ? edit(r) : r)) as unknown as DefinitionTable["rows"],
+      });
+    expect(
+      viewFromTable(
+        edited((r) => r),
+        live!.qname,
+      ),
+    ).toEqual(must(store.view(live!.qname)));
+    expect(
+      viewFromTable(
+        edited((r) => r.slice(0, 5)),
+        live!.qname,
+      ),
+    ).toBeUndefined();
+    expect(
+      viewFromTable(
+        edited((r) => r.map((x, j) => (j === 4 ? false : x))),
+        live!.qname,
+      ),
+    ).toBeUndefined();
+    const other = { shownAs: () => rows[at === 0 ? 1 : 0], rowOf: () => undefined };
+    expect(viewFromTable(other, live!.qname)).toBeUndefined();
   });
 });

@@ -1,0 +1,94 @@
+/**
+ * `kumiki view <layer.name>` in a process of its own answered from the table of every definition
+ * (.kumiki/cache/definitions.jsonl) that an earlier view kept for the same state: as a view that
+ * folds the ops answers, after renames, removes and adds, and never with another state's table.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { cleanup, runBin, SMALL_PROGRAM, tempDir, testEnv } from "./support.js";
+
+const dirs: string[] = [];
+afterAll(() => cleanup(...dirs));
+
+describe("kumiki view from the table of every definition", () => {
+  it("answers as a view that folds the ops, for each state, and only from its own state's table", () => {
+    const dir = tempDir("view-table");
+    dirs.push(dir);
+    writeFileSync(path.join(dir, "prog.kumiki"), SMALL_PROGRAM);
+    const env = testEnv(dir);
+    const bin = (argv: string[], extra: Record<string, string> = {}) => {
+      const r = runBin(argv, { cwd: dir, env: { ...env, ...extra } });
+      return `${r.code} ${r.out}${r.err}`;
+    };
+    expect(bin(["init"])).toMatch(/^0 /);
+    expect(bin(["import", "prog.kumiki"])).toMatch(/^0 /);
+    const table = path.join(dir, ".kumiki", "cache", "definitions.jsonl");
+    const views = [
+      ["view", "tile.Field"],
+      ["view", "tile.Field", "--json"],
+      ["view", "slot.draft"],
+      ["view", "tile.*"],
+    ];
+    const same = () => {
+      for (const argv of views) {
+        const folded = bin(argv, { KUMIKI_VIEW_CACHE: "off" });
+        // The first keeps the table (a view that folded), the second reads it.
+        expect(bin(argv), argv.join(" ")).toBe(folded);
+        expect(bin(argv), argv.join(" ")).toBe(folded);
+      }
+    };
+    same();
+    // A rename of what tile.Field references: its text shows the new name.
+    expect(bin(["rename", "slot.draft", "text"])).toMatch(/^0 /);
+    same();
+    expect(bin(["view", "tile.Field"])).toContain("bind=text");
+    expect(bin(["remove", "slot.text", "--force"])).toMatch(/^0 /);
+    expect(bin(["add", "slot", "draft", 'Text = ""'])).toMatch(/^0 /);
+    same();
+    // What the view read was the table: a row edited by hand shows, until the next write.
+    const lines = readFileSync(table, "utf8").split("\n");
+    const at = lines.findIndex((l) => l.includes('"tile","Field",true,true,'));
+    const row = JSON.parse(lines[at]!) as unknown[];
+    row[6] = "tile Field = input(bind=edited)";
+    lines[at] = JSON.stringify(row);
+    writeFileSync(table, lines.join("\n"));
+    expect(bin(["view", "tile.Field"])).toContain("bind=edited");
+    // A rename's rows are not known without the whole table: the next view folds, and keeps one.
+    expect(bin(["rename", "slot.count", "total"])).toMatch(/^0 /);
+    expect(bin(["view", "tile.Field"])).not.toContain("bind=edited");
+    same();
+  }, 120_000);
+
+  it("takes an add's and a replace's rows in after the write, so the next view reads the table", () => {
+    const dir = tempDir("view-table-append");
+    dirs.push(dir);
+    writeFileSync(path.join(dir, "prog.kumiki"), SMALL_PROGRAM);
+    const env = testEnv(dir);
+    const bin = (argv: string[], extra: Record<string, string> = {}) => {
+      const r = runBin(argv, { cwd: dir, env: { ...env, ...extra } });
+      return `${r.code} ${r.out}${r.err}`;
+    };
+    expect(bin(["init"])).toMatch(/^0 /);
+    expect(bin(["import", "prog.kumiki"])).toMatch(/^0 /);
+    const table = path.join(dir, ".kumiki", "cache", "definitions.jsonl");
+    expect(bin(["view", "slot.draft"])).toMatch(/^0 /);
+    const trailer = () =>
+      JSON.parse(readFileSync(table, "utf8").trimEnd().split("\n").at(-1)!) as { n: number };
+    expect(trailer().n).toBe(0);
+    expect(bin(["add", "slot", "extra", "Int = 1"])).toMatch(/^0 /);
+    expect(bin(["replace", "slot.draft", 'Text = "new"'])).toMatch(/^0 /);
+    // Two appends: the table is of the state after both writes, and the views read it.
+    expect(trailer().n).toBe(2);
+    const before = readFileSync(table, "utf8");
+    for (const argv of [
+      ["view", "slot.extra"],
+      ["view", "slot.draft", "--json"],
+      ["view", "tile.Field"],
+    ])
+      expect(bin(argv), argv.join(" ")).toBe(bin(argv, { KUMIKI_VIEW_CACHE: "off" }));
+    expect(bin(["view", "slot.draft"])).toContain('"new"');
+    // Read, not kept again.
+    expect(readFileSync(table, "utf8")).toBe(before);
+  }, 120_000);
+});

@@ -1,0 +1,102 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { DefinitionTableFile } from "../src/read.js";
+import { tempWorkspacePaths } from "./support.js";
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const r of roots.splice(0)) fs.rmSync(r, { recursive: true, force: true });
+});
+
+const paths = () => tempWorkspacePaths(roots, "kumiki-definition-table-");
+
+/** Rows as core's definitionRows makes them; one text holds what a row's bytes look like, quoted. */
+const ROWS = [
+  ["def_a", "slot", "todos", true, true, "op_a", "slot todos : Int = 0", {}],
+  ["def_b", "slot", "draft", true, false, "op_b", "slot draft : Int = 0", {}],
+  [
+    "def_c",
+    "slot",
+    "draft",
+    true,
+    true,
+    "op_c",
+    'slot draft : Text = ",\\"slot\\",\\"todos\\",true,true,"',
+    {},
+  ],
+  ["def_d", "tile", "Field", false, false, "op_d", "tile Field = draft", { "slot:draft": "def_c" }],
+];
+
+describe("DefinitionTableFile", () => {
+  it("finds the row that shows under a name and a row by identity, parsing only those", () => {
+    const p = paths();
+    new DefinitionTableFile(p, "s1", "stamp").put(ROWS);
+    const rows = new DefinitionTableFile(p, "s1", "stamp").rows();
+    expect(rows?.shownAs("slot", "todos")).toEqual(ROWS[0]);
+    // The one that shows, not the one a name conflict hides; a text quoting a row's bytes is no row.
+    expect(rows?.shownAs("slot", "draft")).toEqual(ROWS[2]);
+    expect(rows?.shownAs("tile", "Field")).toBeUndefined();
+    expect(rows?.shownAs("slot", "none")).toBeUndefined();
+    expect(rows?.rowOf("def_d")).toEqual(ROWS[3]);
+    expect(rows?.rowOf("def_z")).toBeUndefined();
+  });
+
+  it("takes a write's rows as the next state's table, each in place of its definition's rows before", () => {
+    const p = paths();
+    new DefinitionTableFile(p, "s1", "stamp").put(ROWS);
+    // draft is renamed away (its row now names it "text"), todos hidden, a new slot shows.
+    const changed = [
+      ["def_c", "slot", "text", true, true, "op_c2", 'slot text : Text = ""', {}],
+      ["def_a", "slot", "todos", true, false, "op_a", "slot todos : Int = 0", {}],
+      ["def_e", "slot", "fresh", true, true, "op_e", "slot fresh : Int = 1", {}],
+    ];
+    expect(new DefinitionTableFile(p, "s1", "stamp").append("s2", changed)).toBe(true);
+    expect(new DefinitionTableFile(p, "s1", "stamp").rows()).toBeUndefined();
+    const rows = new DefinitionTableFile(p, "s2", "stamp").rows();
+    expect(rows?.shownAs("slot", "draft")).toBeUndefined();
+    expect(rows?.shownAs("slot", "text")).toEqual(changed[0]);
+    expect(rows?.shownAs("slot", "todos")).toBeUndefined();
+    expect(rows?.shownAs("slot", "fresh")).toEqual(changed[2]);
+    expect(rows?.rowOf("def_a")).toEqual(changed[1]);
+    expect(rows?.rowOf("def_d")).toEqual(ROWS[3]);
+    // Only onto the state it was made from; a cut append reads as no table.
+    expect(new DefinitionTableFile(p, "s1", "stamp").append("s3", changed)).toBe(false);
+    const file = path.join(p.cache, "definitions.jsonl");
+    fs.appendFileSync(file, JSON.stringify(changed[0]).slice(0, 9));
+    expect(new DefinitionTableFile(p, "s2", "stamp").rows()).toBeUndefined();
+    expect(new DefinitionTableFile(p, "s2", "stamp").append("s3", changed)).toBe(false);
+  });
+
+  it("stops taking appends after 256, until a whole table is kept again", () => {
+    const p = paths();
+    new DefinitionTableFile(p, "s0", "stamp").put(ROWS);
+    for (let i = 0; i < 256; i++)
+      expect(new DefinitionTableFile(p, `s${i}`, "stamp").append(`s${i + 1}`, [ROWS[0]])).toBe(true);
+    expect(new DefinitionTableFile(p, "s256", "stamp").rows()?.shownAs("slot", "todos")).toEqual(ROWS[0]);
+    expect(new DefinitionTableFile(p, "s256", "stamp").append("s257", [ROWS[0]])).toBe(false);
+    new DefinitionTableFile(p, "s256", "stamp").put(ROWS);
+    expect(new DefinitionTableFile(p, "s256", "stamp").append("s257", [ROWS[0]])).toBe(true);
+  });
+
+  it("answers nothing for another state, another build, no file or a file that is not a table", () => {
+    const p = paths();
+    expect(new DefinitionTableFile(p, "s1", "stamp").rows()).toBeUndefined();
+    new DefinitionTableFile(p, "s1", "stamp").put(ROWS);
+    expect(new DefinitionTableFile(p, "s2", "stamp").rows()).toBeUndefined();
+    expect(new DefinitionTableFile(p, "s1", "other").rows()).toBeUndefined();
+    // A put for a new state replaces the table.
+    new DefinitionTableFile(p, "s2", "stamp").put(ROWS.slice(0, 1));
+    expect(new DefinitionTableFile(p, "s1", "stamp").rows()).toBeUndefined();
+    expect(new DefinitionTableFile(p, "s2", "stamp").rows()?.shownAs("slot", "draft")).toBeUndefined();
+    const file = path.join(p.cache, "definitions.jsonl");
+    fs.writeFileSync(file, "garbage\n");
+    expect(new DefinitionTableFile(p, "s2", "stamp").rows()).toBeUndefined();
+    // The header right, a row cut: that row reads as nothing, the others still do.
+    const text = `${JSON.stringify({ v: 1, stamp: "stamp" })}\n${JSON.stringify(ROWS[0]).slice(0, 20)}\n${JSON.stringify(ROWS[3])}\n${JSON.stringify({ state: "s3", n: 0 })}\n`;
+    fs.writeFileSync(file, text);
+    const cut = new DefinitionTableFile(p, "s3", "stamp").rows();
+    expect(cut?.shownAs("slot", "todos")).toBeUndefined();
+    expect(cut?.rowOf("def_d")).toEqual(ROWS[3]);
+  });
+});
