@@ -11,19 +11,24 @@ import { cleanup, runBin, SMALL_PROGRAM, tempDir, testEnv } from "./support.js";
 const dirs: string[] = [];
 afterAll(() => cleanup(...dirs));
 
+/** A workspace holding SMALL_PROGRAM; `bin` runs the real bin in it (exit code, then what it printed). */
+function workspace(prefix: string) {
+  const dir = tempDir(prefix);
+  dirs.push(dir);
+  writeFileSync(path.join(dir, "prog.kumiki"), SMALL_PROGRAM);
+  const env = testEnv(dir);
+  const bin = (argv: string[], extra: Record<string, string> = {}) => {
+    const r = runBin(argv, { cwd: dir, env: { ...env, ...extra } });
+    return `${r.code} ${r.out}${r.err}`;
+  };
+  expect(bin(["init"])).toMatch(/^0 /);
+  expect(bin(["import", "prog.kumiki"])).toMatch(/^0 /);
+  return { bin, table: path.join(dir, ".kumiki", "cache", "definitions.jsonl") };
+}
+
 describe("kumiki view from the table of every definition", () => {
   it("answers as a view that folds the ops, for each state, and only from its own state's table", () => {
-    const dir = tempDir("view-table");
-    dirs.push(dir);
-    writeFileSync(path.join(dir, "prog.kumiki"), SMALL_PROGRAM);
-    const env = testEnv(dir);
-    const bin = (argv: string[], extra: Record<string, string> = {}) => {
-      const r = runBin(argv, { cwd: dir, env: { ...env, ...extra } });
-      return `${r.code} ${r.out}${r.err}`;
-    };
-    expect(bin(["init"])).toMatch(/^0 /);
-    expect(bin(["import", "prog.kumiki"])).toMatch(/^0 /);
-    const table = path.join(dir, ".kumiki", "cache", "definitions.jsonl");
+    const { bin, table } = workspace("view-table");
     const views = [
       ["view", "tile.Field"],
       ["view", "tile.Field", "--json"],
@@ -61,17 +66,7 @@ describe("kumiki view from the table of every definition", () => {
   }, 120_000);
 
   it("takes an add's and a replace's rows in after the write, so the next view reads the table", () => {
-    const dir = tempDir("view-table-append");
-    dirs.push(dir);
-    writeFileSync(path.join(dir, "prog.kumiki"), SMALL_PROGRAM);
-    const env = testEnv(dir);
-    const bin = (argv: string[], extra: Record<string, string> = {}) => {
-      const r = runBin(argv, { cwd: dir, env: { ...env, ...extra } });
-      return `${r.code} ${r.out}${r.err}`;
-    };
-    expect(bin(["init"])).toMatch(/^0 /);
-    expect(bin(["import", "prog.kumiki"])).toMatch(/^0 /);
-    const table = path.join(dir, ".kumiki", "cache", "definitions.jsonl");
+    const { bin, table } = workspace("view-table-append");
     expect(bin(["view", "slot.draft"])).toMatch(/^0 /);
     const trailer = () =>
       JSON.parse(readFileSync(table, "utf8").trimEnd().split("\n").at(-1)!) as { n: number };

@@ -88,16 +88,8 @@ export {
 export { exportProgram, type ImportOptions, importProgram } from "./project/program.js";
 // Refusals as values: the dependency-free entry's names, all of them.
 export * from "./rejection.js";
-export {
-  changedRows,
-  type DefinitionRow,
-  type DefinitionRows,
-  type DefinitionTable,
-  definitionRows,
-  definitionTable,
-  rowsOf,
-  viewFromTable,
-} from "./store/definition-table.js";
+// A table of every definition and `view` from it (store/definition-table.ts: all of it is public).
+export * from "./store/definition-table.js";
 export { opContentHash } from "./store/fingerprint.js";
 export {
   type IdempotencyLedger,

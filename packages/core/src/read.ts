@@ -10,16 +10,8 @@ export { isLayer, LAYERS, type Layer } from "./lang/layers.js";
 export type { Result } from "./lang/result.js";
 export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";
 export { isDefinitionName, isWireOp, WIRE_SCHEMA_VERSION } from "./ops/op.js";
-export {
-  changedRows,
-  type DefinitionRow,
-  type DefinitionRows,
-  type DefinitionTable,
-  definitionRows,
-  definitionTable,
-  rowsOf,
-  viewFromTable,
-} from "./store/definition-table.js";
+// A table of every definition and `view` from it (store/definition-table.ts: all of it is public).
+export * from "./store/definition-table.js";
 export {
   type AtomicWriteOptions,
   fsyncDir,

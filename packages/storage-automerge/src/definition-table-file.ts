@@ -21,7 +21,9 @@ const NEWLINE = 0x0a;
 
 /** The rows core's `viewFromTable` looks up (core's `DefinitionRows`; structural, so this entry loads no core). */
 export interface DefinitionRowLookup {
+  /** The latest row that shows under `layer`.`name` (parsed, not checked), or undefined. */
   shownAs(layer: string, name: string): unknown;
+  /** The latest row of the definition `def` (parsed, not checked), or undefined. */
   rowOf(def: string): unknown;
 }
 
@@ -91,8 +93,8 @@ export class DefinitionTableFile {
 
   /**
    * Makes the table of this state the table of `next` by appending `rows` (core's `changedRows` of
-   * the write between them), when the file holds this state's table and fewer than
-   * {@link MOST_APPENDS} appends; says whether it did. Else the file stays as it is: a view of
+   * the write between them), when the file holds this state's table and fewer than 256
+   * appends; says whether it did. Else the file stays as it is: a view of
    * `next` finds no table and keeps a whole one. An append cut short leaves no trailer of `next`,
    * which reads as no table.
    */

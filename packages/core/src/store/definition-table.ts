@@ -1,10 +1,10 @@
 /**
  * Every definition of a graph as a table that a process of its own answers `view <layer.name>`
- * from without reading or folding the ops (issue 42): what a writer keeps beside its check, under
- * the state of the ops it was made from (the CLI keeps it in `.kumiki/cache/`). Texts are kept as
- * stored, with their bindings and every definition's name, and the one definition shown is
- * rendered from them: rendering all 5,031 of a 5,000-definition program took 64 ms in a fresh
- * process, a walk that keeps them as stored a few.
+ * from without reading or folding the ops (issue 42), kept for the state of the ops it was made
+ * from (the CLI keeps it in `.kumiki/cache/definitions.jsonl`: a view that folded keeps it whole, a
+ * write appends the rows it changed). Texts are kept as stored, with their bindings and every
+ * definition's name, and the one definition shown is rendered from them: rendering all 5,031 of a
+ * 5,000-definition program took 64 ms in a fresh process, a walk that keeps them as stored a few.
  */
 import type { DefinitionState, Graph } from "../graph/graph.js";
 import { qualified, renderStored } from "../graph/materialize.js";
