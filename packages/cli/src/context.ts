@@ -362,8 +362,9 @@ async function readFromFiles(
 
 /**
  * Keeps the check `held`'s write gate left at the state the store holds now (see {@link keepCheck}),
- * under the capability manifest of the workspace at `dir`: what the daemon does with each store it
- * closes, so that the next call in its own process, or the next daemon, goes on from it.
+ * under the capability manifest of the workspace at `dir`, and the table of every definition for
+ * `kumiki view`: what the daemon does with each store it closes, so that the next call in its own
+ * process, or the next daemon, goes on from them.
  */
 export async function keepHeldCheck(held: HeldStore, dir: string): Promise<void> {
   await keepCheck(Promise.resolve(held), () => capabilitiesAt(dir));

@@ -77,8 +77,8 @@ export const view: Command = {
       }
       default: {
         const withDeps = flag(ctx.options, "with-deps");
-        // One name, from the table a writer kept for this state (no fold); else from the store,
-        // and the table kept for the views after this one.
+        // One name, from the table of every definition kept for this state (no fold: a view kept
+        // it, a write appended to it); else from the store, keeping the table for the next view.
         let v = withDeps ? undefined : await ctx.keptView(selector);
         if (v === undefined) {
           v = unwrap(store.view(selector, { withDeps }));
