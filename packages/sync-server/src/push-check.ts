@@ -81,15 +81,12 @@ export class PushCheck {
     for (const h of r.early) early.add(h);
     // Before `accept`: which ops the shape claimed already.
     const broughtAgain = this.broughtAgain(documentId, doc, shape.ops, fresh, r.early);
-    if (seen.size > ACCEPTED_SWEEP && doc !== undefined) {
+    if (seen.size > ACCEPTED_SWEEP && doc !== undefined)
       for (const h of seen)
         if (A.hasHeads(doc, [h])) {
           seen.delete(h);
           early.delete(h);
         }
-      const waiting = this.waiting.get(documentId);
-      if (waiting !== undefined) for (const [id, h] of waiting) if (A.hasHeads(doc, [h])) waiting.delete(id);
-    }
     const newOps = this.options.shapes.accept(
       documentId,
       r.shape,
@@ -111,6 +108,10 @@ export class PushCheck {
     earlyHashes: readonly string[],
   ): number {
     let waiting = this.waiting.get(documentId);
+    // An early change applied since (its dependency came, as after most Bloom-filter errors) brought
+    // its ops for good: forgotten, so that pushes stop being decoded for them.
+    if (waiting !== undefined && doc !== undefined)
+      for (const [id, h] of waiting) if (A.hasHeads(doc, [h])) waiting.delete(id);
     if (earlyHashes.length === 0 && (waiting === undefined || waiting.size === 0)) return 0;
     if (waiting === undefined) {
       waiting = new Map();
