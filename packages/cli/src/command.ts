@@ -55,7 +55,7 @@ export interface CommandContext {
   keptChecks(): Promise<KeptChecks | undefined>;
   /**
    * `view` of one `layer.name` from the table of every definition kept for the state
-   * {@link openReadStore} read (`.kumiki/cache/definitions.json`, core's `viewFromTable`): only when
+   * {@link openReadStore} read (`.kumiki/cache/definitions.jsonl`, core's `viewFromTable`): only when
    * that store was served from the workspace's files and `KUMIKI_VIEW_CACHE` is not `off`.
    * Undefined otherwise, and for whatever the table does not answer: ask the store then.
    */

@@ -44,9 +44,11 @@ export interface HeldStore {
   readonly checkCacheNow?: () => CheckCache;
   /** Where checks are kept as state to go on from (its gate's first write reads there too). */
   readonly keptChecks?: KeptChecks;
-  /** The table of every definition kept for the state this store read (read from the workspace's files only). */
-  readonly definitions?: DefinitionTableFile;
-  /** The table of every definition for the state this store holds now (a store this process opened to write). */
+  /**
+   * The table of every definition for the state this store holds now: of the state it read, for a
+   * store read from the workspace's files (it does not change); of the state after its writes, for
+   * a store this process opened in full.
+   */
   readonly definitionsNow?: () => DefinitionTableFile;
   /**
    * For a write in a process of its own: the table file of the state the store opened at, the
@@ -356,7 +358,7 @@ async function readFromFiles(
         }),
     ...(env.KUMIKI_VIEW_CACHE === "off"
       ? {}
-      : { definitions: new sr.DefinitionTableFile(paths, state, CHECK_STAMP) }),
+      : { definitionsNow: () => new sr.DefinitionTableFile(paths, state, CHECK_STAMP) }),
   };
 }
 
@@ -414,15 +416,10 @@ async function keepDefinitions(opened: Promise<HeldStore>): Promise<void> {
 function tableOf(openRead: () => Promise<HeldStore>): Pick<CommandContext, "keptView" | "keepDefinitions"> {
   return {
     async keptView(selector) {
-      const held = await openRead();
-      const rows = held.definitions?.rows();
+      const rows = (await openRead()).definitionsNow?.().rows();
       return rows === undefined ? undefined : (await loadReadCore()).viewFromTable(rows, selector);
     },
-    async keepDefinitions() {
-      const held = await openRead();
-      if (held.definitions !== undefined)
-        held.definitions.put((await loadReadCore()).definitionRows(held.store));
-    },
+    keepDefinitions: () => keepDefinitions(openRead()),
   };
 }
 

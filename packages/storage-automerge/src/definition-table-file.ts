@@ -48,12 +48,7 @@ export class DefinitionTableFile {
   rows(): DefinitionRowLookup | undefined {
     const bytes = this.read();
     if (bytes === undefined) return undefined;
-    const tail = lastLine(bytes);
-    if (
-      tail === undefined ||
-      (parseLine(bytes, tail, bytes.length - 1) as Trailer | undefined)?.state !== this.state
-    )
-      return undefined;
+    if (trailerOf(bytes)?.state !== this.state) return undefined;
     const from = this.header().length;
     const rowOf = (def: string): number => bytes.lastIndexOf(`\n[${JSON.stringify(def)},`) + 1;
     return {
@@ -103,9 +98,7 @@ export class DefinitionTableFile {
       // The header and the trailer only: a write does not read the table.
       const bytes = this.read(TAIL_BYTES);
       if (bytes === undefined) return false;
-      const tail = lastLine(bytes);
-      const trailer =
-        tail === undefined ? undefined : (parseLine(bytes, tail, bytes.length - 1) as Trailer | undefined);
+      const trailer = trailerOf(bytes);
       if (trailer?.state !== this.state || typeof trailer.n !== "number" || trailer.n >= MOST_APPENDS)
         return false;
       const lines = rows.map((r) => `${JSON.stringify(r)}\n`);
@@ -159,10 +152,12 @@ interface Trailer {
   readonly n?: unknown;
 }
 
-/** Where the last line of `bytes` starts, when it ends with a newline. */
-function lastLine(bytes: Buffer): number | undefined {
+/** The last line of `bytes` as a trailer, when they end with a newline (an append cut short does not). */
+function trailerOf(bytes: Buffer): Trailer | undefined {
   if (bytes.length === 0 || bytes[bytes.length - 1] !== NEWLINE) return undefined;
-  return bytes.lastIndexOf(NEWLINE, bytes.length - 2) + 1;
+  return parseLine(bytes, bytes.lastIndexOf(NEWLINE, bytes.length - 2) + 1, bytes.length - 1) as
+    | Trailer
+    | undefined;
 }
 
 /** The JSON value of the line holding byte `at`, or undefined. */
