@@ -2,7 +2,14 @@
  * What a verb is (`Command`, or a `LazyCommand` loaded on use) and what it gets: the streams, the
  * global options, the workspace on demand.
  */
-import type { CapabilityManifest, CheckCache, KeptChecks, Store, ViewResult } from "@kumiki-graph/core";
+import type {
+  CapabilityManifest,
+  CheckCache,
+  KeptChecks,
+  ListEntry,
+  Store,
+  ViewResult,
+} from "@kumiki-graph/core";
 import type { OptionSpecs, OptionValues } from "./args.js";
 import { failure } from "./errors.js";
 import type { CliIo } from "./io.js";
@@ -54,13 +61,15 @@ export interface CommandContext {
    */
   keptChecks(): Promise<KeptChecks | undefined>;
   /**
-   * `view` of one `layer.name` from the table of every definition kept for the state
+   * `view` of a name, a pattern or a `def_…` from the table of every definition kept for the state
    * {@link openReadStore} read (`.kumiki/cache/definitions.jsonl`, core's `viewFromTable`): only when
    * that store was served from the workspace's files and `KUMIKI_VIEW_CACHE` is not `off`.
    * Undefined otherwise, and for whatever the table does not answer: ask the store then.
    */
   keptView(selector: string): Promise<ViewResult | undefined>;
-  /** Keeps that table for the state {@link openReadStore} read (after a view it did not answer), under the same conditions. */
+  /** `list` of `layer` (or of all) from that table (core's `listFromTable`), under the same conditions. */
+  keptList(layer: string | undefined): Promise<ListEntry[] | undefined>;
+  /** Keeps that table for the state {@link openReadStore} read (after a view or list it did not answer), under the same conditions. */
   keepDefinitions(): Promise<void>;
   /** Every op the workspace holds, in the wire format (what `patch export` writes). */
   heldOps(): Promise<readonly unknown[]>;

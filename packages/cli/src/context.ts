@@ -413,11 +413,17 @@ async function keepDefinitions(opened: Promise<HeldStore>): Promise<void> {
 }
 
 /** The context's reads and keeps of the table of every definition, of the read store `openRead` gives. */
-function tableOf(openRead: () => Promise<HeldStore>): Pick<CommandContext, "keptView" | "keepDefinitions"> {
+function tableOf(
+  openRead: () => Promise<HeldStore>,
+): Pick<CommandContext, "keptView" | "keptList" | "keepDefinitions"> {
   return {
     async keptView(selector) {
       const rows = (await openRead()).definitionsNow?.().rows();
       return rows === undefined ? undefined : (await loadReadCore()).viewFromTable(rows, selector);
+    },
+    async keptList(layer) {
+      const rows = (await openRead()).definitionsNow?.().rows();
+      return rows === undefined ? undefined : (await loadReadCore()).listFromTable(rows, layer);
     },
     keepDefinitions: () => keepDefinitions(openRead()),
   };

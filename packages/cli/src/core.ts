@@ -33,6 +33,7 @@ export type ReadCore = Pick<
   | "definitionRows"
   | "changedRows"
   | "viewFromTable"
+  | "listFromTable"
 >;
 
 /** `@kumiki-graph/storage-automerge`: the workspace on disk (init, open, repair). */

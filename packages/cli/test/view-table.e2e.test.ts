@@ -1,7 +1,8 @@
 /**
- * `kumiki view <layer.name>` in a process of its own answered from the table of every definition
- * (.kumiki/cache/definitions.jsonl) that an earlier view kept for the same state: as a view that
- * folds the ops answers, after renames, removes and adds, and never with another state's table.
+ * `kumiki view` (a name, a pattern) and `kumiki list` in a process of their own answered from the
+ * table of every definition (.kumiki/cache/definitions.jsonl) that an earlier view kept for the
+ * same state: as a view that folds the ops answers, after renames, removes and adds, and never
+ * with another state's table.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -34,6 +35,12 @@ describe("kumiki view from the table of every definition", () => {
       ["view", "tile.Field", "--json"],
       ["view", "slot.draft"],
       ["view", "tile.*"],
+      ["view", "*", "--json"],
+      ["view", "*.draft"],
+      ["view", "slot.nothing*"],
+      ["list"],
+      ["list", "slot", "--json"],
+      ["list", "effect"],
     ];
     const same = () => {
       for (const argv of views) {
@@ -59,6 +66,7 @@ describe("kumiki view from the table of every definition", () => {
     lines[at] = JSON.stringify(row);
     writeFileSync(table, lines.join("\n"));
     expect(bin(["view", "tile.Field"])).toContain("bind=edited");
+    expect(bin(["view", "tile.*"])).toContain("bind=edited");
     // A rename's rows are not known without the whole table: the next view folds, and keeps one.
     expect(bin(["rename", "slot.count", "total"])).toMatch(/^0 /);
     expect(bin(["view", "tile.Field"])).not.toContain("bind=edited");
@@ -80,6 +88,8 @@ describe("kumiki view from the table of every definition", () => {
       ["view", "slot.extra"],
       ["view", "slot.draft", "--json"],
       ["view", "tile.Field"],
+      ["view", "slot.*"],
+      ["list"],
     ])
       expect(bin(argv), argv.join(" ")).toBe(bin(argv, { KUMIKI_VIEW_CACHE: "off" }));
     expect(bin(["view", "slot.draft"])).toContain('"new"');

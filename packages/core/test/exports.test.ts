@@ -27,9 +27,10 @@ const MAIN = [
   "remedyStepsOf",
   "parseSelector",
   "parseQualifiedName",
-  // A table of every definition, and `view` from it (what a process answers without folding).
+  // A table of every definition, and `view` and `list` from it (what a process answers without folding).
   "definitionTable",
   "viewFromTable",
+  "listFromTable",
   "definitionRows",
   "changedRows",
   "rowsOf",

@@ -26,9 +26,10 @@ describe("@kumiki-graph/core/read", () => {
         "CAPS_FILE",
         "readCapabilityManifest",
         "WORKSPACE_DIR",
-        // The table of every definition a view keeps and a write appends to, and `view` from it.
+        // The table of every definition a view keeps and a write appends to, and `view` and `list` from it.
         "definitionTable",
         "viewFromTable",
+        "listFromTable",
         "definitionRows",
         "changedRows",
         "rowsOf",

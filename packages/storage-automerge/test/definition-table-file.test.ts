@@ -42,6 +42,31 @@ describe("DefinitionTableFile", () => {
     expect(rows?.rowOf("def_z")).toBeUndefined();
   });
 
+  it("lists every definition's latest row by its head, reading a whole row only when asked", () => {
+    const p = paths();
+    new DefinitionTableFile(p, "s1", "stamp").put(ROWS);
+    const changed = [["def_c", "slot", "text", true, true, "op_c2", 'slot text : Text = ","', {}]];
+    expect(new DefinitionTableFile(p, "s1", "stamp").append("s2", changed)).toBe(true);
+    const every = new DefinitionTableFile(p, "s2", "stamp").rows()?.every();
+    // The head stops at the fifth comma outside a string: def_c's text (commas, quotes) is not read.
+    expect(every?.map((r) => r.head)).toEqual([
+      ROWS[0]!.slice(0, 5),
+      ROWS[1]!.slice(0, 5),
+      changed[0]!.slice(0, 5),
+      ROWS[3]!.slice(0, 5),
+    ]);
+    expect(every?.map((r) => r.row())).toEqual([ROWS[0], ROWS[1], changed[0], ROWS[3]]);
+    // A line that is not a row's start: the table cannot say what there is.
+    const file = path.join(p.cache, "definitions.jsonl");
+    const lines = fs.readFileSync(file, "utf8").split("\n");
+    lines[2] = '["def_b","slot"';
+    fs.writeFileSync(file, lines.join("\n"));
+    expect(new DefinitionTableFile(p, "s2", "stamp").rows()?.every()).toBeUndefined();
+    lines[2] = '"def_b"';
+    fs.writeFileSync(file, lines.join("\n"));
+    expect(new DefinitionTableFile(p, "s2", "stamp").rows()?.every()).toBeUndefined();
+  });
+
   it("takes a write's rows as the next state's table, each in place of its definition's rows before", () => {
     const p = paths();
     new DefinitionTableFile(p, "s1", "stamp").put(ROWS);

@@ -14,9 +14,15 @@ export const list: Command = {
   async run(ctx) {
     const layer = ctx.positionals[0];
     if (layer !== undefined) await checkLayer(ctx.verb, layer);
-    const store = await ctx.openReadStore();
-    // A layer as typed, checked above (the store checks it again and names the layers).
-    const definitions = unwrap(store.list(layer as Layer | undefined));
+    // From the table of every definition kept for this state (no fold); else from the store,
+    // keeping the table for the next list or view.
+    let definitions = await ctx.keptList(layer);
+    if (definitions === undefined) {
+      const store = await ctx.openReadStore();
+      // A layer as typed, checked above (the store checks it again and names the layers).
+      definitions = unwrap(store.list(layer as Layer | undefined));
+      await ctx.keepDefinitions();
+    }
     return {
       json: { layer: layer ?? null, definitions },
       text: definitions.map((d) => d.qname).join("\n"),

@@ -245,7 +245,10 @@ export class Materializer {
 }
 
 /** Orders definitions as listings show them: by layer (language order), then by name, then identity. */
-export function compareDefinitions(a: DefinitionState, b: DefinitionState): number {
+export function compareDefinitions(
+  a: Pick<DefinitionState, "layer" | "name" | "def">,
+  b: Pick<DefinitionState, "layer" | "name" | "def">,
+): number {
   const la = LAYERS.indexOf(a.layer);
   const lb = LAYERS.indexOf(b.layer);
   if (la !== lb) return la - lb;

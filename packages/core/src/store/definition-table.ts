@@ -7,16 +7,16 @@
  * 5,000-definition program took 64 ms in a fresh process, a walk that keeps them as stored a few.
  */
 import type { DefinitionState, Graph } from "../graph/graph.js";
-import { qualified, renderStored } from "../graph/materialize.js";
+import { compareDefinitions, qualified, renderStored } from "../graph/materialize.js";
 import type { DefinitionView } from "../graph/reader.js";
-import type { Layer } from "../lang/layers.js";
+import { isLayer, type Layer } from "../lang/layers.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import type { RefBindings } from "../ops/op.js";
 import type { StoredOp } from "./op-log.js";
 import { viewResultOf } from "./reads.js";
-import { parseSelector } from "./selector.js";
+import { matchesPattern, parseSelector } from "./selector.js";
 import type { Store } from "./store.js";
-import type { ViewResult } from "./store-types.js";
+import type { ListEntry, ViewResult } from "./store-types.js";
 
 /** One definition: identity, layer, name, alive, visible, version, text as stored, its bindings. */
 export type DefinitionRow = readonly [
@@ -86,15 +86,31 @@ export function changedRows(store: Store, written: readonly StoredOp[]): Definit
 }
 
 /**
+ * The first five values of a row (identity, layer, name, alive, visible), as {@link DefinitionRows.every}
+ * gives them, and the whole row when asked: a list of names parses no text.
+ */
+export interface RowHead {
+  /** `[def, layer, name, alive, visible]`, parsed, not checked. */
+  readonly head: unknown;
+  /** The whole row (parsed, not checked). */
+  row(): unknown;
+}
+
+/**
  * A table's rows as a reader looks them up: from a table in memory ({@link rowsOf}), or from a
  * file read a row at a time (storage-automerge's `DefinitionTableFile`). What they answer is
- * checked by {@link viewFromTable}: anything, from a file.
+ * checked by {@link viewFromTable} and {@link listFromTable}: anything, from a file.
  */
 export interface DefinitionRows {
   /** The row of the definition that shows under `layer`.`name` (alive, visible), or undefined. */
   shownAs(layer: Layer, name: string): unknown;
   /** The row of the definition `def`, or undefined. */
   rowOf(def: DefId): unknown;
+  /**
+   * The latest row of every definition, its head read and the rest on demand; undefined when a
+   * line cannot be read (then nothing is answered from the table: a list must not leave one out).
+   */
+  every(): readonly RowHead[] | undefined;
 }
 
 /** The rows of `table`, looked up in memory. */
@@ -105,26 +121,121 @@ export function rowsOf(table: DefinitionTable): DefinitionRows {
     byDef.set(r[0], r);
     if (r[3] && r[4]) shown.set(`${r[1]}.${r[2]}`, r);
   }
-  return { shownAs: (layer, name) => shown.get(`${layer}.${name}`), rowOf: (def) => byDef.get(def) };
+  return {
+    shownAs: (layer, name) => shown.get(`${layer}.${name}`),
+    rowOf: (def) => byDef.get(def),
+    every: () => [...byDef.values()].map((r) => ({ head: r.slice(0, 5), row: () => r })),
+  };
 }
 
 /**
- * `view` of `selector` as the store answers it, from a table's `rows`: for one name (`layer.name`)
- * that shows. Undefined for anything else — a pattern, a `def_…`, a name nothing shows under (the
- * store's refusal says why and suggests), a row not of this shape (a file edited by hand) — and
- * then the store is asked.
+ * `view` of `selector` as the store answers it, from a table's `rows`: a name (`layer.name`) that
+ * shows, a pattern (`slot.*`, `*.draft`: every definition that shows and matches, in the store's
+ * order; none is an empty answer, as the store's) or an identity (`def_…`, live or not).
+ * Undefined for anything else — `--with-deps`, a name nothing shows under or an identity the
+ * table does not hold (the store's refusal says why and suggests), a row not of this shape (a file
+ * edited by hand) — and then the store is asked.
  */
 export function viewFromTable(rows: DefinitionRows, selector: string): ViewResult | undefined {
   const sel = parseSelector(selector);
-  if ("error" in sel || sel.kind !== "name" || sel.wildcard || sel.layer === undefined) return undefined;
+  if ("error" in sel) return undefined;
+  if (sel.kind === "def") {
+    const row = rows.rowOf(sel.def);
+    if (!isRow(row) || row[0] !== sel.def) return undefined;
+    return viewResultOf([viewOfRow(row, nameIn(rows))]);
+  }
+  if (sel.wildcard || sel.layer === undefined) return patternFromTable(rows, sel.layer, sel.pattern);
   const row = rows.shownAs(sel.layer, sel.pattern);
   if (!isRow(row) || row[1] !== sel.layer || row[2] !== sel.pattern || !row[3] || !row[4]) return undefined;
-  const nameOf = (id: DefId): string | undefined => {
+  return viewResultOf([viewOfRow(row, nameIn(rows))]);
+}
+
+/**
+ * `list` (of `layer`, or of all) as the store answers it, from a table's `rows`: every definition
+ * that shows, in the store's order. Undefined when the table cannot say (a line or a row that does
+ * not read) or the layer is not one (the store's refusal names the layers).
+ */
+export function listFromTable(rows: DefinitionRows, layer?: string): ListEntry[] | undefined {
+  if (layer !== undefined && !isLayer(layer)) return undefined;
+  const heads = headsOf(rows);
+  if (heads === undefined) return undefined;
+  return heads
+    .filter((h) => h.alive && h.visible && (layer === undefined || h.layer === layer))
+    .sort(compareDefinitions)
+    .map((h) => ({ layer: h.layer, name: h.name, qname: qualified(h.layer, h.name), def: h.def }));
+}
+
+/** What a row's head says, checked. */
+interface Head {
+  readonly def: DefId;
+  readonly layer: Layer;
+  readonly name: string;
+  readonly alive: boolean;
+  readonly visible: boolean;
+  readonly at: RowHead;
+}
+
+/** Every row's head, checked; undefined when one does not read. */
+function headsOf(rows: DefinitionRows): Head[] | undefined {
+  const every = rows.every();
+  if (every === undefined) return undefined;
+  const out: Head[] = [];
+  for (const at of every) {
+    const h = at.head;
+    if (!Array.isArray(h) || h.length !== 5) return undefined;
+    const [def, layer, name, alive, visible] = h as unknown[];
+    if (
+      typeof def !== "string" ||
+      typeof layer !== "string" ||
+      !isLayer(layer) ||
+      typeof name !== "string" ||
+      typeof alive !== "boolean" ||
+      typeof visible !== "boolean"
+    )
+      return undefined;
+    out.push({ def: def as DefId, layer, name, alive, visible, at });
+  }
+  return out;
+}
+
+/** The definitions that show and match `pattern` (in `layer`, or any), as the store's view of a pattern. */
+function patternFromTable(
+  rows: DefinitionRows,
+  layer: Layer | undefined,
+  pattern: string,
+): ViewResult | undefined {
+  const heads = headsOf(rows);
+  if (heads === undefined) return undefined;
+  const names = new Map(heads.map((h) => [h.def, h.name]));
+  const nameOf = (id: DefId) => names.get(id);
+  const views: DefinitionView[] = [];
+  const matched = heads
+    .filter(
+      (h) =>
+        h.alive && h.visible && (layer === undefined || h.layer === layer) && matchesPattern(pattern, h.name),
+    )
+    .sort(compareDefinitions);
+  for (const h of matched) {
+    const row = h.at.row();
+    if (!isRow(row) || row[0] !== h.def || row[1] !== h.layer || row[2] !== h.name || !row[3] || !row[4])
+      return undefined;
+    views.push(viewOfRow(row, nameOf));
+  }
+  return viewResultOf(views);
+}
+
+/** A definition's name by its row, for rendering what references it (undefined: not in the table). */
+function nameIn(rows: DefinitionRows): (id: DefId) => string | undefined {
+  return (id) => {
     const r = rows.rowOf(id);
     return isRow(r) && r[0] === id ? r[2] : undefined;
   };
+}
+
+/** A row as the store's reader shows its definition, its text rendered with the names `nameOf` gives. */
+function viewOfRow(row: DefinitionRow, nameOf: (id: DefId) => string | undefined): DefinitionView {
   const [def, layer, name, alive, visible, version, source, refs] = row;
-  const view: DefinitionView = {
+  return {
     def,
     layer,
     name,
@@ -136,7 +247,6 @@ export function viewFromTable(rows: DefinitionRows, selector: string): ViewResul
     refs,
     version,
   };
-  return viewResultOf([view]);
 }
 
 function isRow(r: unknown): r is DefinitionRow {
@@ -145,6 +255,7 @@ function isRow(r: unknown): r is DefinitionRow {
   return (
     typeof def === "string" &&
     typeof layer === "string" &&
+    isLayer(layer) &&
     typeof name === "string" &&
     typeof alive === "boolean" &&
     typeof visible === "boolean" &&
