@@ -7,6 +7,7 @@ import type {
   CheckCache,
   KeptChecks,
   ListEntry,
+  RefsResult,
   Store,
   ViewResult,
 } from "@kumiki-graph/core";
@@ -69,7 +70,9 @@ export interface CommandContext {
   keptView(selector: string): Promise<ViewResult | undefined>;
   /** `list` of `layer` (or of all) from that table (core's `listFromTable`), under the same conditions. */
   keptList(layer: string | undefined): Promise<ListEntry[] | undefined>;
-  /** Keeps that table for the state {@link openReadStore} read (after a view or list it did not answer), under the same conditions. */
+  /** `refs` (`view --refs`) of a name, a pattern or a `def_…` from that table (core's `refsFromTable`), under the same conditions. */
+  keptRefs(selector: string): Promise<RefsResult | undefined>;
+  /** Keeps that table for the state {@link openReadStore} read (after a view, list or refs it did not answer), under the same conditions. */
   keepDefinitions(): Promise<void>;
   /** Every op the workspace holds, in the wire format (what `patch export` writes). */
   heldOps(): Promise<readonly unknown[]>;

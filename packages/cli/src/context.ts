@@ -415,7 +415,7 @@ async function keepDefinitions(opened: Promise<HeldStore>): Promise<void> {
 /** The context's reads and keeps of the table of every definition, of the read store `openRead` gives. */
 function tableOf(
   openRead: () => Promise<HeldStore>,
-): Pick<CommandContext, "keptView" | "keptList" | "keepDefinitions"> {
+): Pick<CommandContext, "keptView" | "keptList" | "keptRefs" | "keepDefinitions"> {
   return {
     async keptView(selector) {
       const rows = (await openRead()).definitionsNow?.().rows();
@@ -424,6 +424,10 @@ function tableOf(
     async keptList(layer) {
       const rows = (await openRead()).definitionsNow?.().rows();
       return rows === undefined ? undefined : (await loadReadCore()).listFromTable(rows, layer);
+    },
+    async keptRefs(selector) {
+      const rows = (await openRead()).definitionsNow?.().rows();
+      return rows === undefined ? undefined : (await loadReadCore()).refsFromTable(rows, selector);
     },
     keepDefinitions: () => keepDefinitions(openRead()),
   };

@@ -34,6 +34,7 @@ export type ReadCore = Pick<
   | "changedRows"
   | "viewFromTable"
   | "listFromTable"
+  | "refsFromTable"
 >;
 
 /** `@kumiki-graph/storage-automerge`: the workspace on disk (init, open, repair). */

@@ -1,5 +1,5 @@
 /**
- * `kumiki view` (a name, a pattern) and `kumiki list` in a process of their own answered from the
+ * `kumiki view` (a name, a pattern), `list` and `refs` in a process of their own answered from the
  * table of every definition (.kumiki/cache/definitions.jsonl) that an earlier view kept for the
  * same state: as a view that folds the ops answers, after renames, removes and adds, and never
  * with another state's table.
@@ -41,6 +41,10 @@ describe("kumiki view from the table of every definition", () => {
       ["list"],
       ["list", "slot", "--json"],
       ["list", "effect"],
+      ["refs", "slot.draft"],
+      ["view", "type.N", "--refs", "--json"],
+      ["refs", "*"],
+      ["refs", "slot.nothing*"],
     ];
     const same = () => {
       for (const argv of views) {
@@ -90,6 +94,7 @@ describe("kumiki view from the table of every definition", () => {
       ["view", "tile.Field"],
       ["view", "slot.*"],
       ["list"],
+      ["refs", "slot.draft", "--json"],
     ])
       expect(bin(argv), argv.join(" ")).toBe(bin(argv, { KUMIKI_VIEW_CACHE: "off" }));
     expect(bin(["view", "slot.draft"])).toContain('"new"');

@@ -31,6 +31,7 @@ const MAIN = [
   "definitionTable",
   "viewFromTable",
   "listFromTable",
+  "refsFromTable",
   "definitionRows",
   "changedRows",
   "rowsOf",

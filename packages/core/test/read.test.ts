@@ -30,6 +30,7 @@ describe("@kumiki-graph/core/read", () => {
         "definitionTable",
         "viewFromTable",
         "listFromTable",
+        "refsFromTable",
         "definitionRows",
         "changedRows",
         "rowsOf",

@@ -1,14 +1,15 @@
 /**
  * A workspace's table of every definition (core's `definitionTable`) kept in
- * `.kumiki/cache/definitions.jsonl` for the state of the ops it was made from: what `kumiki view`
- * in a process of its own answers one name from without reading op-log.jsonl or folding it.
+ * `.kumiki/cache/definitions.jsonl` for the state of the ops it was made from: what `kumiki view`,
+ * `list` and `refs` in a process of their own answer from without reading op-log.jsonl or folding it.
  *
  * One JSON value per line: a header (`{v, stamp}`), a row per definition, and a trailer naming the
  * state the rows above it make (`{state, n}`). A write in a process of its own appends the rows it
  * changed and a trailer of its new state (core's `changedRows`): a row stands in for its
  * definition's rows before it. A lookup reads the file's bytes and parses only the lines it finds
- * by searching them (the row of a name that shows, the rows of what it references): parsing all of
- * it took 52 ms at 5,000 definitions (2.5 MB). A row is found by bytes only an unescaped quote can
+ * by searching them (the row of a name that shows, the rows of what it references, the rows that
+ * hold an identity), or each row's first five values for a list: parsing all of it took 52 ms at
+ * 5,000 definitions (2.5 MB). A row is found by bytes only an unescaped quote can
  * make (`,"slot","todos",true,true,`: inside a JSON string a quote is escaped), and core checks
  * every row it is given.
  */
@@ -20,14 +21,24 @@ import type { WorkspacePaths } from "./workspace-layout.js";
 const NEWLINE = 0x0a;
 const OPEN_BRACE = 0x7b;
 
+/** A row by its first five values (core's `RowHead`). */
+export interface TableRowHead {
+  /** `[def, layer, name, alive, visible]`, parsed, not checked. */
+  readonly head: unknown;
+  /** The whole row, parsed when asked (not checked). */
+  row(): unknown;
+}
+
 /** The rows core's `viewFromTable` looks up (core's `DefinitionRows`; structural, so this entry loads no core). */
 export interface DefinitionRowLookup {
   /** The latest row that shows under `layer`.`name` (parsed, not checked), or undefined. */
   shownAs(layer: string, name: string): unknown;
   /** The latest row of the definition `def` (parsed, not checked), or undefined. */
   rowOf(def: string): unknown;
-  /** The latest row of every definition: its first five values read, the rest on demand (core's `RowHead`); undefined when a line does not read. */
-  every(): readonly { readonly head: unknown; row(): unknown }[] | undefined;
+  /** The latest row of every definition: its first five values read, the rest on demand; undefined when a line does not read. */
+  every(): readonly TableRowHead[] | undefined;
+  /** The latest rows whose bytes hold `def`'s identity as a JSON string (parsed, not checked); undefined as for `every`. */
+  referencing(def: string): readonly unknown[] | undefined;
 }
 
 /**
@@ -54,7 +65,12 @@ export class DefinitionTableFile {
     if (trailerOf(bytes)?.state !== this.state) return undefined;
     const from = this.header().length;
     const rowOf = (def: string): number => bytes.lastIndexOf(`\n[${JSON.stringify(def)},`) + 1;
-    let every: ReturnType<DefinitionRowLookup["every"]> | null = null;
+    let latest: Latest | undefined | null = null;
+    let starts: Set<number> | undefined;
+    const index = () => {
+      if (latest === null) latest = latestRows(bytes, from);
+      return latest;
+    };
     return {
       // The latest row of a definition is the one that holds: a row appended for a write stands in
       // for the rows before it. So from the end, and a name's row only if no later row of its
@@ -69,12 +85,29 @@ export class DefinitionTableFile {
         return undefined;
       },
       rowOf: (def) => {
+        // Once every row's head was read, by that index (a byte search from the end is about 10 ms).
+        if (latest) return latest.get(def)?.row();
         const start = rowOf(def);
         return start < from ? undefined : rowAround(bytes, start);
       },
       every: () => {
-        if (every === null) every = headsIn(bytes, from);
-        return every;
+        const l = index();
+        return l === undefined ? undefined : [...l.values()];
+      },
+      referencing: (def) => {
+        const l = index();
+        if (l === undefined) return undefined;
+        starts ??= new Set([...l.values()].map((r) => r.start));
+        const needle = Buffer.from(JSON.stringify(def));
+        const out: unknown[] = [];
+        let line = -1;
+        for (let at = bytes.indexOf(needle, from); at >= 0; at = bytes.indexOf(needle, at + 1)) {
+          const start = bytes.lastIndexOf(NEWLINE, at) + 1;
+          if (start === line || !starts.has(start)) continue;
+          line = start;
+          out.push(rowAround(bytes, start));
+        }
+        return out;
       },
     };
   }
@@ -168,6 +201,9 @@ function trailerOf(bytes: Buffer): Trailer | undefined {
     | undefined;
 }
 
+/** The latest row of each definition, by identity: its head, where its line starts, the whole row on demand. */
+type Latest = Map<unknown, TableRowHead & { readonly start: number }>;
+
 /**
  * The latest row of each definition in the lines of `bytes` from `from` to the trailer: each row's
  * first five values parsed (identity, layer, name, alive, visible: the bytes up to the fifth comma
@@ -175,8 +211,8 @@ function trailerOf(bytes: Buffer): Trailer | undefined {
  * 2.5 MB of texts. Lines of an object are the trailers of earlier states (appends follow them).
  * Undefined when another line is not a row's start.
  */
-function headsIn(bytes: Buffer, from: number): { readonly head: unknown; row(): unknown }[] | undefined {
-  const latest = new Map<unknown, { readonly head: unknown; row(): unknown }>();
+function latestRows(bytes: Buffer, from: number): Latest | undefined {
+  const latest: Latest = new Map();
   const last = bytes.lastIndexOf(NEWLINE, bytes.length - 2) + 1;
   for (let start = from; start < last; ) {
     const end = bytes.indexOf(NEWLINE, start);
@@ -197,10 +233,10 @@ function headsIn(bytes: Buffer, from: number): { readonly head: unknown; row(): 
     if (!Array.isArray(head)) return undefined;
     const [s, e] = [start, end];
     // A later row of a definition stands in for the earlier ones.
-    latest.set(head[0], { head, row: () => parseLine(bytes, s, e) });
+    latest.set(head[0], { head, start, row: () => parseLine(bytes, s, e) });
     start = end + 1;
   }
-  return [...latest.values()];
+  return latest;
 }
 
 /** The offset of the fifth comma outside a JSON string in the line `[start, end)`, or -1. */

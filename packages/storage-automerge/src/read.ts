@@ -7,7 +7,7 @@
 
 export { CheckCacheFile } from "./check-cache-file.js";
 export { chunkStampsIn } from "./chunk-files.js";
-export { type DefinitionRowLookup, DefinitionTableFile } from "./definition-table-file.js";
+export { type DefinitionRowLookup, DefinitionTableFile, type TableRowHead } from "./definition-table-file.js";
 export { KeptChecksFile } from "./kept-checks-file.js";
 export {
   findWorkspace,

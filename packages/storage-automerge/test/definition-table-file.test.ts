@@ -56,12 +56,18 @@ describe("DefinitionTableFile", () => {
       ROWS[3]!.slice(0, 5),
     ]);
     expect(every?.map((r) => r.row())).toEqual([ROWS[0], ROWS[1], changed[0], ROWS[3]]);
+    // The latest rows holding an identity's bytes: def_d's, which binds def_c; def_c's own latest
+    // row (its first value), not its row before the append.
+    const table = new DefinitionTableFile(p, "s2", "stamp").rows();
+    expect(table?.referencing("def_c")).toEqual([ROWS[3], changed[0]]);
+    expect(table?.referencing("def_z")).toEqual([]);
     // A line that is not a row's start: the table cannot say what there is.
     const file = path.join(p.cache, "definitions.jsonl");
     const lines = fs.readFileSync(file, "utf8").split("\n");
     lines[2] = '["def_b","slot"';
     fs.writeFileSync(file, lines.join("\n"));
     expect(new DefinitionTableFile(p, "s2", "stamp").rows()?.every()).toBeUndefined();
+    expect(new DefinitionTableFile(p, "s2", "stamp").rows()?.referencing("def_c")).toBeUndefined();
     lines[2] = '"def_b"';
     fs.writeFileSync(file, lines.join("\n"));
     expect(new DefinitionTableFile(p, "s2", "stamp").rows()?.every()).toBeUndefined();

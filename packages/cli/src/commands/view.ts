@@ -4,6 +4,7 @@ import type { Command } from "../command.js";
 import { failure, unwrap, usageError } from "../errors.js";
 import { refsText, when } from "../format.js";
 import { checkSelector, oneOf } from "../shape.js";
+import { keptOrStoreRefs } from "./refs.js";
 
 function historyText(hs: readonly DefinitionHistory[]): string {
   return hs
@@ -72,7 +73,7 @@ export const view: Command = {
         return { json: { selector, histories }, text: historyText(histories) };
       }
       case "refs": {
-        const r = unwrap(store.refs(selector));
+        const r = await keptOrStoreRefs(ctx, selector);
         return { json: r, text: refsText(r) };
       }
       default: {

@@ -132,6 +132,19 @@ export function renderStored(s: StoredText, nameOf: (id: DefId) => string | unde
   });
 }
 
+/** The 1-based lines of a text as stored (its bindings with it) where it references `target`. */
+export function linesReferencing(s: Pick<StoredText, "body">, target: DefId): number[] {
+  const p = parseText(s.body.text);
+  if (!p.ok) return [];
+  // One numbering everywhere an agent reads or writes a line (check's body:N, edit's body:N):
+  // line 1 is the line of the layer keyword; comment lines above it are not counted.
+  const first = p.def.span.line;
+  const lines = new Set<number>();
+  for (const site of p.sites)
+    if (siteTarget(site, s.body.refs) === target) lines.add(site.span.line - first + 1);
+  return [...lines].sort((a, b) => a - b);
+}
+
 /**
  * True when `s`'s text shows exactly as stored, decided without parsing it (export renders every
  * definition, and parsing them all was most of its cost and garbage: 236 of 795 ms of `kumiki
@@ -178,15 +191,7 @@ export class Materializer {
 
   /** The 1-based lines of `s`'s rendered text where it references `target`. */
   linesReferencing(s: DefinitionState, target: DefId): number[] {
-    const p = parseText(s.body.text);
-    if (!p.ok) return [];
-    // One numbering everywhere an agent reads or writes a line (check's body:N, edit's body:N):
-    // line 1 is the line of the layer keyword; comment lines above it are not counted.
-    const first = p.def.span.line;
-    const lines = new Set<number>();
-    for (const site of p.sites)
-      if (siteTarget(site, s.body.refs) === target) lines.add(site.span.line - first + 1);
-    return [...lines].sort((a, b) => a - b);
+    return linesReferencing(s, target);
   }
 
   /** The live definitions `s` references, through its sites. */

@@ -1,22 +1,22 @@
 /**
- * Every definition of a graph as a table that a process of its own answers `view <layer.name>`
- * from without reading or folding the ops (issue 42), kept for the state of the ops it was made
- * from (the CLI keeps it in `.kumiki/cache/definitions.jsonl`: a view that folded keeps it whole, a
+ * Every definition of a graph as a table that a process of its own answers `view`, `list` and
+ * `refs` from without reading or folding the ops (issue 42), kept for the state of the ops it was
+ * made from (the CLI keeps it in `.kumiki/cache/definitions.jsonl`: a view that folded keeps it whole, a
  * write appends the rows it changed). Texts are kept as stored, with their bindings and every
  * definition's name, and the one definition shown is rendered from them: rendering all 5,031 of a
  * 5,000-definition program took 64 ms in a fresh process, a walk that keeps them as stored a few.
  */
 import type { DefinitionState, Graph } from "../graph/graph.js";
-import { compareDefinitions, qualified, renderStored } from "../graph/materialize.js";
+import { compareDefinitions, linesReferencing, qualified, renderStored } from "../graph/materialize.js";
 import type { DefinitionView } from "../graph/reader.js";
 import { isLayer, type Layer } from "../lang/layers.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import type { RefBindings } from "../ops/op.js";
 import type { StoredOp } from "./op-log.js";
-import { viewResultOf } from "./reads.js";
+import { patternRefsOf, type ReferrerSource, targetRefsOf, viewResultOf } from "./reads.js";
 import { matchesPattern, parseSelector } from "./selector.js";
 import type { Store } from "./store.js";
-import type { ListEntry, ViewResult } from "./store-types.js";
+import type { ListEntry, RefsResult, ViewResult } from "./store-types.js";
 
 /** One definition: identity, layer, name, alive, visible, version, text as stored, its bindings. */
 export type DefinitionRow = readonly [
@@ -111,6 +111,12 @@ export interface DefinitionRows {
    * line cannot be read (then nothing is answered from the table: a list must not leave one out).
    */
   every(): readonly RowHead[] | undefined;
+  /**
+   * The latest rows that may bind a reference to `def`: every row whose bindings name it, and
+   * perhaps more (a file finds them by the identity's bytes; {@link refsFromTable} checks each);
+   * undefined when the table cannot say.
+   */
+  referencing(def: DefId): readonly unknown[] | undefined;
 }
 
 /** The rows of `table`, looked up in memory. */
@@ -125,6 +131,7 @@ export function rowsOf(table: DefinitionTable): DefinitionRows {
     shownAs: (layer, name) => shown.get(`${layer}.${name}`),
     rowOf: (def) => byDef.get(def),
     every: () => [...byDef.values()].map((r) => ({ head: r.slice(0, 5), row: () => r })),
+    referencing: (def) => [...byDef.values()].filter((r) => Object.values(r[7]).includes(def)),
   };
 }
 
@@ -163,6 +170,86 @@ export function listFromTable(rows: DefinitionRows, layer?: string): ListEntry[]
     .filter((h) => h.alive && h.visible && (layer === undefined || h.layer === layer))
     .sort(compareDefinitions)
     .map((h) => ({ layer: h.layer, name: h.name, qname: qualified(h.layer, h.name), def: h.def }));
+}
+
+/**
+ * `refs` of `selector` (`view --refs`) as the store answers it, from a table's `rows`: of a name
+ * that shows, a `def_…` the table holds, or a pattern that matches what shows. Undefined for
+ * anything else (the store's refusal says why) and when a row does not read.
+ */
+export function refsFromTable(rows: DefinitionRows, selector: string): RefsResult | undefined {
+  const sel = parseSelector(selector);
+  if ("error" in sel) return undefined;
+  let targets: DefId[];
+  if (sel.kind === "def") {
+    const row = rows.rowOf(sel.def);
+    if (!isRow(row) || row[0] !== sel.def) return undefined;
+    targets = [sel.def];
+  } else if (!sel.wildcard && sel.layer !== undefined) {
+    const row = rows.shownAs(sel.layer, sel.pattern);
+    if (!isRow(row) || row[1] !== sel.layer || row[2] !== sel.pattern || !row[3] || !row[4]) return undefined;
+    targets = [row[0]];
+  } else {
+    const heads = headsOf(rows);
+    if (heads === undefined) return undefined;
+    targets = heads
+      .filter((h) => shows(h, sel.layer, sel.pattern))
+      .sort(compareDefinitions)
+      .map((h) => h.def);
+    if (targets.length === 0) return undefined;
+  }
+  const src = referrerSource(rows, targets);
+  if (src === undefined) return undefined;
+  const pattern = sel.kind === "name" && (sel.wildcard || sel.layer === undefined);
+  return pattern ? patternRefsOf(src, selector, targets) : targetRefsOf(src, targets[0]!);
+}
+
+/** What `refs` reads of the rows, the referrers of each of `targets` read up front; undefined when a row does not read. */
+function referrerSource(rows: DefinitionRows, targets: readonly DefId[]): ReferrerSource | undefined {
+  const byTarget = new Map<DefId, ReturnType<ReferrerSource["referrers"]>>();
+  for (const id of targets) {
+    const candidates = rows.referencing(id);
+    if (candidates === undefined) return undefined;
+    const referrers: DefinitionRow[] = [];
+    for (const r of candidates) {
+      if (!isRow(r)) return undefined;
+      if (r[3] && Object.values(r[7]).includes(id)) referrers.push(r);
+    }
+    byTarget.set(
+      id,
+      referrers
+        .map(([def, layer, name, , visible, , text, refs]) => ({ def, layer, name, visible, text, refs }))
+        .sort(compareDefinitions)
+        .map((r) => ({
+          view: { def: r.def, layer: r.layer, qname: qualified(r.layer, r.name), visible: r.visible },
+          lines: linesReferencing({ body: { text: r.text, refs: r.refs } }, id),
+        }))
+        .filter((r) => r.lines.length > 0),
+    );
+  }
+  const labels = new Map<DefId, string>();
+  return {
+    // A pattern's referrer names each target it references: each label is read once.
+    label: (id) => {
+      let label = labels.get(id);
+      if (label === undefined) {
+        const r = rows.rowOf(id);
+        const q = isRow(r) && r[0] === id ? qualified(r[1], r[2]) : undefined;
+        label =
+          !isRow(r) || q === undefined ? id : !r[3] ? `${q} (removed, ${id})` : r[4] ? q : `${q} (${id})`;
+        labels.set(id, label);
+      }
+      return label;
+    },
+    referrers: (id) => byTarget.get(id) ?? [],
+  };
+}
+
+/** True when the head is of a definition that shows, in `layer` (or any) and matching `pattern`. */
+function shows(h: Head, layer: Layer | undefined, pattern: string): boolean {
+  return (
+    h.alive && h.visible && (layer === undefined || h.layer === layer) && matchesPattern(pattern, h.name)
+  );
 }
 
 /** What a row's head says, checked. */
@@ -209,12 +296,7 @@ function patternFromTable(
   const names = new Map(heads.map((h) => [h.def, h.name]));
   const nameOf = (id: DefId) => names.get(id);
   const views: DefinitionView[] = [];
-  const matched = heads
-    .filter(
-      (h) =>
-        h.alive && h.visible && (layer === undefined || h.layer === layer) && matchesPattern(pattern, h.name),
-    )
-    .sort(compareDefinitions);
+  const matched = heads.filter((h) => shows(h, layer, pattern)).sort(compareDefinitions);
   for (const h of matched) {
     const row = h.at.row();
     if (!isRow(row) || row[0] !== h.def || row[1] !== h.layer || row[2] !== h.name || !row[3] || !row[4])

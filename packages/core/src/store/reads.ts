@@ -82,17 +82,40 @@ export function listOf(graph: Graph, layer?: string): StoreResult<ListEntry[]> {
 
 /** The live definitions that reference a definition, with the lines that do (`kumiki view --refs`). */
 export function refsOf(graph: Graph, reader: GraphReader, qname: string): StoreResult<RefsResult> {
+  const src: ReferrerSource = { label: (id) => graph.label(id), referrers: (id) => reader.referrers(id) };
   const sel = parseSelector(qname);
-  if (!("error" in sel) && sel.kind === "name" && (sel.wildcard || sel.layer === undefined))
-    return patternRefsOf(graph, reader, qname);
+  if (!("error" in sel) && sel.kind === "name" && (sel.wildcard || sel.layer === undefined)) {
+    const matched = selectIds(graph, qname);
+    if (!matched.ok) return matched;
+    if (matched.value.length === 0) return reject("not-found", `no definition matches ${quoted(qname)}`);
+    return ok(patternRefsOf(src, qname, matched.value));
+  }
   const t = resolveTarget(graph, qname, { live: false });
   if (!t.ok) return t;
-  const referrers = reader.referrers(t.value.def).map(referrerOf);
-  return ok({ target: graph.label(t.value.def), referrers, byLayer: byLayerOf(referrers) });
+  return ok(targetRefsOf(src, t.value.def));
+}
+
+/**
+ * What `refs` reads of a graph, or of a table of every definition (definition-table.ts): a
+ * definition's label, and the live definitions that reference it, in listing order, with the
+ * lines of their text that do (none left out: a referrer without such a line is not one).
+ */
+export interface ReferrerSource {
+  label(id: DefId): string;
+  referrers(id: DefId): readonly {
+    readonly view: Pick<DefinitionView, "qname" | "def" | "layer" | "visible">;
+    readonly lines: readonly number[];
+  }[];
+}
+
+/** `refs` of one definition, from `src`. */
+export function targetRefsOf(src: ReferrerSource, id: DefId): RefsResult {
+  const referrers = src.referrers(id).map(referrerOf);
+  return { target: src.label(id), referrers, byLayer: byLayerOf(referrers) };
 }
 
 /** A referrer as `refs` answers it: labelled by name, or by name and identity when hidden. */
-function referrerOf(r: ReturnType<GraphReader["referrers"]>[number]): Referrer {
+function referrerOf(r: ReturnType<ReferrerSource["referrers"]>[number]): Referrer {
   return {
     qname: r.view.visible ? r.view.qname : `${r.view.qname} (${r.view.def})`,
     def: r.view.def,
@@ -109,35 +132,32 @@ function byLayerOf(referrers: readonly Referrer[]): Partial<Record<Layer, number
 }
 
 /**
- * The referrers of every definition a pattern matches (`refs slot.*`): each referrer once, with
- * the lines that reference any of them and which of them it references (`refersTo`); `matched`
- * lists what the pattern matched. A pattern that matches nothing is `not-found`.
+ * The referrers of every definition a pattern matched (`refs slot.*`; `matched`, at least one):
+ * each referrer once, with the lines that reference any of them and which of them it references
+ * (`refersTo`); `matched` lists what the pattern matched.
  */
-function patternRefsOf(graph: Graph, reader: GraphReader, pattern: string): StoreResult<RefsResult> {
-  const matched = selectIds(graph, pattern);
-  if (!matched.ok) return matched;
-  if (matched.value.length === 0) return reject("not-found", `no definition matches ${quoted(pattern)}`);
+export function patternRefsOf(src: ReferrerSource, pattern: string, matched: readonly DefId[]): RefsResult {
   const byDef = new Map<DefId, { referrer: Referrer; lines: Set<number>; refersTo: string[] }>();
-  for (const id of matched.value) {
-    for (const r of reader.referrers(id)) {
+  for (const id of matched) {
+    for (const r of src.referrers(id)) {
       let x = byDef.get(r.view.def);
       if (x === undefined) {
         x = { referrer: referrerOf(r), lines: new Set(), refersTo: [] };
         byDef.set(r.view.def, x);
       }
       for (const l of r.lines) x.lines.add(l);
-      x.refersTo.push(graph.label(id));
+      x.refersTo.push(src.label(id));
     }
   }
   const referrers = [...byDef.values()]
     .map((x) => ({ ...x.referrer, lines: [...x.lines].sort((a, b) => a - b), refersTo: x.refersTo }))
     .sort((a, b) => (a.qname < b.qname ? -1 : a.qname > b.qname ? 1 : 0));
-  return ok({
+  return {
     target: pattern,
     referrers,
     byLayer: byLayerOf(referrers),
-    matched: matched.value.map((id) => graph.label(id)),
-  });
+    matched: matched.map((id) => src.label(id)),
+  };
 }
 
 /** A live definition's content hash (`kumiki view --hash`). */

@@ -8,6 +8,7 @@ import {
   type DefinitionTable,
   definitionTable,
   listFromTable,
+  refsFromTable,
   rowsOf,
   viewFromTable,
 } from "../../src/store/definition-table.js";
@@ -41,9 +42,16 @@ const PATTERNS = ["*", "slot.*", "tile.*", "*.todos", "*.*e*", "tile.T*", "type.
  */
 function sameAsStore(store: Store): number {
   const table = kept(store);
-  for (const s of store.read().graph.definitions())
+  for (const s of store.read().graph.definitions()) {
     expect(viewFromTable(table, s.def), s.def).toEqual(must(store.view(s.def)));
-  for (const p of PATTERNS) expect(viewFromTable(table, p), p).toEqual(must(store.view(p)));
+    expect(refsFromTable(table, s.def), `refs ${s.def}`).toEqual(must(store.refs(s.def)));
+  }
+  for (const p of PATTERNS) {
+    expect(viewFromTable(table, p), p).toEqual(must(store.view(p)));
+    // A pattern that matches nothing is the store's refusal (not-found).
+    const refs = store.refs(p);
+    expect(refsFromTable(table, p), `refs ${p}`).toEqual(refs.ok ? refs.value : undefined);
+  }
   for (const layer of [undefined, "slot", "tile", "type", "app"] as const)
     expect(listFromTable(table, layer), layer).toEqual(must(store.list(layer)));
   let answered = 0;
@@ -53,6 +61,8 @@ function sameAsStore(store: Store): number {
     const fromTable = viewFromTable(table, d.qname);
     if (fromStore.ok) expect(fromTable, d.qname).toEqual(fromStore.value);
     else expect(fromTable, d.qname).toBeUndefined();
+    const refs = store.refs(d.qname);
+    expect(refsFromTable(table, d.qname), `refs ${d.qname}`).toEqual(refs.ok ? refs.value : undefined);
     if (d.visible) answered++;
   }
   return answered;
@@ -212,7 +222,21 @@ describe.skipIf(!hasCorpus)("view from a table of every definition", () => {
         })),
     };
     expect(viewFromTable(tornRows, `${live!.layer}.*`)).toBeUndefined();
-    const other = { shownAs: () => rows[at === 0 ? 1 : 0], rowOf: () => undefined, every: () => undefined };
+    const other = {
+      shownAs: () => rows[at === 0 ? 1 : 0],
+      rowOf: () => undefined,
+      every: () => undefined,
+      referencing: () => undefined,
+    };
     expect(viewFromTable(other, live!.qname)).toBeUndefined();
+    expect(refsFromTable(other, live!.qname)).toBeUndefined();
+    // refs: a table that cannot say what references a name, or hands a row cut short as a referrer.
+    expect(refsFromTable(cut, "*")).toBeUndefined();
+    const whole = kept(store);
+    expect(refsFromTable(whole, live!.qname)).toEqual(must(store.refs(live!.qname)));
+    expect(refsFromTable({ ...whole, referencing: () => undefined }, live!.qname)).toBeUndefined();
+    expect(
+      refsFromTable({ ...whole, referencing: () => [rows[at]!.slice(0, 4)] }, live!.qname),
+    ).toBeUndefined();
   });
 });
