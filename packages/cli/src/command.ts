@@ -62,12 +62,12 @@ export interface CommandContext {
    */
   keptChecks(): Promise<KeptChecks | undefined>;
   /**
-   * `view` of a name, a pattern or a `def_…` from the table of every definition kept for the state
+   * `view` of a name, a pattern or a `def_…` (with `withDeps`, and what they reference) from the table of every definition kept for the state
    * {@link openReadStore} read (`.kumiki/cache/definitions.jsonl`, core's `viewFromTable`): only when
    * that store was served from the workspace's files and `KUMIKI_VIEW_CACHE` is not `off`.
    * Undefined otherwise, and for whatever the table does not answer: ask the store then.
    */
-  keptView(selector: string): Promise<ViewResult | undefined>;
+  keptView(selector: string, withDeps?: boolean): Promise<ViewResult | undefined>;
   /** `list` of `layer` (or of all) from that table (core's `listFromTable`), under the same conditions. */
   keptList(layer: string | undefined): Promise<ListEntry[] | undefined>;
   /** `refs` (`view --refs`) of a name, a pattern or a `def_…` from that table (core's `refsFromTable`), under the same conditions. */

@@ -417,9 +417,11 @@ function tableOf(
   openRead: () => Promise<HeldStore>,
 ): Pick<CommandContext, "keptView" | "keptList" | "keptRefs" | "keepDefinitions"> {
   return {
-    async keptView(selector) {
+    async keptView(selector, withDeps) {
       const rows = (await openRead()).definitionsNow?.().rows();
-      return rows === undefined ? undefined : (await loadReadCore()).viewFromTable(rows, selector);
+      return rows === undefined
+        ? undefined
+        : (await loadReadCore()).viewFromTable(rows, selector, { withDeps: withDeps === true });
     },
     async keptList(layer) {
       const rows = (await openRead()).definitionsNow?.().rows();

@@ -37,6 +37,8 @@ describe("kumiki view from the table of every definition", () => {
       ["view", "tile.*"],
       ["view", "*", "--json"],
       ["view", "*.draft"],
+      ["view", "tile.Field", "--with-deps"],
+      ["view", "*.draft", "--with-deps", "--json"],
       ["view", "slot.nothing*"],
       ["list"],
       ["list", "slot", "--json"],

@@ -78,12 +78,12 @@ export const view: Command = {
       }
       default: {
         const withDeps = flag(ctx.options, "with-deps");
-        // One name, from the table of every definition kept for this state (no fold: a view kept
-        // it, a write appended to it); else from the store, keeping the table for the next view.
-        let v = withDeps ? undefined : await ctx.keptView(selector);
+        // From the table of every definition kept for this state (no fold: a view kept it, a write
+        // appended to it); else from the store, keeping the table for the next view.
+        let v = await ctx.keptView(selector, withDeps);
         if (v === undefined) {
           v = unwrap(store.view(selector, { withDeps }));
-          if (!withDeps) await ctx.keepDefinitions();
+          await ctx.keepDefinitions();
         }
         if (v.definitions.length === 0) {
           throw failure(

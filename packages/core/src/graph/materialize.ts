@@ -132,6 +132,18 @@ export function renderStored(s: StoredText, nameOf: (id: DefId) => string | unde
   });
 }
 
+/** The definitions a text as stored (its bindings with it) references through its sites that `alive` says live. */
+export function dependenciesOf(s: Pick<StoredText, "body">, alive: (id: DefId) => boolean): DefId[] {
+  const p = parseText(s.body.text);
+  if (!p.ok) return [];
+  const out = new Set<DefId>();
+  for (const site of p.sites) {
+    const t = siteTarget(site, s.body.refs);
+    if (t !== null && alive(t)) out.add(t);
+  }
+  return [...out];
+}
+
 /** The 1-based lines of a text as stored (its bindings with it) where it references `target`. */
 export function linesReferencing(s: Pick<StoredText, "body">, target: DefId): number[] {
   const p = parseText(s.body.text);
@@ -196,14 +208,7 @@ export class Materializer {
 
   /** The live definitions `s` references, through its sites. */
   dependencies(s: DefinitionState): DefId[] {
-    const p = parseText(s.body.text);
-    if (!p.ok) return [];
-    const out = new Set<DefId>();
-    for (const site of p.sites) {
-      const t = siteTarget(site, s.body.refs);
-      if (t !== null && this.graph.definition(t)?.alive === true) out.add(t);
-    }
-    return [...out];
+    return dependenciesOf(s, (t) => this.graph.definition(t)?.alive === true);
   }
 
   /**

@@ -7,13 +7,25 @@
  * 5,000-definition program took 64 ms in a fresh process, a walk that keeps them as stored a few.
  */
 import type { DefinitionState, Graph } from "../graph/graph.js";
-import { compareDefinitions, linesReferencing, qualified, renderStored } from "../graph/materialize.js";
+import {
+  compareDefinitions,
+  dependenciesOf,
+  linesReferencing,
+  qualified,
+  renderStored,
+} from "../graph/materialize.js";
 import type { DefinitionView } from "../graph/reader.js";
 import { isLayer, type Layer } from "../lang/layers.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import type { RefBindings } from "../ops/op.js";
 import type { StoredOp } from "./op-log.js";
-import { patternRefsOf, type ReferrerSource, targetRefsOf, viewResultOf } from "./reads.js";
+import {
+  dependencyClosure,
+  patternRefsOf,
+  type ReferrerSource,
+  targetRefsOf,
+  viewResultOf,
+} from "./reads.js";
 import { matchesPattern, parseSelector } from "./selector.js";
 import type { Store } from "./store.js";
 import type { ListEntry, RefsResult, ViewResult } from "./store-types.js";
@@ -138,23 +150,84 @@ export function rowsOf(table: DefinitionTable): DefinitionRows {
 /**
  * `view` of `selector` as the store answers it, from a table's `rows`: a name (`layer.name`) that
  * shows, a pattern (`slot.*`, `*.draft`: every definition that shows and matches, in the store's
- * order; none is an empty answer, as the store's) or an identity (`def_…`, live or not).
- * Undefined for anything else — `--with-deps`, a name nothing shows under or an identity the
- * table does not hold (the store's refusal says why and suggests), a row not of this shape (a file
- * edited by hand) — and then the store is asked.
+ * order; none is an empty answer, as the store's) or an identity (`def_…`, live or not); with
+ * `withDeps`, what they reference, transitively, after them. Undefined for anything else — a name
+ * nothing shows under or an identity the table does not hold (the store's refusal says why and
+ * suggests), a row not of this shape (a file edited by hand) — and then the store is asked.
  */
-export function viewFromTable(rows: DefinitionRows, selector: string): ViewResult | undefined {
+export function viewFromTable(
+  rows: DefinitionRows,
+  selector: string,
+  options: { readonly withDeps?: boolean } = {},
+): ViewResult | undefined {
   const sel = parseSelector(selector);
   if ("error" in sel) return undefined;
-  if (sel.kind === "def") {
-    const row = rows.rowOf(sel.def);
-    if (!isRow(row) || row[0] !== sel.def) return undefined;
+  const pattern = sel.kind === "name" && (sel.wildcard || sel.layer === undefined);
+  if (!pattern && !options.withDeps) {
+    // One row, found by its bytes, and the names of what it references: no list of every row.
+    const row = sel.kind === "def" ? rows.rowOf(sel.def) : rows.shownAs(sel.layer!, sel.pattern);
+    if (!isRow(row)) return undefined;
+    if (
+      sel.kind === "def"
+        ? row[0] !== sel.def
+        : row[1] !== sel.layer || row[2] !== sel.pattern || !row[3] || !row[4]
+    )
+      return undefined;
     return viewResultOf([viewOfRow(row, nameIn(rows))]);
   }
-  if (sel.wildcard || sel.layer === undefined) return patternFromTable(rows, sel.layer, sel.pattern);
-  const row = rows.shownAs(sel.layer, sel.pattern);
-  if (!isRow(row) || row[1] !== sel.layer || row[2] !== sel.pattern || !row[3] || !row[4]) return undefined;
-  return viewResultOf([viewOfRow(row, nameIn(rows))]);
+  const heads = headsOf(rows);
+  if (heads === undefined) return undefined;
+  const byDef = new Map(heads.map((h) => [h.def, h]));
+  const start =
+    sel.kind === "def"
+      ? [byDef.get(sel.def)]
+      : pattern
+        ? heads.filter((h) => shows(h, sel.layer, sel.pattern)).sort(compareDefinitions)
+        : [heads.find((h) => shows(h, sel.layer, sel.pattern))];
+  const picked: Picked[] = [];
+  for (const h of start) {
+    const p = h === undefined ? undefined : pick(h);
+    if (p === undefined) return undefined;
+    picked.push(p);
+  }
+  if (options.withDeps) {
+    const deps = dependencyClosure(picked, (p) => {
+      const direct: Picked[] = [];
+      for (const d of dependenciesOf(
+        { body: { text: p.row[6], refs: p.row[7] } },
+        (t) => byDef.get(t)?.alive === true,
+      )) {
+        const q = pick(byDef.get(d)!);
+        if (q === undefined) return undefined;
+        direct.push(q);
+      }
+      return direct;
+    });
+    if (deps === undefined) return undefined;
+    picked.push(...deps);
+  }
+  const nameOf = (id: DefId) => byDef.get(id)?.name;
+  return viewResultOf(picked.map((p) => viewOfRow(p.row, nameOf)));
+}
+
+/** A row a view shows, with what its head said. */
+interface Picked extends Head {
+  readonly row: DefinitionRow;
+}
+
+/** The whole row of `h`, when it reads and says what its head said; else undefined. */
+function pick(h: Head): Picked | undefined {
+  const r = h.at.row();
+  if (
+    !isRow(r) ||
+    r[0] !== h.def ||
+    r[1] !== h.layer ||
+    r[2] !== h.name ||
+    r[3] !== h.alive ||
+    r[4] !== h.visible
+  )
+    return undefined;
+  return { ...h, row: r };
 }
 
 /**
@@ -283,27 +356,6 @@ function headsOf(rows: DefinitionRows): Head[] | undefined {
     out.push({ def: def as DefId, layer, name, alive, visible, at });
   }
   return out;
-}
-
-/** The definitions that show and match `pattern` (in `layer`, or any), as the store's view of a pattern. */
-function patternFromTable(
-  rows: DefinitionRows,
-  layer: Layer | undefined,
-  pattern: string,
-): ViewResult | undefined {
-  const heads = headsOf(rows);
-  if (heads === undefined) return undefined;
-  const names = new Map(heads.map((h) => [h.def, h.name]));
-  const nameOf = (id: DefId) => names.get(id);
-  const views: DefinitionView[] = [];
-  const matched = heads.filter((h) => shows(h, layer, pattern)).sort(compareDefinitions);
-  for (const h of matched) {
-    const row = h.at.row();
-    if (!isRow(row) || row[0] !== h.def || row[1] !== h.layer || row[2] !== h.name || !row[3] || !row[4])
-      return undefined;
-    views.push(viewOfRow(row, nameOf));
-  }
-  return viewResultOf(views);
 }
 
 /** A definition's name by its row, for rendering what references it (undefined: not in the table). */

@@ -32,22 +32,38 @@ export function viewOf(
   if (!selected.ok) return selected;
   const ids = [...selected.value];
   if (withDeps) {
-    const seen = new Set(ids);
-    const deps: DefinitionState[] = [];
-    const stack = [...ids];
-    while (stack.length > 0) {
-      const s = graph.definition(stack.pop()!);
-      if (s === undefined) continue;
-      for (const d of reader.materializer.dependencies(s)) {
-        if (seen.has(d)) continue;
-        seen.add(d);
-        deps.push(graph.definition(d)!);
-        stack.push(d);
-      }
-    }
-    ids.push(...deps.sort(compareDefinitions).map((s) => s.def));
+    const start = ids.map((id) => graph.definition(id)!);
+    const deps = dependencyClosure(start, (s) =>
+      reader.materializer.dependencies(s).map((d) => graph.definition(d)!),
+    );
+    ids.push(...deps!.map((s) => s.def));
   }
   return ok(viewResultOf(ids.map((id) => reader.get(id)!)));
+}
+
+/**
+ * What `start` references, transitively (`view --with-deps`), in listing order after them: each
+ * once, none of `start`. From a graph or a table's rows (definition-table.ts): `depsOf` gives what
+ * one references directly, undefined when it cannot say (then so does this).
+ */
+export function dependencyClosure<T extends Pick<DefinitionState, "layer" | "name" | "def">>(
+  start: readonly T[],
+  depsOf: (t: T) => readonly T[] | undefined,
+): T[] | undefined {
+  const seen = new Set(start.map((t) => t.def));
+  const deps: T[] = [];
+  const stack = [...start];
+  while (stack.length > 0) {
+    const direct = depsOf(stack.pop()!);
+    if (direct === undefined) return undefined;
+    for (const d of direct) {
+      if (seen.has(d.def)) continue;
+      seen.add(d.def);
+      deps.push(d);
+      stack.push(d);
+    }
+  }
+  return deps.sort(compareDefinitions);
 }
 
 /** `definitions` as `view` shows them: each text from its doc comment, one after another, and where each starts. */

@@ -44,10 +44,16 @@ function sameAsStore(store: Store): number {
   const table = kept(store);
   for (const s of store.read().graph.definitions()) {
     expect(viewFromTable(table, s.def), s.def).toEqual(must(store.view(s.def)));
+    expect(viewFromTable(table, s.def, { withDeps: true }), `${s.def} with deps`).toEqual(
+      must(store.view(s.def, { withDeps: true })),
+    );
     expect(refsFromTable(table, s.def), `refs ${s.def}`).toEqual(must(store.refs(s.def)));
   }
   for (const p of PATTERNS) {
     expect(viewFromTable(table, p), p).toEqual(must(store.view(p)));
+    expect(viewFromTable(table, p, { withDeps: true }), `${p} with deps`).toEqual(
+      must(store.view(p, { withDeps: true })),
+    );
     // A pattern that matches nothing is the store's refusal (not-found).
     const refs = store.refs(p);
     expect(refsFromTable(table, p), `refs ${p}`).toEqual(refs.ok ? refs.value : undefined);
@@ -59,8 +65,12 @@ function sameAsStore(store: Store): number {
     // A hidden definition's name shows the one that wins it (or, renamed apart, nothing: refused).
     const fromStore = store.view(d.qname);
     const fromTable = viewFromTable(table, d.qname);
-    if (fromStore.ok) expect(fromTable, d.qname).toEqual(fromStore.value);
-    else expect(fromTable, d.qname).toBeUndefined();
+    if (fromStore.ok) {
+      expect(fromTable, d.qname).toEqual(fromStore.value);
+      expect(viewFromTable(table, d.qname, { withDeps: true }), `${d.qname} with deps`).toEqual(
+        must(store.view(d.qname, { withDeps: true })),
+      );
+    } else expect(fromTable, d.qname).toBeUndefined();
     const refs = store.refs(d.qname);
     expect(refsFromTable(table, d.qname), `refs ${d.qname}`).toEqual(refs.ok ? refs.value : undefined);
     if (d.visible) answered++;
