@@ -70,31 +70,50 @@ function rowOfState(graph: Graph, s: DefinitionState): DefinitionRow {
 /**
  * The rows the table of the graph before `written` (ops this store just wrote) must take, each in
  * place of its definition's row, to be the table after them; undefined when that is not known
- * without the whole table. Known for adds, replaces and edits: each changes its own definition's
- * row, and through a reference to a removed definition (whose remove the conflict policy may take
- * back) the rows of what that definition references, then or before. A rename, a remove or a
- * link changes what shows under a name or binds, and a control op what applies: undefined.
+ * without the whole table. Known for adds, replaces, edits, renames and removes: each changes its
+ * own definition's row; a rename or a remove what shows under each name that definition ever had
+ * (another claimant of a name can show, or stop showing); through a reference to a removed
+ * definition (whose remove the conflict policy may take back) the rows of what that definition
+ * references, then or before, and of what references a removed one. A link changes what a name
+ * binds, and a control op what applies: undefined.
  */
 export function changedRows(store: Store, written: readonly StoredOp[]): DefinitionRow[] | undefined {
   const defs = new Set<DefId>();
+  let renamed = false;
   for (const op of written) {
     const o = op as { readonly op?: unknown; readonly def?: unknown };
-    if ((o.op !== "add" && o.op !== "replace" && o.op !== "edit") || typeof o.def !== "string")
-      return undefined;
+    if (typeof o.def !== "string" || typeof o.op !== "string" || !ROW_OPS.has(o.op)) return undefined;
+    renamed ||= o.op === "rename" || o.op === "remove";
     defs.add(o.def as DefId);
   }
   const { graph } = store.read();
-  for (const d of [...defs])
-    for (const o of graph.definition(d)?.ops ?? []) {
+  for (const d of [...defs]) {
+    const s = graph.definition(d);
+    for (const o of s?.ops ?? []) {
       const refs = (o as { readonly refs?: RefBindings }).refs;
       if (refs !== undefined) for (const t of Object.values(refs)) defs.add(t);
     }
+    if (!renamed || s === undefined) continue;
+    for (const r of graph.referrersOf(d)) defs.add(r);
+    // Every definition that ever claimed one of its names: the ones that claim it now among them.
+    for (const name of namesOf(s)) for (const c of graph.everNamed(s.layer, name)) defs.add(c);
+  }
   const rows: DefinitionRow[] = [];
   for (const d of defs) {
     const s = graph.definition(d);
     if (s !== undefined) rows.push(rowOfState(graph, s));
   }
   return rows;
+}
+
+/** The writes {@link changedRows} knows the rows of. */
+const ROW_OPS = new Set(["add", "replace", "edit", "rename", "remove"]);
+
+/** Every name a definition has had: its add's and its applied renames'. */
+function namesOf(s: DefinitionState): Set<string> {
+  const names = new Set([s.name, s.added.name]);
+  for (const o of s.ops) if (o.op === "rename") names.add(o["new-name"]);
+  return names;
 }
 
 /**
