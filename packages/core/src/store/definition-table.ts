@@ -26,7 +26,7 @@ import {
   targetRefsOf,
   viewResultOf,
 } from "./reads.js";
-import { matchesPattern, parseSelector } from "./selector.js";
+import { matchesPattern, parseSelector, type Selector } from "./selector.js";
 import type { Store } from "./store.js";
 import type { ListEntry, RefsResult, ViewResult } from "./store-types.js";
 
@@ -181,28 +181,17 @@ export function viewFromTable(
 ): ViewResult | undefined {
   const sel = parseSelector(selector);
   if ("error" in sel) return undefined;
-  const pattern = sel.kind === "name" && (sel.wildcard || sel.layer === undefined);
-  if (!pattern && !options.withDeps) {
+  if (!isPattern(sel) && !options.withDeps) {
     // One row, found by its bytes, and the names of what it references: no list of every row.
-    const row = sel.kind === "def" ? rows.rowOf(sel.def) : rows.shownAs(sel.layer!, sel.pattern);
-    if (!isRow(row)) return undefined;
-    if (
-      sel.kind === "def"
-        ? row[0] !== sel.def
-        : row[1] !== sel.layer || row[2] !== sel.pattern || !row[3] || !row[4]
-    )
-      return undefined;
-    return viewResultOf([viewOfRow(row, nameIn(rows))]);
+    const row = selectedRow(rows, sel);
+    return row === undefined ? undefined : viewResultOf([viewOfRow(row, nameIn(rows))]);
   }
   const heads = headsOf(rows);
   if (heads === undefined) return undefined;
   const byDef = new Map(heads.map((h) => [h.def, h]));
-  const start =
-    sel.kind === "def"
-      ? [byDef.get(sel.def)]
-      : pattern
-        ? heads.filter((h) => shows(h, sel.layer, sel.pattern)).sort(compareDefinitions)
-        : [heads.find((h) => shows(h, sel.layer, sel.pattern))];
+  const start = sel.kind === "def" ? [byDef.get(sel.def)] : matching(heads, sel);
+  // A name (not a pattern) that nothing shows under: the store's refusal.
+  if (start.length === 0 && !isPattern(sel)) return undefined;
   const picked: Picked[] = [];
   for (const h of start) {
     const p = h === undefined ? undefined : pick(h);
@@ -273,27 +262,20 @@ export function refsFromTable(rows: DefinitionRows, selector: string): RefsResul
   const sel = parseSelector(selector);
   if ("error" in sel) return undefined;
   let targets: DefId[];
-  if (sel.kind === "def") {
-    const row = rows.rowOf(sel.def);
-    if (!isRow(row) || row[0] !== sel.def) return undefined;
-    targets = [sel.def];
-  } else if (!sel.wildcard && sel.layer !== undefined) {
-    const row = rows.shownAs(sel.layer, sel.pattern);
-    if (!isRow(row) || row[1] !== sel.layer || row[2] !== sel.pattern || !row[3] || !row[4]) return undefined;
-    targets = [row[0]];
-  } else {
+  if (isPattern(sel)) {
     const heads = headsOf(rows);
     if (heads === undefined) return undefined;
-    targets = heads
-      .filter((h) => shows(h, sel.layer, sel.pattern))
-      .sort(compareDefinitions)
-      .map((h) => h.def);
+    targets = matching(heads, sel).map((h) => h.def);
+    // A pattern that matches nothing: the store's refusal.
     if (targets.length === 0) return undefined;
+  } else {
+    const row = selectedRow(rows, sel);
+    if (row === undefined) return undefined;
+    targets = [row[0]];
   }
   const src = referrerSource(rows, targets);
   if (src === undefined) return undefined;
-  const pattern = sel.kind === "name" && (sel.wildcard || sel.layer === undefined);
-  return pattern ? patternRefsOf(src, selector, targets) : targetRefsOf(src, targets[0]!);
+  return isPattern(sel) ? patternRefsOf(src, selector, targets) : targetRefsOf(src, targets[0]!);
 }
 
 /** What `refs` reads of the rows, the referrers of each of `targets` read up front; undefined when a row does not read. */
@@ -337,11 +319,32 @@ function referrerSource(rows: DefinitionRows, targets: readonly DefId[]): Referr
   };
 }
 
-/** True when the head is of a definition that shows, in `layer` (or any) and matching `pattern`. */
-function shows(h: Head, layer: Layer | undefined, pattern: string): boolean {
-  return (
-    h.alive && h.visible && (layer === undefined || h.layer === layer) && matchesPattern(pattern, h.name)
-  );
+/** True for a pattern (`slot.*`, `*.draft`): a selector of every definition that shows and matches. */
+function isPattern(sel: Selector): sel is Selector & { readonly kind: "name" } {
+  return sel.kind === "name" && (sel.wildcard || sel.layer === undefined);
+}
+
+/** The definitions that show under what a name or a pattern matches, in listing order. */
+function matching(heads: readonly Head[], sel: Selector & { readonly kind: "name" }): Head[] {
+  return heads
+    .filter(
+      (h) =>
+        h.alive &&
+        h.visible &&
+        (sel.layer === undefined || h.layer === sel.layer) &&
+        matchesPattern(sel.pattern, h.name),
+    )
+    .sort(compareDefinitions);
+}
+
+/** The row a `def_…` or a name that shows selects, found by its bytes; undefined when none reads. */
+function selectedRow(rows: DefinitionRows, sel: Selector): DefinitionRow | undefined {
+  if (sel.kind === "def") {
+    const r = rows.rowOf(sel.def);
+    return isRow(r) && r[0] === sel.def ? r : undefined;
+  }
+  const r = rows.shownAs(sel.layer!, sel.pattern);
+  return isRow(r) && r[1] === sel.layer && r[2] === sel.pattern && r[3] && r[4] ? r : undefined;
 }
 
 /** What a row's head says, checked. */
