@@ -88,7 +88,7 @@ export {
 export { exportProgram, type ImportOptions, importProgram } from "./project/program.js";
 // Refusals as values: the dependency-free entry's names, all of them.
 export * from "./rejection.js";
-// A table of every definition and `view` from it (store/definition-table.ts: all of it is public).
+// A table of every definition, and `view`, `list` and `refs` from it (store/definition-table.ts, table-reads.ts: all public).
 export * from "./store/definition-table.js";
 export { opContentHash } from "./store/fingerprint.js";
 export {
@@ -145,5 +145,6 @@ export type {
   ViewResult,
   WriteReceipt,
 } from "./store/store-types.js";
+export * from "./store/table-reads.js";
 export type { ProposedWrite, ValidationProblem, WriteValidator } from "./store/validate.js";
 export type { IdempotencyKey, WriteOptions } from "./store/write-options.js";

@@ -10,7 +10,7 @@ export { isLayer, LAYERS, type Layer } from "./lang/layers.js";
 export type { Result } from "./lang/result.js";
 export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";
 export { isDefinitionName, isWireOp, WIRE_SCHEMA_VERSION } from "./ops/op.js";
-// A table of every definition and `view` from it (store/definition-table.ts: all of it is public).
+// A table of every definition, and `view`, `list` and `refs` from it (store/definition-table.ts, table-reads.ts: all public).
 export * from "./store/definition-table.js";
 export {
   type AtomicWriteOptions,
@@ -26,4 +26,5 @@ export { SnapshotOpLog } from "./store/snapshot-op-log.js";
 // The store layer's factory: no checker in the write gate (this entry is for reading; write
 // through the main entry, whose openStore has the checker), so the checker is not bundled here.
 export { openStoreWith as openStore, type Store } from "./store/store.js";
+export * from "./store/table-reads.js";
 export { CAPS_FILE, readCapabilityManifest } from "./workspace/caps.js";

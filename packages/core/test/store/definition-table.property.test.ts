@@ -7,13 +7,11 @@ import {
   changedRows,
   type DefinitionTable,
   definitionTable,
-  listFromTable,
-  refsFromTable,
   rowsOf,
-  viewFromTable,
 } from "../../src/store/definition-table.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { Store } from "../../src/store/store.js";
+import { listFromTable, refsFromTable, viewFromTable } from "../../src/store/table-reads.js";
 import { memoryStore, must } from "../project/helpers.js";
 
 /**
