@@ -9,6 +9,7 @@ import type {
   ListEntry,
   RefsResult,
   Store,
+  StoreStatus,
   ViewResult,
 } from "@kumiki-graph/core";
 import type { OptionSpecs, OptionValues } from "./args.js";
@@ -72,7 +73,9 @@ export interface CommandContext {
   keptList(layer: string | undefined): Promise<ListEntry[] | undefined>;
   /** `refs` (`view --refs`) of a name, a pattern or a `def_…` from that table (core's `refsFromTable`), under the same conditions. */
   keptRefs(selector: string): Promise<RefsResult | undefined>;
-  /** Keeps that table for the state {@link openReadStore} read (after a view, list or refs it did not answer), under the same conditions. */
+  /** `status` from that table's trailer (core's `statusFromTable`, with {@link author}), under the same conditions. */
+  keptStatus(): Promise<StoreStatus | undefined>;
+  /** Keeps that table for the state {@link openReadStore} read (after a view, list, refs or status it did not answer), under the same conditions. */
   keepDefinitions(): Promise<void>;
   /** Every op the workspace holds, in the wire format (what `patch export` writes). */
   heldOps(): Promise<readonly unknown[]>;

@@ -270,7 +270,7 @@ export function createContext(
     async keptChecks() {
       return (await openRead()).keptChecks;
     },
-    ...tableOf(() => openRead()),
+    ...tableOf(() => openRead(), author),
     async heldOps() {
       return (await (full ?? openRead())).ops();
     },
@@ -406,7 +406,8 @@ async function keepDefinitions(opened: Promise<HeldStore>): Promise<void> {
   try {
     const held = await opened;
     if (held.definitionsNow === undefined) return;
-    held.definitionsNow().put((await loadReadCore()).definitionRows(held.store));
+    const rc = await loadReadCore();
+    held.definitionsNow().put(rc.definitionRows(held.store), rc.statusOfState(held.store));
   } catch {
     // An open that failed is the verb's to report; a table not kept costs the next view a fold.
   }
@@ -415,7 +416,8 @@ async function keepDefinitions(opened: Promise<HeldStore>): Promise<void> {
 /** The context's reads and keeps of the table of every definition, of the read store `openRead` gives. */
 function tableOf(
   openRead: () => Promise<HeldStore>,
-): Pick<CommandContext, "keptView" | "keptList" | "keptRefs" | "keepDefinitions"> {
+  author: string,
+): Pick<CommandContext, "keptView" | "keptList" | "keptRefs" | "keptStatus" | "keepDefinitions"> {
   return {
     async keptView(selector, withDeps) {
       const rows = (await openRead()).definitionsNow?.().rows();
@@ -430,6 +432,10 @@ function tableOf(
     async keptRefs(selector) {
       const rows = (await openRead()).definitionsNow?.().rows();
       return rows === undefined ? undefined : (await loadReadCore()).refsFromTable(rows, selector);
+    },
+    async keptStatus() {
+      const rows = (await openRead()).definitionsNow?.().rows();
+      return rows === undefined ? undefined : (await loadReadCore()).statusFromTable(rows, author);
     },
     keepDefinitions: () => keepDefinitions(openRead()),
   };
@@ -447,8 +453,9 @@ async function appendDefinitions(opened: Promise<HeldStore>): Promise<void> {
     const held = await opened;
     const since = held.definitionsSince?.();
     if (since === undefined || since.written.length === 0) return;
-    const rows = (await loadReadCore()).changedRows(held.store, since.written);
-    if (rows !== undefined) since.file.append(since.now, rows);
+    const rc = await loadReadCore();
+    const rows = rc.changedRows(held.store, since.written);
+    if (rows !== undefined) since.file.append(since.now, rows, rc.statusOfState(held.store));
   } catch {
     // An open that failed is the verb's to report; a table not taken on costs the next view a fold.
   }

@@ -35,6 +35,8 @@ export type ReadCore = Pick<
   | "viewFromTable"
   | "listFromTable"
   | "refsFromTable"
+  | "statusFromTable"
+  | "statusOfState"
 >;
 
 /** `@kumiki-graph/storage-automerge`: the workspace on disk (init, open, repair). */

@@ -1,5 +1,5 @@
 /**
- * `kumiki view` (a name, a pattern), `list` and `refs` in a process of their own answered from the
+ * `kumiki view` (a name, a pattern), `list`, `refs` and `status` in a process of their own answered from the
  * table of every definition (.kumiki/cache/definitions.jsonl) that an earlier view kept for the
  * same state: as a view that folds the ops answers, after renames, removes and adds, and never
  * with another state's table.
@@ -47,6 +47,8 @@ describe("kumiki view from the table of every definition", () => {
       ["view", "type.N", "--refs", "--json"],
       ["refs", "*"],
       ["refs", "slot.nothing*"],
+      ["status"],
+      ["status", "--json"],
     ];
     const same = () => {
       for (const argv of views) {
@@ -106,6 +108,7 @@ describe("kumiki view from the table of every definition", () => {
       ["view", "slot.*"],
       ["list"],
       ["refs", "slot.draft", "--json"],
+      ["status", "--json"],
     ])
       expect(bin(argv), argv.join(" ")).toBe(bin(argv, { KUMIKI_VIEW_CACHE: "off" }));
     expect(bin(["view", "slot.draft"])).toContain('"new"');

@@ -32,6 +32,8 @@ const MAIN = [
   "viewFromTable",
   "listFromTable",
   "refsFromTable",
+  "statusFromTable",
+  "statusOfState",
   "definitionRows",
   "changedRows",
   "rowsOf",

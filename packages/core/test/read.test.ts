@@ -31,6 +31,8 @@ describe("@kumiki-graph/core/read", () => {
         "viewFromTable",
         "listFromTable",
         "refsFromTable",
+        "statusFromTable",
+        "statusOfState",
         "definitionRows",
         "changedRows",
         "rowsOf",

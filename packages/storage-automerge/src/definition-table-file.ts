@@ -39,6 +39,8 @@ export interface DefinitionRowLookup {
   every(): readonly TableRowHead[] | undefined;
   /** The latest rows whose bytes hold `def`'s identity as a JSON string (parsed, not checked); undefined as for `every`. */
   referencing(def: string): readonly unknown[] | undefined;
+  /** The status kept in the trailer (core's `statusOfState`; parsed, not checked), or undefined. */
+  status(): unknown;
 }
 
 /**
@@ -62,7 +64,8 @@ export class DefinitionTableFile {
   rows(): DefinitionRowLookup | undefined {
     const bytes = this.read();
     if (bytes === undefined) return undefined;
-    if (trailerOf(bytes)?.state !== this.state) return undefined;
+    const trailer = trailerOf(bytes);
+    if (trailer?.state !== this.state) return undefined;
     const from = this.header().length;
     const rowOf = (def: string): number => bytes.lastIndexOf(`\n[${JSON.stringify(def)},`) + 1;
     let latest: Latest | undefined | null = null;
@@ -90,6 +93,7 @@ export class DefinitionTableFile {
         const start = rowOf(def);
         return start < from ? undefined : rowAround(bytes, start);
       },
+      status: () => trailer.status,
       every: () => {
         const l = index();
         return l === undefined ? undefined : [...l.values()];
@@ -112,10 +116,13 @@ export class DefinitionTableFile {
     };
   }
 
-  /** Keeps `rows` (core's `definitionRows`) as the table of this state, in place of any other (a failed write is ignored). */
-  put(rows: Iterable<unknown>): void {
+  /**
+   * Keeps `rows` (core's `definitionRows`) as the table of this state, in place of any other, and
+   * `status` (core's `statusOfState`) in its trailer (a failed write is ignored).
+   */
+  put(rows: Iterable<unknown>, status?: unknown): void {
     const header = this.header();
-    const trailer = `${JSON.stringify({ state: this.state, n: 0 })}\n`;
+    const trailer = `${JSON.stringify({ state: this.state, n: 0, status })}\n`;
     writeCacheFile(
       this.paths,
       this.file,
@@ -129,12 +136,12 @@ export class DefinitionTableFile {
 
   /**
    * Makes the table of this state the table of `next` by appending `rows` (core's `changedRows` of
-   * the write between them), when the file holds this state's table and fewer than 256
-   * appends; says whether it did. Else the file stays as it is: a view of
-   * `next` finds no table and keeps a whole one. An append cut short leaves no trailer of `next`,
-   * which reads as no table.
+   * the write between them) and a trailer with `status` (of `next`), when the file holds this
+   * state's table and fewer than 256 appends; says whether it did. Else the file stays as it is: a
+   * view of `next` finds no table and keeps a whole one. An append cut short leaves no trailer of
+   * `next`, which reads as no table.
    */
-  append(next: string, rows: readonly unknown[]): boolean {
+  append(next: string, rows: readonly unknown[], status?: unknown): boolean {
     try {
       // The header and the trailer only: a write does not read the table.
       const bytes = this.read(TAIL_BYTES);
@@ -143,7 +150,7 @@ export class DefinitionTableFile {
       if (trailer?.state !== this.state || typeof trailer.n !== "number" || trailer.n >= MOST_APPENDS)
         return false;
       const lines = rows.map((r) => `${JSON.stringify(r)}\n`);
-      lines.push(`${JSON.stringify({ state: next, n: trailer.n + 1 })}\n`);
+      lines.push(`${JSON.stringify({ state: next, n: trailer.n + 1, status })}\n`);
       fs.appendFileSync(this.file, lines.join(""));
       return true;
     } catch {
@@ -191,6 +198,7 @@ const MOST_APPENDS = 256;
 interface Trailer {
   readonly state?: unknown;
   readonly n?: unknown;
+  readonly status?: unknown;
 }
 
 /** The last line of `bytes` as a trailer, when they end with a newline (an append cut short does not). */

@@ -99,6 +99,18 @@ describe("DefinitionTableFile", () => {
     expect(new DefinitionTableFile(p, "s2", "stamp").append("s3", changed)).toBe(false);
   });
 
+  it("keeps a status with each state's trailer, a put's and an append's", () => {
+    const p = paths();
+    new DefinitionTableFile(p, "s1", "stamp").put(ROWS, { ops: 4 });
+    expect(new DefinitionTableFile(p, "s1", "stamp").rows()?.status()).toEqual({ ops: 4 });
+    expect(new DefinitionTableFile(p, "s1", "stamp").append("s2", [ROWS[0]], { ops: 5 })).toBe(true);
+    expect(new DefinitionTableFile(p, "s2", "stamp").rows()?.status()).toEqual({ ops: 5 });
+    // The earlier trailer, status and all, is not a row.
+    expect(new DefinitionTableFile(p, "s2", "stamp").rows()?.every()).toHaveLength(4);
+    new DefinitionTableFile(p, "s3", "stamp").put(ROWS);
+    expect(new DefinitionTableFile(p, "s3", "stamp").rows()?.status()).toBeUndefined();
+  });
+
   it("stops taking appends after 256, until a whole table is kept again", () => {
     const p = paths();
     new DefinitionTableFile(p, "s0", "stamp").put(ROWS);

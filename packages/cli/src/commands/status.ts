@@ -10,12 +10,19 @@ export const status: Command = {
   options: {},
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
-    const [store, sr] = await Promise.all([ctx.openReadStore(), loadStorageRead()]);
+    // From the table of every definition kept for this state (no fold); else from the store,
+    // keeping the table for the next read.
+    let status = await ctx.keptStatus();
+    if (status === undefined) {
+      status = (await ctx.openReadStore()).status();
+      await ctx.keepDefinitions();
+    }
+    const sr = await loadStorageRead();
     const ws = sr.findWorkspace(ctx.storeDir ?? ctx.io.cwd);
     const config = ws.ok ? sr.readConfig(ws.value) : undefined;
     const graph = config?.ok === true ? config.value.graph : undefined;
     // The graph's URL: what `kumiki clone ws://server/<graph>` needs after the server's URL.
-    const s = { ...store.status(), ...(graph === undefined ? {} : { graph }) };
+    const s = { ...status, ...(graph === undefined ? {} : { graph }) };
     const heads =
       s.heads.length === 0 ? "no ops yet" : `head${s.heads.length === 1 ? "" : "s"} ${s.heads.join(", ")}`;
     const text = [

@@ -7,7 +7,7 @@
  * all 5,031 of a 5,000-definition program took 64 ms in a fresh process, a walk that keeps them as
  * stored a few.
  */
-import type { DefinitionState, Graph } from "../graph/graph.js";
+import type { DefinitionState, Graph, GraphStatus } from "../graph/graph.js";
 import type { Layer } from "../lang/layers.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import type { RefBindings } from "../ops/op.js";
@@ -30,11 +30,24 @@ export type DefinitionRow = readonly [
 export interface DefinitionTable {
   readonly v: 1;
   readonly rows: readonly DefinitionRow[];
+  /** What `status` says of the state, but the author ({@link statusOfState}); absent for a damaged store. */
+  readonly status?: GraphStatus;
 }
 
 /** The table of every definition `store` holds now (other writers' ops taken in first, as a read does). */
 export function definitionTable(store: Store): DefinitionTable {
-  return { v: 1, rows: [...definitionRows(store)] };
+  const status = statusOfState(store);
+  return { v: 1, rows: [...definitionRows(store)], ...(status === undefined ? {} : { status }) };
+}
+
+/**
+ * What `status` says of the state `store` holds now, less the author (the caller's, not the
+ * state's): what a table keeps for `status` to answer from. Undefined for a damaged store (its
+ * status says what is damaged and how to repair it: the store's to answer).
+ */
+export function statusOfState(store: Store): GraphStatus | undefined {
+  const { author: _author, damage, ...status } = store.status();
+  return damage === undefined ? status : undefined;
 }
 
 /**
@@ -132,6 +145,8 @@ export interface DefinitionRows {
    * undefined when the table cannot say.
    */
   referencing(def: DefId): readonly unknown[] | undefined;
+  /** The status kept with the table ({@link statusOfState}; parsed, not checked), or undefined. */
+  status(): unknown;
 }
 
 /** The rows of `table`, looked up in memory. */
@@ -147,5 +162,6 @@ export function rowsOf(table: DefinitionTable): DefinitionRows {
     rowOf: (def) => byDef.get(def),
     every: () => [...byDef.values()].map((r) => ({ head: r.slice(0, 5), row: () => r })),
     referencing: (def) => [...byDef.values()].filter((r) => Object.values(r[7]).includes(def)),
+    status: () => table.status,
   };
 }

@@ -1,8 +1,10 @@
 /**
- * `view`, `list` and `refs` answered from a table of every definition (store/definition-table.ts)
+ * `view`, `list`, `refs` and `status` answered from a table of every definition (store/definition-table.ts)
  * as the store answers them, for a process that did not read or fold the ops (issue 42); undefined
  * for whatever the table does not answer, and then the store is asked.
  */
+
+import { z } from "zod";
 import {
   compareDefinitions,
   dependenciesOf,
@@ -12,7 +14,8 @@ import {
 } from "../graph/materialize.js";
 import type { DefinitionView } from "../graph/reader.js";
 import { isLayer } from "../lang/layers.js";
-import type { DefId } from "../ops/ids.js";
+import { type DefId, OpIdSchema } from "../ops/ids.js";
+import { CONFLICT_POLICIES } from "../ops/op.js";
 import type { DefinitionRow, DefinitionRows } from "./definition-table.js";
 import {
   dependencyClosure,
@@ -22,7 +25,7 @@ import {
   viewResultOf,
 } from "./reads.js";
 import { parseSelector } from "./selector.js";
-import type { ListEntry, RefsResult, ViewResult } from "./store-types.js";
+import type { ListEntry, RefsResult, StoreStatus, ViewResult } from "./store-types.js";
 import { headsOf, isPattern, isRow, matching, nameIn, type Picked, pick, selectedRow } from "./table-rows.js";
 
 /**
@@ -174,3 +177,28 @@ function viewOfRow(row: DefinitionRow, nameOf: (id: DefId) => string | undefined
     version,
   };
 }
+
+/**
+ * `status` as the store answers it, from the status kept with a table's `rows` and the caller's
+ * `author`; undefined when none is kept or it is not of this shape (a file edited by hand).
+ */
+export function statusFromTable(rows: DefinitionRows, author: string): StoreStatus | undefined {
+  const kept = KEPT_STATUS.safeParse(rows.status());
+  return kept.success ? { ...kept.data, author } : undefined;
+}
+
+const COUNT = z.number().int().nonnegative();
+
+/** A kept {@link GraphStatus}, as {@link statusOfState} keeps it. */
+const KEPT_STATUS = z
+  .object({
+    ops: COUNT,
+    pending: COUNT,
+    quarantined: z.array(z.object({ opId: z.string(), code: z.string(), message: z.string() }).strict()),
+    definitions: COUNT,
+    heads: z.array(OpIdSchema),
+    conflicts: COUNT,
+    policy: z.enum(CONFLICT_POLICIES),
+    locks: COUNT,
+  })
+  .strict();

@@ -11,7 +11,7 @@ import {
 } from "../../src/store/definition-table.js";
 import { MemoryOpLog } from "../../src/store/memory-op-log.js";
 import type { Store } from "../../src/store/store.js";
-import { listFromTable, refsFromTable, viewFromTable } from "../../src/store/table-reads.js";
+import { listFromTable, refsFromTable, statusFromTable, viewFromTable } from "../../src/store/table-reads.js";
 import { memoryStore, must } from "../project/helpers.js";
 
 /**
@@ -56,6 +56,8 @@ function sameAsStore(store: Store): number {
     const refs = store.refs(p);
     expect(refsFromTable(table, p), `refs ${p}`).toEqual(refs.ok ? refs.value : undefined);
   }
+  const status = store.status();
+  expect(statusFromTable(table, status.author)).toEqual(status);
   for (const layer of [undefined, "slot", "tile", "type", "app"] as const)
     expect(listFromTable(table, layer), layer).toEqual(must(store.list(layer)));
   let answered = 0;
@@ -248,7 +250,9 @@ describe.skipIf(!hasCorpus)("view from a table of every definition", () => {
       rowOf: () => undefined,
       every: () => undefined,
       referencing: () => undefined,
+      status: () => undefined,
     };
+    expect(statusFromTable(other, "agent:test")).toBeUndefined();
     expect(viewFromTable(other, live!.qname)).toBeUndefined();
     expect(refsFromTable(other, live!.qname)).toBeUndefined();
     // refs: a table that cannot say what references a name, or hands a row cut short as a referrer.
@@ -259,5 +263,10 @@ describe.skipIf(!hasCorpus)("view from a table of every definition", () => {
     expect(
       refsFromTable({ ...whole, referencing: () => [rows[at]!.slice(0, 4)] }, live!.qname),
     ).toBeUndefined();
+    // A kept status edited by hand: a count that is not one, a field it does not have.
+    const { author, ...status } = store.status();
+    expect(statusFromTable({ ...whole, status: () => status }, author)).toEqual(store.status());
+    expect(statusFromTable({ ...whole, status: () => ({ ...status, ops: -1 }) }, author)).toBeUndefined();
+    expect(statusFromTable({ ...whole, status: () => ({ ...status, extra: 1 }) }, author)).toBeUndefined();
   });
 });
