@@ -63,9 +63,10 @@ export interface CommandContext {
    */
   keptChecks(): Promise<KeptChecks | undefined>;
   /**
-   * `view` of a name, a pattern or a `def_…` (with `withDeps`, and what they reference) from the table of every definition kept for the state
-   * {@link openReadStore} read (`.kumiki/cache/definitions.jsonl`, core's `viewFromTable`): only when
-   * that store was served from the workspace's files and `KUMIKI_VIEW_CACHE` is not `off`.
+   * `view` of a name, a pattern or a `def_…` (with `withDeps`, and what they reference) from the
+   * table of every definition kept for the state {@link openReadStore} read
+   * (`.kumiki/cache/definitions.jsonl`, core's `viewFromTable`): only when that store was served
+   * from the workspace's files and `KUMIKI_VIEW_CACHE` is not `off`.
    * Undefined otherwise, and for whatever the table does not answer: ask the store then.
    */
   keptView(selector: string, withDeps?: boolean): Promise<ViewResult | undefined>;

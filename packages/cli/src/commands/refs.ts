@@ -1,20 +1,8 @@
-import type { RefsResult } from "@kumiki-graph/core";
-import type { Command, CommandContext } from "../command.js";
+import type { Command } from "../command.js";
 import { unwrap } from "../errors.js";
 import { refsText } from "../format.js";
+import { keptOrStore } from "../kept-or-store.js";
 import { checkSelector } from "../shape.js";
-
-/**
- * `refs` of `qname` from the table of every definition kept for this state (no fold); else from
- * the store, keeping the table for the next read. `view --refs` answers the same way.
- */
-export async function keptOrStoreRefs(ctx: CommandContext, qname: string): Promise<RefsResult> {
-  const kept = await ctx.keptRefs(qname);
-  if (kept !== undefined) return kept;
-  const r = unwrap((await ctx.openReadStore()).refs(qname));
-  await ctx.keepDefinitions();
-  return r;
-}
 
 /** `kumiki refs <layer.name | pattern>`: the definitions that reference it (as `view --refs`). */
 export const refs: Command = {
@@ -28,7 +16,7 @@ export const refs: Command = {
   async run(ctx) {
     const qname = ctx.positionals[0] as string;
     await checkSelector(ctx.verb, qname);
-    const r = await keptOrStoreRefs(ctx, qname);
+    const r = await keptOrStore(ctx, ctx.keptRefs(qname), (store) => unwrap(store.refs(qname)));
     return { json: r, text: refsText(r) };
   },
 };

@@ -1,5 +1,6 @@
 import type { Command } from "../command.js";
 import { loadStorageRead } from "../core.js";
+import { keptOrStore } from "../kept-or-store.js";
 
 /** `kumiki status`: one line saying where the store stands. */
 export const status: Command = {
@@ -10,13 +11,7 @@ export const status: Command = {
   options: {},
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
-    // From the table of every definition kept for this state (no fold); else from the store,
-    // keeping the table for the next read.
-    let status = await ctx.keptStatus();
-    if (status === undefined) {
-      status = (await ctx.openReadStore()).status();
-      await ctx.keepDefinitions();
-    }
+    const status = await keptOrStore(ctx, ctx.keptStatus(), (store) => store.status());
     const sr = await loadStorageRead();
     const ws = sr.findWorkspace(ctx.storeDir ?? ctx.io.cwd);
     const config = ws.ok ? sr.readConfig(ws.value) : undefined;

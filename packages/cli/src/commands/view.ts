@@ -3,8 +3,8 @@ import { flag } from "../args.js";
 import type { Command } from "../command.js";
 import { failure, unwrap, usageError } from "../errors.js";
 import { refsText, when } from "../format.js";
+import { keptOrStore } from "../kept-or-store.js";
 import { checkSelector, oneOf } from "../shape.js";
-import { keptOrStoreRefs } from "./refs.js";
 
 function historyText(hs: readonly DefinitionHistory[]): string {
   return hs
@@ -73,18 +73,15 @@ export const view: Command = {
         return { json: { selector, histories }, text: historyText(histories) };
       }
       case "refs": {
-        const r = await keptOrStoreRefs(ctx, selector);
+        const r = await keptOrStore(ctx, ctx.keptRefs(selector), (s) => unwrap(s.refs(selector)));
         return { json: r, text: refsText(r) };
       }
       default: {
         const withDeps = flag(ctx.options, "with-deps");
-        // From the table of every definition kept for this state (no fold: a view kept it, a write
-        // appended to it); else from the store, keeping the table for the next view.
-        let v = await ctx.keptView(selector, withDeps);
-        if (v === undefined) {
-          v = unwrap(store.view(selector, { withDeps }));
-          await ctx.keepDefinitions();
-        }
+        // A read kept the table for this state, or a write appended to it.
+        const v = await keptOrStore(ctx, ctx.keptView(selector, withDeps), (s) =>
+          unwrap(s.view(selector, { withDeps })),
+        );
         if (v.definitions.length === 0) {
           throw failure(
             "not-found",
