@@ -199,6 +199,7 @@ function scaleRound(k: Kumiki, next: () => number): Case[] {
     // Answered from the table of every definition too (each row's head; the referrers' rows).
     { label: "list", run: () => k(["list"]), target: "≤ 3× (read)" },
     { label: "refs type.Task", run: () => k(["refs", "type.Task"]), target: "≤ 3× (read)" },
+    { label: "status", run: () => k(["status"]), target: "≤ 3× (read)" },
     {
       label: "view reducer.addTaskTag --with-deps",
       run: () => k(["view", "reducer.addTaskTag", "--with-deps"]),

@@ -1,17 +1,18 @@
 /**
  * A workspace's table of every definition (core's `definitionTable`) kept in
  * `.kumiki/cache/definitions.jsonl` for the state of the ops it was made from: what `kumiki view`,
- * `list` and `refs` in a process of their own answer from without reading op-log.jsonl or folding it.
+ * `list`, `refs` and `status` in a process of their own answer from without reading op-log.jsonl
+ * or folding it.
  *
  * One JSON value per line: a header (`{v, stamp}`), a row per definition, and a trailer naming the
- * state the rows above it make (`{state, n}`). A write in a process of its own appends the rows it
- * changed and a trailer of its new state (core's `changedRows`): a row stands in for its
- * definition's rows before it. A lookup reads the file's bytes and parses only the lines it finds
- * by searching them (the row of a name that shows, the rows of what it references, the rows that
- * hold an identity), or each row's first five values for a list: parsing all of it took 52 ms at
- * 5,000 definitions (2.5 MB). A row is found by bytes only an unescaped quote can
- * make (`,"slot","todos",true,true,`: inside a JSON string a quote is escaped), and core checks
- * every row it is given.
+ * state the rows above it make and what `status` says of it (`{state, n, status}`). A write in a
+ * process of its own appends the rows it changed and a trailer of its new state (core's
+ * `changedRows`): a row stands in for its definition's rows before it. A lookup reads the file's
+ * bytes and parses only the lines it finds by searching them (the row of a name that shows, the
+ * rows of what it references, the rows that hold an identity), or each row's first five values for
+ * a list: parsing all of it took 52 ms at 5,000 definitions (2.5 MB). A row is found by bytes only
+ * an unescaped quote can make (`,"slot","todos",true,true,`: inside a JSON string a quote is
+ * escaped), and core checks every row it is given.
  */
 import fs from "node:fs";
 import path from "node:path";

@@ -43,7 +43,7 @@ export function viewOf(
 
 /**
  * What `start` references, transitively (`view --with-deps`), in listing order after them: each
- * once, none of `start`. From a graph or a table's rows (definition-table.ts): `depsOf` gives what
+ * once, none of `start`. From a graph or a table's rows (table-reads.ts): `depsOf` gives what
  * one references directly, undefined when it cannot say (then so does this).
  */
 export function dependencyClosure<T extends Pick<DefinitionState, "layer" | "name" | "def">>(
@@ -112,7 +112,7 @@ export function refsOf(graph: Graph, reader: GraphReader, qname: string): StoreR
 }
 
 /**
- * What `refs` reads of a graph, or of a table of every definition (definition-table.ts): a
+ * What `refs` reads of a graph, or of a table of every definition (table-reads.ts): a
  * definition's label, and the live definitions that reference it, in listing order, with the
  * lines of their text that do (none left out: a referrer without such a line is not one).
  */

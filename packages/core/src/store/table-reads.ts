@@ -1,7 +1,7 @@
 /**
- * `view`, `list`, `refs` and `status` answered from a table of every definition (store/definition-table.ts)
- * as the store answers them, for a process that did not read or fold the ops (issue 42); undefined
- * for whatever the table does not answer, and then the store is asked.
+ * `view`, `list`, `refs` and `status` answered from a table of every definition
+ * (definition-table.ts) as the store answers them, for a process that did not read or fold the
+ * ops (issue 42); undefined for whatever the table does not answer, and then the store is asked.
  */
 
 import { z } from "zod";
