@@ -3,8 +3,7 @@
  * select and show. Internal: a row from a file is anything until these say what it is.
  */
 import { compareDefinitions } from "../graph/materialize.js";
-import type { Layer } from "../lang/layers.js";
-import { isLayer } from "../lang/layers.js";
+import { isLayer, type Layer } from "../lang/layers.js";
 import type { DefId } from "../ops/ids.js";
 import type { DefinitionRow, DefinitionRows, RowHead } from "./definition-table.js";
 import { matchesPattern, type Selector } from "./selector.js";
@@ -98,6 +97,7 @@ export function nameIn(rows: DefinitionRows): (id: DefId) => string | undefined 
   };
 }
 
+/** True when `r` has a row's shape (what a file holds is anything until this says so). */
 export function isRow(r: unknown): r is DefinitionRow {
   if (!Array.isArray(r) || r.length !== 8) return false;
   const [def, layer, name, alive, visible, version, text, refs] = r as unknown[];
