@@ -5,11 +5,18 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { CapabilityManifest, CheckCache, KeptChecks, Store, StoredOp } from "@kumiki-graph/core";
-import type { DefinitionTableFile } from "@kumiki-graph/storage-automerge/read";
+import type { DefinitionRowLookup, DefinitionTableFile } from "@kumiki-graph/storage-automerge/read";
 import type { OptionValues } from "./args.js";
 import { stringOption } from "./args.js";
 import type { CommandContext } from "./command.js";
-import { loadCore, loadReadCore, loadStorage, loadStorageQuick, loadStorageRead } from "./core.js";
+import {
+  loadCore,
+  loadReadCore,
+  loadStorage,
+  loadStorageQuick,
+  loadStorageRead,
+  type ReadCore,
+} from "./core.js";
 import { failure, fromRejection, usageError } from "./errors.js";
 import { decodeInput } from "./input-text.js";
 import type { CliIo } from "./io.js";
@@ -398,9 +405,9 @@ async function keepCheck(
 }
 
 /**
- * Keeps the table of every definition the store holds now, for the next `kumiki view` of this
- * state in a process of its own (core's `definitionRows`: nothing is rendered here). Best effort,
- * as {@link keepCheck}.
+ * Keeps the table of every definition the store holds now, with its status, for the next `kumiki
+ * view`, `list`, `refs` or `status` of this state in a process of its own (core's `definitionRows`
+ * and `statusOfState`: nothing is rendered here). Best effort, as {@link keepCheck}.
  */
 async function keepDefinitions(opened: Promise<HeldStore>): Promise<void> {
   try {
@@ -418,25 +425,17 @@ function tableOf(
   openRead: () => Promise<HeldStore>,
   author: string,
 ): Pick<CommandContext, "keptView" | "keptList" | "keptRefs" | "keptStatus" | "keepDefinitions"> {
+  // What `read` answers from the table kept for the read store's state; undefined when none is.
+  const fromTable = async <T>(read: (rc: ReadCore, rows: DefinitionRowLookup) => T | undefined) => {
+    const rows = (await openRead()).definitionsNow?.().rows();
+    return rows === undefined ? undefined : read(await loadReadCore(), rows);
+  };
   return {
-    async keptView(selector, withDeps) {
-      const rows = (await openRead()).definitionsNow?.().rows();
-      return rows === undefined
-        ? undefined
-        : (await loadReadCore()).viewFromTable(rows, selector, { withDeps: withDeps === true });
-    },
-    async keptList(layer) {
-      const rows = (await openRead()).definitionsNow?.().rows();
-      return rows === undefined ? undefined : (await loadReadCore()).listFromTable(rows, layer);
-    },
-    async keptRefs(selector) {
-      const rows = (await openRead()).definitionsNow?.().rows();
-      return rows === undefined ? undefined : (await loadReadCore()).refsFromTable(rows, selector);
-    },
-    async keptStatus() {
-      const rows = (await openRead()).definitionsNow?.().rows();
-      return rows === undefined ? undefined : (await loadReadCore()).statusFromTable(rows, author);
-    },
+    keptView: (selector, withDeps) =>
+      fromTable((rc, rows) => rc.viewFromTable(rows, selector, { withDeps: withDeps === true })),
+    keptList: (layer) => fromTable((rc, rows) => rc.listFromTable(rows, layer)),
+    keptRefs: (selector) => fromTable((rc, rows) => rc.refsFromTable(rows, selector)),
+    keptStatus: () => fromTable((rc, rows) => rc.statusFromTable(rows, author)),
     keepDefinitions: () => keepDefinitions(openRead()),
   };
 }
@@ -445,8 +444,8 @@ function tableOf(
  * Takes what a write in its own process changed into the table of every definition kept for the
  * state it opened at (core's `changedRows`, a row or a few appended), so that the next `kumiki
  * view` reads the table instead of folding the ops. Best effort: when the file holds no table of
- * that state, or the write renamed or removed (its rows are not known without the whole table),
- * nothing is appended and the next view keeps a whole table.
+ * that state, or the write linked or changed what applies (a control op: its rows are not known
+ * without the whole table), nothing is appended and the next read keeps a whole table.
  */
 async function appendDefinitions(opened: Promise<HeldStore>): Promise<void> {
   try {

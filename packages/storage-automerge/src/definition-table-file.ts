@@ -68,7 +68,7 @@ export class DefinitionTableFile {
     const trailer = trailerOf(bytes);
     if (trailer?.state !== this.state) return undefined;
     const from = this.header().length;
-    const rowOf = (def: string): number => bytes.lastIndexOf(`\n[${JSON.stringify(def)},`) + 1;
+    const rowStart = (def: string): number => bytes.lastIndexOf(`\n[${JSON.stringify(def)},`) + 1;
     let latest: Latest | undefined | null = null;
     let starts: Set<number> | undefined;
     const index = () => {
@@ -84,14 +84,14 @@ export class DefinitionTableFile {
         for (let at = bytes.lastIndexOf(needle); at >= from; at = bytes.lastIndexOf(needle, at - 1)) {
           const start = bytes.lastIndexOf(NEWLINE, at) + 1;
           const row = rowAround(bytes, at);
-          if (Array.isArray(row) && typeof row[0] === "string" && rowOf(row[0]) === start) return row;
+          if (Array.isArray(row) && typeof row[0] === "string" && rowStart(row[0]) === start) return row;
         }
         return undefined;
       },
       rowOf: (def) => {
         // Once every row's head was read, by that index (a byte search from the end is about 10 ms).
         if (latest) return latest.get(def)?.row();
-        const start = rowOf(def);
+        const start = rowStart(def);
         return start < from ? undefined : rowAround(bytes, start);
       },
       status: () => trailer.status,
