@@ -208,6 +208,7 @@ export class LiveCheck {
       this.unparsed.set(d.definition as DefId, d);
     }
     const timers = new Map<string, string>(from.timers as [string, string][]);
+    const shadowed = graph.shadowed();
     for (const s of graph.definitions()) {
       this.states.set(s.def, seen(s));
       if (!s.alive || this.unparsed.has(s.def)) continue;
@@ -215,7 +216,7 @@ export class LiveCheck {
       const summary = {
         layer: s.layer,
         name: s.name,
-        hidden: !graph.isVisible(s.def),
+        hidden: shadowed.has(s.def),
         ...(timer === undefined ? {} : { timer }),
       };
       this.source.set(s.def, lazyInput(s.def, summary, this.readLazily));

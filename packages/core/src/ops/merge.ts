@@ -358,8 +358,13 @@ function applyChange(s: DefinitionState, c: TextChange): void {
     return;
   }
   if (c.op === "link") {
-    if (!identifiers(s.body.text).has(splitRefKey(c.ref).name)) {
+    if (!hasIdentifier(s.body.text, splitRefKey(c.ref).name)) {
       s.failures.set(c["op-id"], { kind: "link-site-missing", onto, ref: c.ref });
+      return;
+    }
+    // Bound already to the same target: nothing changes (the bindings object is kept).
+    if (s.body.refs[c.ref] === c.target) {
+      s.body = { ...s.body, version: c["op-id"] };
       return;
     }
     setBody(
@@ -389,6 +394,40 @@ const IDENT_RE = /[A-Za-z][A-Za-z0-9_-]*/g;
  */
 export function identifiers(text: string): Set<string> {
   return new Set(text.match(IDENT_RE) ?? []);
+}
+
+/** Whether `c` (a UTF-16 code) can continue an identifier: [A-Za-z0-9_-]. */
+function identifierPart(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 45;
+}
+
+/** Whether `c` can start an identifier: [A-Za-z]. */
+function identifierStart(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+}
+
+/**
+ * `identifiers(text).has(name)` without collecting every identifier of the text: a fold applies a
+ * link per recursive reference an import binds (926 at 5,000 definitions), and building each
+ * text's whole set was 18 ms of its 130. A match of {@link IDENT_RE} starts at a letter not inside
+ * an identifier begun further left (a run of identifier characters holding a letter), and runs to
+ * the first character that cannot continue it.
+ */
+export function hasIdentifier(text: string, name: string): boolean {
+  if (name === "" || !identifierStart(name.charCodeAt(0))) return false;
+  for (let at = text.indexOf(name); at >= 0; at = text.indexOf(name, at + 1)) {
+    const end = at + name.length;
+    if (end < text.length && identifierPart(text.charCodeAt(end))) continue;
+    let inside = false;
+    for (let j = at - 1; j >= 0 && identifierPart(text.charCodeAt(j)); j--) {
+      if (identifierStart(text.charCodeAt(j))) {
+        inside = true;
+        break;
+      }
+    }
+    if (!inside) return true;
+  }
+  return false;
 }
 
 /** Replays a definition from its ops (the add first, causal order); undefined without the add. */

@@ -57,11 +57,12 @@ export function statusOfState(store: Store): GraphStatus | undefined {
  */
 export function* definitionRows(store: Store): IterableIterator<DefinitionRow> {
   const { graph } = store.read();
-  for (const s of graph.definitions()) yield rowOfState(graph, s);
+  const shadowed = graph.shadowed();
+  for (const s of graph.definitions()) yield rowOfState(s, s.alive && !shadowed.has(s.def));
 }
 
-function rowOfState(graph: Graph, s: DefinitionState): DefinitionRow {
-  return [s.def, s.layer, s.name, s.alive, graph.isVisible(s.def), s.body.version, s.body.text, s.body.refs];
+function rowOfState(s: DefinitionState, visible: boolean): DefinitionRow {
+  return [s.def, s.layer, s.name, s.alive, visible, s.body.version, s.body.text, s.body.refs];
 }
 
 /**
@@ -98,7 +99,7 @@ export function changedRows(store: Store, written: readonly StoredOp[]): Definit
   const rows: DefinitionRow[] = [];
   for (const d of defs) {
     const s = graph.definition(d);
-    if (s !== undefined) rows.push(rowOfState(graph, s));
+    if (s !== undefined) rows.push(rowOfState(s, graph.isVisible(d)));
   }
   return rows;
 }

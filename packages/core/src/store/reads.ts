@@ -89,8 +89,9 @@ export function listOf(graph: Graph, layer?: string): StoreResult<ListEntry[]> {
       `unknown layer ${quoted(layer)}: one of type, slot, effect, reducer, tile, fn, app, test, theme, motion`,
     );
   }
+  const shadowed = graph.shadowed();
   const out = [...graph.definitions()]
-    .filter((s) => (layer === undefined || s.layer === layer) && graph.isVisible(s.def))
+    .filter((s) => (layer === undefined || s.layer === layer) && s.alive && !shadowed.has(s.def))
     .sort(compareDefinitions)
     .map((s) => ({ layer: s.layer, name: s.name, qname: qualified(s.layer, s.name), def: s.def }));
   return ok(out);

@@ -30,6 +30,25 @@ describe("the fold", () => {
     );
   });
 
+  it("shadowed() is every live definition isVisible says does not show, in every graph (name contests included)", () => {
+    let contests = 0;
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 5, maxLength: 60 }), (script) => {
+        const { replicas, written } = run(3, script);
+        for (const g of [Graph.fold(written), ...replicas.map((r) => r.g)]) {
+          const expected = new Set(
+            [...g.definitions()].filter((s) => s.alive && !g.isVisible(s.def)).map((s) => s.def),
+          );
+          expect(g.shadowed()).toEqual(expected);
+          if (expected.size > 0) contests++;
+        }
+      }),
+      { numRuns: 150 },
+    );
+    // The scripts must reach name contests, or the property says nothing about them.
+    expect(contests).toBeGreaterThan(0);
+  });
+
   it("is independent of the order of the ops: fold(permutation(ops)) is the same graph", () => {
     fc.assert(
       fc.property(
