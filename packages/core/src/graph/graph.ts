@@ -469,8 +469,8 @@ export class Graph {
   }
 
   /** Every definition that exists (live or removed). */
-  *definitions(): IterableIterator<DefinitionState> {
-    yield* this.st.defs.values();
+  definitions(): IterableIterator<DefinitionState> {
+    return this.st.defs.values();
   }
 
   /** The live definition that shows under `layer.name` (the name contest's winner). */

@@ -62,14 +62,26 @@ export class CowMap<K, V> {
   }
 
   /** Every entry (a fork's own entries override its base's). */
-  *entries(): IterableIterator<[K, V]> {
-    if (this.base !== undefined) {
-      for (const [k, v] of this.base.entries()) if (!this.own.has(k)) yield [k, v];
-    }
+  entries(): IterableIterator<[K, V]> {
+    // A map that is not a fork never holds a mark (its delete removes the key), so its own Map's
+    // iterator is every entry: in a process of its own a generator walking 5,000 definitions cost
+    // 9.9 ms where the Map's iterator costs a tenth of it (`status` at 5,000 definitions).
+    if (this.base === undefined) return this.own.entries() as IterableIterator<[K, V]>;
+    return this.forkEntries(this.base);
+  }
+
+  private *forkEntries(base: CowMap<K, V>): IterableIterator<[K, V]> {
+    for (const [k, v] of base.entries()) if (!this.own.has(k)) yield [k, v];
     for (const [k, v] of this.own) if (v !== GONE) yield [k, v];
   }
 
-  *values(): IterableIterator<V> {
+  /** Every value (see {@link entries}). */
+  values(): IterableIterator<V> {
+    if (this.base === undefined) return this.own.values() as IterableIterator<V>;
+    return this.forkValues();
+  }
+
+  private *forkValues(): IterableIterator<V> {
     for (const [, v] of this.entries()) yield v;
   }
 
