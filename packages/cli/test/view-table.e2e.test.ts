@@ -1,5 +1,6 @@
 /**
- * `kumiki view` (a name, a pattern), `list`, `refs` and `status` in a process of their own answered from the
+ * `kumiki view` (a name, a pattern), `list`, `refs`, `status`, and `conflicts` and `locks` when there
+ * are none, in a process of their own answered from the
  * table of every definition (.kumiki/cache/definitions.jsonl) that an earlier view kept for the
  * same state: as a view that folds the ops answers, after renames, removes and adds, and never
  * with another state's table.
@@ -49,6 +50,8 @@ describe("kumiki view from the table of every definition", () => {
       ["refs", "slot.nothing*"],
       ["status"],
       ["status", "--json"],
+      ["conflicts"],
+      ["locks", "--json"],
     ];
     const same = () => {
       for (const argv of views) {
@@ -88,6 +91,33 @@ describe("kumiki view from the table of every definition", () => {
     rmSync(table);
     same();
     expect(bin(["view", "tile.Field"])).not.toContain("bind=edited");
+  }, 120_000);
+
+  it("answers conflicts and locks from the kept status when it counts none, else from the ops", () => {
+    const { bin, table } = workspace("view-table-none");
+    const argvs = [["conflicts"], ["conflicts", "--json"], ["locks"], ["locks", "--json"]];
+    const same = () => {
+      for (const argv of argvs) {
+        const folded = bin(argv, { KUMIKI_VIEW_CACHE: "off" });
+        expect(bin(argv), argv.join(" ")).toBe(folded);
+        expect(bin(argv), argv.join(" ")).toBe(folded);
+      }
+    };
+    same();
+    expect(bin(["locks"])).toBe("0 no locks\n");
+    // A lock stands: the kept status counts one, and the list comes from the ops.
+    expect(bin(["lock", "agent:a", "slot.*"])).toMatch(/^0 /);
+    same();
+    expect(bin(["locks"])).toContain("agent:a  slot.*");
+    // What answered "none" was the kept status: one edited by hand to count no lock says so.
+    const lines = readFileSync(table, "utf8").trimEnd().split("\n");
+    const trailer = JSON.parse(lines.at(-1)!) as { status: { locks: number } };
+    expect(trailer.status.locks).toBe(1);
+    trailer.status.locks = 0;
+    lines[lines.length - 1] = JSON.stringify(trailer);
+    writeFileSync(table, `${lines.join("\n")}\n`);
+    expect(bin(["locks"])).toBe("0 no locks\n");
+    expect(bin(["locks"], { KUMIKI_VIEW_CACHE: "off" })).toContain("agent:a  slot.*");
   }, 120_000);
 
   it("takes an add's and a replace's rows in after the write, so the next view reads the table", () => {

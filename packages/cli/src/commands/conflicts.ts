@@ -1,4 +1,5 @@
 import type { Command } from "../command.js";
+import { keptOrStore } from "../kept-or-store.js";
 import { withCommands } from "../remedy.js";
 
 /** `kumiki conflicts`: every conflict record: which ops, why, what was decided, how to retry. */
@@ -10,8 +11,9 @@ export const conflicts: Command = {
   options: {},
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
-    const store = await ctx.openReadStore();
-    const list = store.conflicts();
+    // None, when the state's kept status counts none: the usual answer, without folding the ops.
+    const none = ctx.keptStatus().then((s) => (s?.conflicts === 0 ? [] : undefined));
+    const list = await keptOrStore(ctx, none, (store) => store.conflicts());
     const text =
       list.length === 0
         ? "no conflicts"

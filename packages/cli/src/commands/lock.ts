@@ -3,6 +3,7 @@ import type { Command, CommandContext } from "../command.js";
 import { loadReadCore } from "../core.js";
 import { unwrap, usageError } from "../errors.js";
 import { receiptJson, receiptText, receiptWarnings, when } from "../format.js";
+import { keptOrStore } from "../kept-or-store.js";
 
 async function checkAgent(ctx: CommandContext, agent: string): Promise<void> {
   const { isAuthorId } = await loadReadCore();
@@ -90,8 +91,9 @@ export const locks: Command = {
   options: {},
   positionals: { min: 0, max: 0, names: "none" },
   async run(ctx) {
-    const store = await ctx.openReadStore();
-    const list = store.locks();
+    // None, when the state's kept status counts none (see `kumiki conflicts`).
+    const none = ctx.keptStatus().then((s) => (s?.locks === 0 ? [] : undefined));
+    const list = await keptOrStore(ctx, none, (store) => store.locks());
     return {
       json: { locks: list },
       text:
