@@ -371,18 +371,28 @@ class DependencyIndex {
     if (touched.app) for (const d of this.onApp) dirty.add(d);
     if (touched.timers) for (const d of this.onTimers) dirty.add(d);
     if (scan)
-      for (const [reader, r] of this.kept) {
-        if (dirty.has(reader)) continue;
-        const reads =
-          (r.app === true && touched.app) ||
-          (r.timers === true && touched.timers) ||
-          r.ids?.some((d) => changed.has(d)) === true ||
-          r.keys?.some((k) => touched.keys.has(k)) === true ||
-          r.layers?.some((l) => touched.layers.has(l)) === true;
-        if (reads) dirty.add(reader);
-      }
+      for (const [reader, r] of this.kept)
+        if (!dirty.has(reader) && readsAny(r, changed, touched)) dirty.add(reader);
     return dirty;
   }
+}
+
+/**
+ * Whether a resumed definition's `reads` hold anything a change touched. Plain loops, not
+ * `some` with a callback per list: this runs once per definition of a resumed check, in a process
+ * that has not optimized it: at 20,000 definitions a write's scan took 93 ms with the callbacks
+ * and 61 without (medians of 5 profiles; `sync` of the gate 121 -> 70 ms).
+ */
+function readsAny(r: CheckedDefinition["reads"], changed: ReadonlySet<string>, touched: Touched): boolean {
+  if ((r.app === true && touched.app) || (r.timers === true && touched.timers)) return true;
+  return holdsAny(r.ids, changed) || holdsAny(r.keys, touched.keys) || holdsAny(r.layers, touched.layers);
+}
+
+/** Whether `list` holds a member of `set`. */
+function holdsAny<T>(list: readonly T[] | undefined, set: ReadonlySet<T>): boolean {
+  if (list === undefined || set.size === 0) return false;
+  for (let i = 0; i < list.length; i++) if (set.has(list[i]!)) return true;
+  return false;
 }
 
 /** What a change touched beyond the definitions themselves (see {@link DependencyIndex.dirty}). */

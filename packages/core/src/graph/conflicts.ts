@@ -163,7 +163,8 @@ function nameContests(g: ConflictSource, only: ReadonlySet<DefId> | undefined): 
 
 /**
  * Whether {@link definitionConflicts} can find anything in `s`: asked first because almost no
- * definition has a record, and making none for each of 5,000 cost `status` 15 ms.
+ * definition has a record (with the map's own iterator, `status` in a write at 5,000 definitions
+ * went from 18 to 5 ms).
  */
 function mayConflict(s: DefinitionState): boolean {
   return (

@@ -7,7 +7,7 @@
  * all 5,031 of a 5,000-definition program took 64 ms in a fresh process, a walk that keeps them as
  * stored a few.
  */
-import type { DefinitionState, Graph, GraphStatus } from "../graph/graph.js";
+import type { DefinitionState, GraphStatus } from "../graph/graph.js";
 import type { Layer } from "../lang/layers.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import type { RefBindings } from "../ops/op.js";
