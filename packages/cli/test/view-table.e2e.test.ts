@@ -28,6 +28,17 @@ function workspace(prefix: string) {
   return { bin, table: path.join(dir, ".kumiki", "cache", "definitions.jsonl") };
 }
 
+type Bin = ReturnType<typeof workspace>["bin"];
+
+/** Each call answers as the read that folds the ops: twice, the first keeping the table, the second reading it. */
+function sameAsFolded(bin: Bin, argvs: readonly string[][]): void {
+  for (const argv of argvs) {
+    const folded = bin(argv, { KUMIKI_VIEW_CACHE: "off" });
+    expect(bin(argv), argv.join(" ")).toBe(folded);
+    expect(bin(argv), argv.join(" ")).toBe(folded);
+  }
+}
+
 describe("kumiki view from the table of every definition", () => {
   it("answers as a view that folds the ops, for each state, and only from its own state's table", () => {
     const { bin, table } = workspace("view-table");
@@ -53,14 +64,7 @@ describe("kumiki view from the table of every definition", () => {
       ["conflicts"],
       ["locks", "--json"],
     ];
-    const same = () => {
-      for (const argv of views) {
-        const folded = bin(argv, { KUMIKI_VIEW_CACHE: "off" });
-        // The first keeps the table (a view that folded), the second reads it.
-        expect(bin(argv), argv.join(" ")).toBe(folded);
-        expect(bin(argv), argv.join(" ")).toBe(folded);
-      }
-    };
+    const same = () => sameAsFolded(bin, views);
     same();
     // A rename of what tile.Field references: its text shows the new name.
     expect(bin(["rename", "slot.draft", "text"])).toMatch(/^0 /);
@@ -96,13 +100,7 @@ describe("kumiki view from the table of every definition", () => {
   it("answers conflicts and locks from the kept status when it counts none, else from the ops", () => {
     const { bin, table } = workspace("view-table-none");
     const argvs = [["conflicts"], ["conflicts", "--json"], ["locks"], ["locks", "--json"]];
-    const same = () => {
-      for (const argv of argvs) {
-        const folded = bin(argv, { KUMIKI_VIEW_CACHE: "off" });
-        expect(bin(argv), argv.join(" ")).toBe(folded);
-        expect(bin(argv), argv.join(" ")).toBe(folded);
-      }
-    };
+    const same = () => sameAsFolded(bin, argvs);
     same();
     expect(bin(["locks"])).toBe("0 no locks\n");
     // A lock stands: the kept status counts one, and the list comes from the ops.
