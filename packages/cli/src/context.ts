@@ -54,9 +54,10 @@ export interface HeldStore {
   /**
    * The table of every definition for the state this store holds now: of the state it read, for a
    * store read from the workspace's files (it does not change); of the state after its writes, for
-   * a store this process opened in full.
+   * a store this process opened in full. Undefined while the store is damaged: its answers (its
+   * status saying what is damaged first) are its own, whatever table its heads name.
    */
-  readonly definitionsNow?: () => DefinitionTableFile;
+  readonly definitionsNow?: () => DefinitionTableFile | undefined;
   /**
    * For a write in a process of its own: the table file of the state the store opened at, the
    * state now, and the ops this store wrote since (what the table takes as an append).
@@ -116,7 +117,8 @@ export async function openWorkspaceHeld(
     ...(keptChecks === undefined ? {} : { keptChecks }),
     ops: () => log.all(),
     checkCacheNow: () => new storage.CheckCacheFile(paths, stateNow(), CHECK_STAMP),
-    definitionsNow: () => new storage.DefinitionTableFile(paths, stateNow(), CHECK_STAMP),
+    definitionsNow: () =>
+      log.damage === undefined ? new storage.DefinitionTableFile(paths, stateNow(), CHECK_STAMP) : undefined,
     close: () => ws.value.close(),
   };
 }
@@ -411,10 +413,11 @@ async function keepCheck(
  */
 async function keepDefinitions(opened: Promise<HeldStore>): Promise<void> {
   try {
-    const held = await opened;
-    if (held.definitionsNow === undefined) return;
+    const table = (await opened).definitionsNow?.();
+    if (table === undefined) return;
+    const { store } = await opened;
     const rc = await loadReadCore();
-    held.definitionsNow().put(rc.definitionRows(held.store), rc.statusOfState(held.store));
+    table.put(rc.definitionRows(store), rc.statusOfState(store));
   } catch {
     // An open that failed is the verb's to report; a table not kept costs the next view a fold.
   }
@@ -427,7 +430,7 @@ function tableOf(
 ): Pick<CommandContext, "keptView" | "keptList" | "keptRefs" | "keptStatus" | "keepDefinitions"> {
   // What `read` answers from the table kept for the read store's state; undefined when none is.
   const fromTable = async <T>(read: (rc: ReadCore, rows: DefinitionRowLookup) => T | undefined) => {
-    const rows = (await openRead()).definitionsNow?.().rows();
+    const rows = (await openRead()).definitionsNow?.()?.rows();
     return rows === undefined ? undefined : read(await loadReadCore(), rows);
   };
   return {
