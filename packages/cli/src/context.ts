@@ -413,11 +413,11 @@ async function keepCheck(
  */
 async function keepDefinitions(opened: Promise<HeldStore>): Promise<void> {
   try {
-    const table = (await opened).definitionsNow?.();
+    const held = await opened;
+    const table = held.definitionsNow?.();
     if (table === undefined) return;
-    const { store } = await opened;
     const rc = await loadReadCore();
-    table.put(rc.definitionRows(store), rc.statusOfState(store));
+    table.put(rc.definitionRows(held.store), rc.statusOfState(held.store));
   } catch {
     // An open that failed is the verb's to report; a table not kept costs the next view a fold.
   }
