@@ -669,9 +669,7 @@ export class Graph {
   label(id: DefId): string {
     const s = this.st.defs.get(id);
     if (s === undefined) return id;
-    const q = `${s.layer}.${s.name}`;
-    if (!s.alive) return `${q} (removed, ${id})`;
-    return this.lookup(s.layer, s.name) === id ? q : `${q} (${id})`;
+    return definitionLabel(id, s.layer, s.name, s.alive, s.alive && this.lookup(s.layer, s.name) === id);
   }
 
   /**
@@ -694,6 +692,23 @@ export class Graph {
       only,
     );
   }
+}
+
+/**
+ * How a person reads a definition's name: `slot.todos` when it shows under it, with its identity
+ * when another shows there, and said removed when it does not live (`shows` is not read then).
+ * One rule for a graph ({@link Graph.label}) and for a table of every definition's rows.
+ */
+export function definitionLabel(
+  id: DefId,
+  layer: Layer,
+  name: string,
+  alive: boolean,
+  shows: boolean,
+): string {
+  const q = `${layer}.${name}`;
+  if (!alive) return `${q} (removed, ${id})`;
+  return shows ? q : `${q} (${id})`;
 }
 
 interface Snapshot {

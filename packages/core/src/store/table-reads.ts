@@ -5,6 +5,7 @@
  */
 
 import { z } from "zod";
+import { definitionLabel } from "../graph/graph.js";
 import {
   compareDefinitions,
   dependenciesOf,
@@ -26,7 +27,17 @@ import {
 } from "./reads.js";
 import { parseSelector } from "./selector.js";
 import type { ListEntry, RefsResult, StoreStatus, ViewResult } from "./store-types.js";
-import { headsOf, isPattern, isRow, matching, nameIn, type Picked, pick, selectedRow } from "./table-rows.js";
+import {
+  headsOf,
+  isPattern,
+  isRow,
+  matching,
+  nameIn,
+  type Picked,
+  pick,
+  rowIn,
+  selectedRow,
+} from "./table-rows.js";
 
 /**
  * `view` of `selector` as the store answers it, from a table's `rows`: a name (`layer.name`) that
@@ -149,10 +160,8 @@ function referrerSource(rows: DefinitionRows, targets: readonly DefId[]): Referr
     label: (id) => {
       let label = labels.get(id);
       if (label === undefined) {
-        const r = rows.rowOf(id);
-        const q = isRow(r) && r[0] === id ? qualified(r[1], r[2]) : undefined;
-        label =
-          !isRow(r) || q === undefined ? id : !r[3] ? `${q} (removed, ${id})` : r[4] ? q : `${q} (${id})`;
+        const r = rowIn(rows, id);
+        label = r === undefined ? id : definitionLabel(id, r[1], r[2], r[3], r[4]);
         labels.set(id, label);
       }
       return label;

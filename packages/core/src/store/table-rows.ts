@@ -48,10 +48,7 @@ export function matching(heads: readonly Head[], sel: Selector & { readonly kind
 
 /** The row a `def_…` or a name that shows selects, found by its bytes; undefined when none reads. */
 export function selectedRow(rows: DefinitionRows, sel: Selector): DefinitionRow | undefined {
-  if (sel.kind === "def") {
-    const r = rows.rowOf(sel.def);
-    return isRow(r) && r[0] === sel.def ? r : undefined;
-  }
+  if (sel.kind === "def") return rowIn(rows, sel.def);
   const r = rows.shownAs(sel.layer!, sel.pattern);
   return isRow(r) && r[1] === sel.layer && r[2] === sel.pattern && r[3] && r[4] ? r : undefined;
 }
@@ -91,10 +88,13 @@ export function headsOf(rows: DefinitionRows): Head[] | undefined {
 
 /** A definition's name by its row, for rendering what references it (undefined: not in the table). */
 export function nameIn(rows: DefinitionRows): (id: DefId) => string | undefined {
-  return (id) => {
-    const r = rows.rowOf(id);
-    return isRow(r) && r[0] === id ? r[2] : undefined;
-  };
+  return (id) => rowIn(rows, id)?.[2];
+}
+
+/** The row of the definition `id`, checked; undefined when the table holds none that reads. */
+export function rowIn(rows: DefinitionRows, id: DefId): DefinitionRow | undefined {
+  const r = rows.rowOf(id);
+  return isRow(r) && r[0] === id ? r : undefined;
 }
 
 /** True when `r` has a row's shape (what a file holds is anything until this says so). */
