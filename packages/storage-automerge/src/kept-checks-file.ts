@@ -29,7 +29,7 @@ interface Entry {
 export class KeptChecksFile implements KeptChecks {
   private readonly file: string;
   /** The file as last read or written by this object (a process reads it at most once). */
-  private entries: readonly Entry[] | undefined;
+  private held: readonly Entry[] | undefined;
 
   constructor(
     private readonly paths: WorkspacePaths,
@@ -45,11 +45,16 @@ export class KeptChecksFile implements KeptChecks {
 
   /** Keeps `state` under `key` (the latest few; a failed write is ignored). */
   put(key: string, state: LiveCheckState): void {
-    this.entries = putCacheEntry(this.paths, this.file, this.stamp, this.read(), { key, state }, ENTRIES);
+    this.held = putCacheEntry(this.paths, this.file, this.stamp, this.read(), { key, state }, ENTRIES);
+  }
+
+  /** Every state kept by this build, with its key (the latest only: see {@link ENTRIES}). */
+  entries(): Iterable<readonly [string, LiveCheckState]> {
+    return this.read().map((e) => [e.key, e.state] as const);
   }
 
   private read(): readonly Entry[] {
-    this.entries ??= readCacheEntries<Entry>(this.file, this.stamp, (e) => typeof e.state === "object");
-    return this.entries;
+    this.held ??= readCacheEntries<Entry>(this.file, this.stamp, (e) => typeof e.state === "object");
+    return this.held;
   }
 }

@@ -34,4 +34,10 @@ export interface KeptChecks {
   get(key: string): LiveCheckState | undefined;
   /** Keeps `state` under `key` (best effort). */
   put(key: string, state: LiveCheckState): void;
+  /**
+   * Every state kept, with its key (newest first, if the store knows): what a check of a graph
+   * that has moved past them (after another process took in ops without checking) goes on from.
+   * Without it, a state is taken only for the graph's exact heads.
+   */
+  entries?(): Iterable<readonly [key: string, state: LiveCheckState]>;
 }

@@ -104,6 +104,21 @@ function same(a: Seen, s: DefinitionState): boolean {
   return a.body === s.body && a.name === s.name && a.alive === s.alive;
 }
 
+/** Whether `a`, read in another fold of the same ops, reads as `s`: text, bindings, name, life. */
+function sameContent(a: Seen, s: DefinitionState): boolean {
+  if (a.name !== s.name || a.alive !== s.alive || a.layer !== s.layer) return false;
+  if (a.body === s.body) return true;
+  if (a.body.text !== s.body.text) return false;
+  const [x, y] = [a.body.refs, s.body.refs];
+  let n = 0;
+  for (const k in x) {
+    if (x[k as keyof typeof x] !== y[k as keyof typeof y]) return false;
+    n++;
+  }
+  for (const _ in y) n--;
+  return n === 0;
+}
+
 /**
  * A checker kept in step with a store's graph (or a fork of it): {@link sync} finds what changed
  * since the last call — a definition's text and bindings are one body object, replaced on every
@@ -175,6 +190,48 @@ export class LiveCheck {
     heads: string = headsKey(graph),
   ): LiveCheck {
     return new LiveCheck(graph, options, heads, state);
+  }
+
+  /**
+   * The check `state` kept of an earlier state of this graph, `past` (the graph at `state.at`:
+   * `graphAt`), brought to `graph`: what changed between the two — a definition's text, bindings,
+   * name or life, which definition shows under a name — and what that can affect is re-checked,
+   * nothing else. The held summaries are the past's, so a name a definition no longer has is
+   * still known for what read it. A `state` that does not fit `past` (a damaged one) is not
+   * taken: the past is then checked in full and brought to `graph` the same way.
+   */
+  static resumeBehind(
+    graph: OpGraph,
+    options: CheckOptions,
+    state: LiveCheckState,
+    past: OpGraph,
+    heads: string = headsKey(graph),
+  ): LiveCheck {
+    const check = new LiveCheck(past, options, state.at, state);
+    check.catchUp(graph, past, heads);
+    return check;
+  }
+
+  /** Brings a check of `past` (another fold of an earlier state) to `graph`, at `heads`. */
+  private catchUp(graph: OpGraph, past: OpGraph, heads: string): void {
+    // The two folds share no body objects, so what changed is found by content.
+    const changed = new Set<DefId>();
+    for (const s of graph.definitions()) {
+      const was = this.states.get(s.def);
+      if (was === undefined || !sameContent(was, s)) changed.add(s.def);
+    }
+    for (const id of this.states.keys()) if (graph.definition(id) === undefined) changed.add(id);
+    // Who shows under a contested name turns on each claimant's name op, which can change while
+    // the name stays (two peers renaming it to one name): who shows is compared too.
+    const [hiddenBefore, hiddenNow] = [past.shadowed(), graph.shadowed()];
+    for (const id of hiddenBefore) if (!hiddenNow.has(id)) changed.add(id);
+    for (const id of hiddenNow) if (!hiddenBefore.has(id)) changed.add(id);
+    this.graph = graph;
+    const dirty = this.refresh(graph, changed);
+    // What was not re-read reads the same here: later syncs compare with this graph's bodies.
+    for (const s of graph.definitions()) if (!dirty.has(s.def)) this.states.set(s.def, seen(s));
+    this.key = heads;
+    if (dirty.size > 0) this.current = this.withUnparsed(this.checker.update(dirty));
   }
 
   /** Whether the last construction took its state (false: it checked in full). */
