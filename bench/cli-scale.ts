@@ -209,6 +209,15 @@ function scaleRound(k: Kumiki, next: () => number): Case[] {
     { label: "check", run: () => k(["check"]), target: "≤ 3×" },
     // The write keeps the check its gate made: answered from the cache too.
     { label: "check, first after a write", run: () => k(["check"]), setup: write, target: "≤ 3×" },
+    // A write that keeps no check stands for `kumiki sync` taking in a peer's op: the check goes
+    // on from the one kept at the heads before it (graph/past.ts), re-checking what changed.
+    {
+      label: "check, first after a write that kept no check (as after a sync)",
+      run: () => k(["check"]),
+      setup: () =>
+        k(["add", "slot", `benchScale${next()}`, "Int = 0"], undefined, { KUMIKI_CHECK_CACHE: "off" }),
+      target: "≤ 3×",
+    },
     {
       label: "check, KUMIKI_CHECK_CACHE=off (a full check)",
       run: () => k(["check"], undefined, { KUMIKI_CHECK_CACHE: "off" }),

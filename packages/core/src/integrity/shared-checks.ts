@@ -82,8 +82,9 @@ export function startCheck(
 /**
  * The check of `graph` (at `heads`) gone on from a state `kept` holds for `options` at earlier
  * heads the graph descends from; undefined when it holds none. At 5,000 definitions a `kumiki
- * check` after a sync that took in a peer's write costs the fold of the past (about 120 ms) and
- * what changed, where a full check cost 2,700 ms of CPU (see the bench's "check after a sync").
+ * check` after a sync that took in a peer's write costs the fold of the past (about 90 ms) and
+ * what changed: about 670 ms of CPU in all, where a full check cost 1,550 (bench/cli-scale.ts,
+ * "check, first after a write that kept no check").
  */
 function fromPast(
   graph: OpGraph,
