@@ -204,6 +204,35 @@ describe("a write in its own process goes on from the check the call before it k
   }, 60_000);
 });
 
+describe("a call after writes that kept no check goes on from the state kept before them", () => {
+  it("re-checks what changed since (as `kumiki sync` taking in a peer's ops leaves it)", () => {
+    const { dir, bin } = workspace();
+    expect(JSON.parse(bin(["check", "--json"])).ok).toBe(true);
+    plantInKept(dir, "planted in the state before the writes");
+    const [at] = (JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile).entries.map((e) => e.state.at);
+    // Writes that keep no check: a forced remove leaves tile.Field's reference dangling, a rename.
+    const unkept = testEnv(dir, { KUMIKI_CHECK_CACHE: "off" });
+    expect(runBin(["remove", "slot.draft", "--force"], { cwd: dir, env: unkept }).code).toBe(0);
+    expect(runBin(["rename", "slot.count", "total"], { cwd: dir, env: unkept }).code).toBe(0);
+    const before = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+    expect(before.entries.map((e) => e.state.at)).toEqual([at]);
+    type Report = { ok: boolean; diagnostics: { message: string; location: string }[] };
+    const resumed = JSON.parse(bin(["check", "--json"])) as Report;
+    const full = JSON.parse(bin(["check", "--json"], { KUMIKI_CHECK_CACHE: "off" })) as Report;
+    // Gone on from the state (its planted finding is there), with what changed found as in full.
+    const planted = (d: { message: string }) => d.message.includes("planted");
+    expect(resumed.diagnostics.filter(planted)).toHaveLength(1);
+    expect(resumed.diagnostics.filter((d) => !planted(d))).toEqual(full.diagnostics);
+    expect(full.ok).toBe(false);
+    expect(full.diagnostics.map((d) => d.location).join(" ")).toMatch(/Field|clear/);
+    // What it kept is of the graph now: the next write goes on from it.
+    const after = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+    expect(after.entries.map((e) => e.state.at)).not.toEqual([at]);
+    expect(runBin(["add", "slot", "fifth", "Int = 5"], { cwd: dir, env: testEnv(dir) }).code).toBe(0);
+    expect(bin(["check"])).toContain("planted in the state before the writes");
+  }, 60_000);
+});
+
 /** Plants a warning on a definition of the kept state that nothing flags: proof, when a check shows it, that the check went on from that state. */
 function plantInKept(dir: string, message: string): void {
   const file = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;

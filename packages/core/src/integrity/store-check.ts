@@ -142,9 +142,10 @@ export function checkStore(
       const check = liveCheckOf(store, options, kept);
       all = check.diagnostics();
       cache.put(key, all);
-      // A check made in full is kept for the next write's gate too (a resumed one already was).
-      if (kept !== undefined && !check.resumed)
-        kept.put(keptCheckKey(check.at, checkerOptions(options)), check.state());
+      // A check made in full, or gone on from a state of earlier heads, is kept for the next
+      // write's gate too (one resumed at these heads already was).
+      const at = keptCheckKey(check.at, checkerOptions(options));
+      if (kept !== undefined && (!check.resumed || kept.get(at) === undefined)) kept.put(at, check.state());
     }
   }
   const keep = narrowingFilter(options);
