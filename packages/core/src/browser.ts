@@ -59,7 +59,7 @@ export { createStore, DEFAULT_VALIDATORS, openStore } from "./integrity/checked-
 export { type CheckGateOptions, createCheckGate } from "./integrity/gate.js";
 export type { LiveCheckState } from "./integrity/live.js";
 export { type MergeErrorNotice, onMergeErrors } from "./integrity/merge-errors.js";
-export { type CheckReport, checkStore, keepCheck } from "./integrity/store-check.js";
+export { type CheckReport, checkStore, keepCheck, keepLiveCheck } from "./integrity/store-check.js";
 // The language and op basics the store's API speaks in; the rest is on ./lang and ./ops.
 export type { Definition, Program } from "./lang/ast.js";
 export type { ContentHash } from "./lang/hash.js";

@@ -46,6 +46,7 @@ const MAIN = [
   // The checker, its diagnostics' table, the write gate, fixes.
   "checkStore",
   "keepCheck",
+  "keepLiveCheck",
   "checkProgram",
   "createChecker",
   "resumeChecker",

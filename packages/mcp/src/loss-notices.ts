@@ -10,6 +10,7 @@
  */
 import {
   type CapabilityManifest,
+  type KeptChecks,
   type LossNotice,
   type MergeErrorNotice,
   onMergeErrors,
@@ -117,9 +118,11 @@ export function lossNotices(
     readonly capabilities?: CapabilityManifest | undefined;
     /** Whether an op is one this session wrote: only those are told (sessions share a store). */
     readonly mine: (opId: string) => boolean;
+    /** Checks kept by earlier processes: the watch's first check goes on from one. */
+    readonly kept?: KeptChecks;
   },
 ): LossNotices {
-  const { capabilities, mine } = options;
+  const { capabilities, mine, kept } = options;
   const pending: LossMessage[] = [];
   const subscribed = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
@@ -157,6 +160,7 @@ export function lossNotices(
             );
         },
         capabilities === undefined ? {} : { capabilities },
+        kept,
       );
       timer = setInterval(() => {
         try {

@@ -3,13 +3,14 @@
  * sessions over it (session.ts), one on stdio (stdio.ts), or one per client over Streamable HTTP
  * (http.ts).
  */
-import type { Store } from "@kumiki-graph/core";
+import { keepLiveCheck, type Store } from "@kumiki-graph/core";
 import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type Limits, resolveLimits } from "./limits.js";
 import { createMcpSession, type McpGraph } from "./session.js";
 import type { Tool } from "./tool.js";
+import { versions } from "./version.js";
 
 /** How {@link createMcpServer} is called. */
 export interface McpServerOptions {
@@ -73,9 +74,11 @@ export async function openMcpGraph(
     author: options.author ?? DEFAULT_AUTHOR,
     // --store DIR names the workspace or a folder inside it, as the CLI takes it.
     walkUp: true,
+    checkStamp: checkStamp(),
+    checkFile: CHECK_FILE,
   });
   if (!opened.ok) return { ok: false, error: opened.error };
-  const { store, capabilities } = opened.value;
+  const { store, capabilities, keptChecks } = opened.value;
   return {
     ok: true,
     value: {
@@ -83,9 +86,34 @@ export async function openMcpGraph(
       limits: limits.value,
       log,
       ...(capabilities === undefined ? {} : { capabilities }),
-      close: () => store.close(),
+      ...(keptChecks === undefined ? {} : { keptChecks }),
+      async close() {
+        // The next server on this workspace (an agent's next session) goes on from this check.
+        if (keptChecks !== undefined)
+          try {
+            keepLiveCheck(store, capabilities === undefined ? {} : { capabilities }, keptChecks);
+          } catch (e) {
+            log(`keeping the check for the next server: ${String(e)}`);
+          }
+        await store.close();
+      },
     },
   };
+}
+
+/**
+ * Where this server keeps its check across processes (`.kumiki/cache/`): a file of its own, since
+ * a file holds one stamp's states and the CLI's `live-check.json` is of the CLI's code.
+ */
+const CHECK_FILE = "live-check-mcp.json";
+
+/**
+ * What checked, for the states kept: this server's version, and the version and place of the core
+ * it loads (the checker is core's), so an upgraded core never goes on from an older one's state.
+ */
+function checkStamp(): string {
+  const v = versions();
+  return `mcp ${v.server} core ${v.core} ${import.meta.resolve("@kumiki-graph/core")}`;
 }
 
 /** Opens the workspace and builds one session over its store (what stdio serves). */

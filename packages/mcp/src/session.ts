@@ -10,7 +10,7 @@
  * of a tool is the `{"error": {...}}` envelope with a stable kind, and names the argument. An
  * unknown tool is a JSON-RPC error (-32602), as the 2025-11-25 spec lists it.
  */
-import type { CapabilityManifest, Store } from "@kumiki-graph/core";
+import type { CapabilityManifest, KeptChecks, Store } from "@kumiki-graph/core";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -38,6 +38,11 @@ export interface McpGraph {
   readonly limits: Limits;
   /** The operator's log: details that do not belong in a message to the model. */
   readonly log: (line: string) => void;
+  /**
+   * Checks kept by earlier processes on the store's workspace: a session's first check (the watch
+   * for merge errors, at connect) goes on from one instead of checking every definition.
+   */
+  readonly keptChecks?: KeptChecks;
 }
 
 /** How one session is served. */
@@ -111,7 +116,11 @@ export function createMcpSession(graph: McpGraph, options: McpSessionOptions = {
   const server = sdkServer();
   // The op-ids this session's writes answered: the losses and merge errors told to it are of those.
   const wrote = new Set<string>();
-  const losses = lossNotices(store, server, log, { capabilities, mine: (opId) => wrote.has(opId) });
+  const losses = lossNotices(store, server, log, {
+    capabilities,
+    mine: (opId) => wrote.has(opId),
+    ...(graph.keptChecks === undefined ? {} : { kept: graph.keptChecks }),
+  });
 
   const calls: CallSession = {
     ctx,

@@ -20,7 +20,7 @@ interface Entry {
 }
 
 /**
- * {@link KeptChecks} over `.kumiki/cache/live-check.json`. `stamp` names the code that checked
+ * {@link KeptChecks} over `.kumiki/cache/live-check.json` (or another file of that folder). `stamp` names the code that checked
  * (as for the check cache file): a state of another stamp is never read, so an upgraded checker
  * never goes on from an older one's findings. Written by rename from a temporary file, without
  * fsync (a state lost to a crash costs the next write a full check); a file that cannot be read
@@ -31,11 +31,17 @@ export class KeptChecksFile implements KeptChecks {
   /** The file as last read or written by this object (a process reads it at most once). */
   private held: readonly Entry[] | undefined;
 
+  /**
+   * `name`: the file in the cache folder (the CLI's is `live-check.json`). Code of another stamp
+   * that keeps states in a workspace (the MCP server) keeps them in a file of its own: a file holds
+   * one stamp's, and each process would otherwise replace the other's.
+   */
   constructor(
     private readonly paths: WorkspacePaths,
     private readonly stamp: string,
+    name = "live-check.json",
   ) {
-    this.file = path.join(paths.cache, "live-check.json");
+    this.file = path.join(paths.cache, name);
   }
 
   /** The state kept under `key` by this build, or undefined (a miss). */

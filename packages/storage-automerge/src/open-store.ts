@@ -54,6 +54,12 @@ export interface WorkspaceStoreOptions extends WorkspaceOpenOptions {
    * keeps one), re-checking only what the write touches. Unset: nothing is read or kept.
    */
   readonly checkStamp?: string;
+  /**
+   * The file in `.kumiki/cache/` the states of {@link checkStamp} are kept in; default
+   * `live-check.json`, the CLI's. A file holds one stamp's states: code other than the CLI's
+   * names a file of its own, or each process replaces the other's.
+   */
+  readonly checkFile?: string;
 }
 
 /** A workspace opened for use: its store and the manifest its gate, `check` and `fix` use. */
@@ -93,6 +99,7 @@ export async function openWorkspaceStore(
     checker = true,
     create = false,
     checkStamp,
+    checkFile,
     ...open
   } = options;
   const ws = await (create && open.readOnly !== true
@@ -103,7 +110,13 @@ export async function openWorkspaceStore(
     await ws.value.log.close().catch(() => undefined);
     return { ok: false as const, error };
   };
-  const made = storeOver(ws.value.log, ws.value.paths, { author, validators, checker, checkStamp });
+  const made = storeOver(ws.value.log, ws.value.paths, {
+    author,
+    validators,
+    checker,
+    checkStamp,
+    checkFile,
+  });
   if (!made.ok) return fail(made.error);
   const { store, capabilities, keptChecks } = made.value;
   return {

@@ -32,6 +32,7 @@ export interface StoreOverOptions {
   readonly validators: readonly WriteValidator[];
   readonly checker: boolean;
   readonly checkStamp?: string | undefined;
+  readonly checkFile?: string | undefined;
 }
 
 /**
@@ -51,8 +52,8 @@ export function storeOver(
   const caps = readCapabilityManifest(paths.root);
   if (!caps.ok) return caps;
   const capabilities = caps.value;
-  const { checkStamp } = options;
-  const kept = checkStamp === undefined ? undefined : new KeptChecksFile(paths, checkStamp);
+  const { checkStamp, checkFile } = options;
+  const kept = checkStamp === undefined ? undefined : new KeptChecksFile(paths, checkStamp, checkFile);
   const gateOptions = {
     ...(capabilities === undefined ? {} : { capabilities }),
     ...(kept === undefined ? {} : { kept }),

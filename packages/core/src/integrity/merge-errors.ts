@@ -11,6 +11,7 @@
 import type { CheckOptions } from "../check/check.js";
 import type { Diagnostic } from "../check/diagnostic.js";
 import type { Store } from "../store/store.js";
+import type { KeptChecks } from "./check-cache.js";
 import { checkStore } from "./store-check.js";
 
 /** Errors a merge left in or beside definitions this store wrote. */
@@ -40,9 +41,10 @@ function keyOf(d: Diagnostic): string {
   return `${d.code}\u0000${d.definition ?? ""}\u0000${d.message}`;
 }
 
-function errorKeys(store: Store, options: CheckOptions): Set<string> {
+function errorKeys(store: Store, options: CheckOptions, kept?: KeptChecks): Set<string> {
   const keys = new Set<string>();
-  for (const d of checkStore(store, options).diagnostics) if (d.severity === "error") keys.add(keyOf(d));
+  for (const d of checkStore(store, options, undefined, kept).diagnostics)
+    if (d.severity === "error") keys.add(keyOf(d));
   return keys;
 }
 
@@ -51,17 +53,19 @@ function errorKeys(store: Store, options: CheckOptions): Set<string> {
  * diagnostics that were not there before, in a definition this store wrote since the watch began or
  * in one referencing such a definition. The store learns of other writers' ops when it reads, writes
  * or is refreshed (`Store.refresh` on a timer to be told promptly). The graph is checked after each
- * change while the watch runs (incrementally: a write re-checks what it can affect). Returns the
- * function that stops the watch.
+ * change while the watch runs (incrementally: a write re-checks what it can affect). The first
+ * check goes on from one `kept` holds (another process's, of this state or an earlier one) when
+ * the store has none yet. Returns the function that stops the watch.
  */
 export function onMergeErrors(
   store: Store,
   listener: (notice: MergeErrorNotice) => void,
   options: CheckOptions = {},
+  kept?: KeptChecks,
 ): () => void {
   /** The definitions this store wrote since the watch began, with the op that last wrote each. */
   const wrote = new Map<string, string>();
-  let known = errorKeys(store, options);
+  let known = errorKeys(store, options, kept);
   // A check reads the store, which may take in ops and tell this listener again: one at a time.
   let busy = false;
   const stop = store.onChange((e) => {

@@ -99,6 +99,19 @@ export function keepCheck(
   return true;
 }
 
+/**
+ * Keeps in `kept` the store's live check for `options`, brought to the graph as it is now, when
+ * this process has one — what a long-running process (the MCP server) does as it closes its store,
+ * so that the next process goes on from it. Checks nothing in full; returns whether it kept one.
+ */
+export function keepLiveCheck(store: Store, options: CheckOptions, kept: KeptChecks): boolean {
+  const rest = checkerOptions(options);
+  if (sharedCheck(store.read().graph, rest) === undefined) return false;
+  const check = liveCheckOf(store, rest);
+  kept.put(keptCheckKey(check.at, rest), check.state());
+  return true;
+}
+
 /** Where a check's full result is kept: the state, the checker, and the whole manifest. */
 function resultKey(state: string, options: CheckOptions): string {
   // The whole manifest, not only its names: another process may have read another kumiki.caps.json.
