@@ -54,7 +54,7 @@ export class KeptChecksFile implements KeptChecks {
     this.held = putCacheEntry(this.paths, this.file, this.stamp, this.read(), { key, state }, ENTRIES);
   }
 
-  /** Every state kept by this build, with its key (the latest only: see {@link ENTRIES}). */
+  /** Every state kept by this build, with its key (the latest only: a file keeps one). */
   entries(): Iterable<readonly [string, LiveCheckState]> {
     return this.read().map((e) => [e.key, e.state] as const);
   }
