@@ -11,6 +11,9 @@
  * - the sync server's side of a sync: a real `kumiki serve` process holds the graph; a workspace
  *   writes 20 ops and syncs them (`syncWorkspace`, until the server confirmed them durable). The
  *   server process's CPU per sync is read from /proc (Linux; elsewhere the row says so).
+ * - an agent's new session: `kumiki mcp serve` (stdio, a process of its own) started to its first
+ *   answer, going on from the check the server before it kept against checking in full (the kept
+ *   file removed first). The server's CPU is read from /proc as for the sync.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,14 +22,17 @@ import { createMcpServer } from "@kumiki-graph/mcp";
 import { openWorkspaceStore } from "@kumiki-graph/storage-automerge";
 import { syncWorkspace } from "@kumiki-graph/sync-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { atSize } from "./generate.js";
 import { type BenchRow, measure, summarize } from "./harness.js";
 import { corpusFile } from "./paths.js";
-import { startBin } from "./services.js";
+import { KUMIKI_BIN, startBin } from "./services.js";
 import { seedWorkspace } from "./stores.js";
 
 const RUNS = 30;
+/** Server starts timed per size and way (kept check, full check). */
+const STARTS = 5;
 /** Syncs timed per size, each of {@link SYNC_OPS} new ops. */
 const SYNCS = 10;
 const SYNC_OPS = 20;
@@ -46,6 +52,7 @@ export async function benchWritePath(): Promise<BenchRow[]> {
       rows.push(await storeWrites(ws, label));
       rows.push(await mcpWrites(ws, label));
       rows.push(await serverSyncs(ws, path.join(dir, "server"), label));
+      rows.push(await mcpStarts(ws, label));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -173,4 +180,67 @@ async function serverSyncs(ws: string, data: string, label: string): Promise<Ben
   } finally {
     await server.stop();
   }
+}
+
+/**
+ * `kumiki mcp serve` on `ws` started, connected and answering `kumiki_list` of one layer: wall
+ * time and the server's CPU (from /proc, before it is closed). `fresh`: its kept check removed
+ * first, so it checks in full; else it goes on from what the server before it kept.
+ */
+async function mcpStart(ws: string, fresh: boolean): Promise<{ wall: number; cpu: number | undefined }> {
+  if (fresh) rmSync(path.join(ws, ".kumiki", "cache", "live-check-mcp.json"), { force: true });
+  const t0 = performance.now();
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [KUMIKI_BIN, "mcp", "serve", "--store", ws],
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "bench", version: "0" });
+  await client.connect(transport);
+  const pid = transport.pid;
+  try {
+    const r = await client.callTool({ name: "kumiki_list", arguments: { layer: "app" } });
+    if (r.isError === true) throw new Error(JSON.stringify(r.content).slice(0, 300));
+    const wall = performance.now() - t0;
+    return { wall, cpu: pid === null ? undefined : processCpuMs(pid) };
+  } finally {
+    // Closing keeps its check (what the next start goes on from): wait until it has exited, so
+    // that a file removed for the next start is not written again after it.
+    await client.close();
+    for (let i = 0; i < 200 && pid !== null && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Whether process `pid` still runs. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function mcpStarts(ws: string, label: string): Promise<BenchRow> {
+  await mcpStart(ws, false); // keeps a check of the graph as it is
+  const kept: { wall: number; cpu: number | undefined }[] = [];
+  const full: { wall: number; cpu: number | undefined }[] = [];
+  // Interleaved: a full start, then one going on from what that one kept.
+  for (let i = 0; i < STARTS; i++) {
+    full.push(await mcpStart(ws, true));
+    kept.push(await mcpStart(ws, false));
+  }
+  const cpu = (xs: { cpu: number | undefined }[]) => {
+    const known = xs.flatMap((x) => (x.cpu === undefined ? [] : [x.cpu]));
+    return known.length === 0 ? "(no /proc here)" : `${summarize(known).median.toFixed(0)} ms`;
+  };
+  return {
+    name: `kumiki mcp serve started to its first answer (an agent's new session), ${label}`,
+    ours: summarize(kept.map((x) => x.wall)),
+    baseline: {
+      name: "the same, its kept check removed (a full check)",
+      timing: summarize(full.map((x) => x.wall)),
+    },
+    note: `server CPU ${cpu(kept)} going on from the kept check, ${cpu(full)} checking in full`,
+  };
 }
