@@ -14,6 +14,7 @@
 import { randomUUID } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { letStorageFaultsGo } from "@kumiki-graph/storage-automerge";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { SessionEventStore } from "./event-store.js";
@@ -352,11 +353,13 @@ export interface HttpMcpServer {
 
 /**
  * Serves a local workspace over Streamable HTTP at `/mcp` (`kumiki mcp serve --http`), with
- * `GET /health`. Bound to a loopback address, it answers only to loopback Host names.
+ * `GET /health`. Bound to a loopback address, it answers only to loopback Host names. The process
+ * is the server's: a background save that fails (a full disk) does not end it, as for stdio.
  */
 export async function serveHttp(
   options: HttpServeOptions,
 ): Promise<{ ok: true; value: HttpMcpServer } | { ok: false; error: StartupError }> {
+  letStorageFaultsGo();
   const opened = await openMcpGraph(options);
   if (!opened.ok) return opened;
   const graph = opened.value;

@@ -4,6 +4,7 @@
  * closes the store, so every write it answered is durable before the process exits.
  */
 import type { Readable, Writable } from "node:stream";
+import { letStorageFaultsGo } from "@kumiki-graph/storage-automerge";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { type JsonRpcErrorAnswer, lineError } from "./json-rpc-guard.js";
@@ -21,9 +22,12 @@ export interface StdioOptions extends McpServerOptions {
 
 /**
  * Serves one MCP session over stdio. Resolves when the session has ended and the store is closed
- * (`undefined`), or at once with the reason the server could not start.
+ * (`undefined`), or at once with the reason the server could not start. The process is the
+ * server's: a background save of its store that fails (a full disk) does not end it (storage's
+ * `letStorageFaultsGo`; the write that needed the save is refused by its own flush).
  */
 export async function serveStdio(options: StdioOptions): Promise<StartupError | undefined> {
+  letStorageFaultsGo();
   const created = await createMcpServer(options);
   if (!created.ok) return created.error;
   const mcp = created.value;
