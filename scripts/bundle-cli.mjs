@@ -9,13 +9,19 @@
 // each lazy verb is its own chunk, and what several share is split into chunks named for what they
 // hold (core, storage, automerge-repo), so a read never loads the storage's Automerge side.
 // Left out, loaded from node_modules as before: Automerge itself (its WebAssembly is found next to
-// its own files), and the MCP server and the sync server (their own packages, loaded only by their
-// verbs).
-import { rmSync } from "node:fs";
+// its own files), and the sync server (its own package, loaded only by its verbs). The MCP server
+// and the MCP SDK are bundled (a chunk only `mcp serve` loads): loaded from node_modules, the server
+// brought a second copy of core and the storage and a few hundred modules, and every agent's new
+// session paid for them — `kumiki mcp serve` to its first answer at 180 definitions cost about 850 ms
+// of CPU, 490 bundled (5 runs each, interleaved; bundling the server alone: 570).
+import { readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { rolldown } from "rolldown";
 
 const cli = fileURLToPath(new URL("../packages/cli/", import.meta.url));
+/** A workspace package's version, as its package.json says. */
+const versionOf = (pkg) =>
+  JSON.parse(readFileSync(new URL(`../packages/${pkg}/package.json`, import.meta.url), "utf8")).version;
 // Core's read entry is bundled here from its modules (dist/read.js): the modules it reaches are
 // grouped into one chunk, and the rest of core (the checker, fixes, projection) imports from it, so
 // `check` and every write compile them once.
@@ -34,12 +40,23 @@ const bundle = await rolldown({
   input: { main: `${cli}dist/main.js`, client: `${cli}dist/daemon/client.js` },
   platform: "node",
   logLevel: "warn",
-  external: [
-    /^@automerge\/automerge(\/.*)?$/,
-    /^@modelcontextprotocol\//,
-    /^@kumiki-graph\/(mcp|sync-server)(\/.*)?$/,
-  ],
+  external: [/^@automerge\/automerge(\/.*)?$/, /^@kumiki-graph\/sync-server(\/.*)?$/],
   plugins: [
+    {
+      // The server's version.ts reads its own package.json and core's beside the file it runs
+      // from; in this bundle that is the CLI's folder, so the versions it was built with are
+      // written in instead.
+      name: "mcp-versions",
+      transform(code, id) {
+        if (!/packages[\\/]mcp[\\/]dist[\\/]version\.js$/.test(id)) return undefined;
+        const out = code
+          .replace('versionAt(new URL("../package.json", import.meta.url))', JSON.stringify(versionOf("mcp")))
+          .replace('versionAt(new URL("../package.json", coreEntry))', JSON.stringify(versionOf("core")));
+        if (out.split("versionAt(").length !== 2)
+          throw new Error("bundle-cli: mcp's version.js changed shape");
+        return out;
+      },
+    },
     {
       name: "core-read-from-modules",
       resolveId: (id) =>
@@ -76,6 +93,13 @@ await bundle.write({
         test: /storage-automerge[\\/]dist[\\/](quick|quick-write|store-over)\.js$/,
       },
       { name: "storage", test: /storage-automerge[\\/]/ },
+      // What only `mcp serve` loads: the server, and the MCP SDK with the JSON Schema validator it brings.
+      { name: "mcp-server", test: /packages[\\/]mcp[\\/]dist[\\/]/ },
+      // What only `mcp serve` loads: the MCP SDK and the JSON Schema validator it brings.
+      {
+        name: "mcp-sdk",
+        test: /node_modules[\\/](@modelcontextprotocol|ajv|ajv-formats|fast-uri|fast-deep-equal|json-schema-traverse|@hono)[\\/]/,
+      },
       { name: "automerge-repo", test: /node_modules[\\/]/ },
     ],
   },

@@ -144,7 +144,6 @@ export interface LazyCommand {
  * (optional peer dependencies), and what each brings.
  */
 export const OPTIONAL_PARTS = {
-  "@kumiki-graph/mcp": "the MCP server",
   "@kumiki-graph/sync-server": "the sync server and client",
 } as const;
 

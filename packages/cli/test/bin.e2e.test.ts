@@ -69,7 +69,7 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
     expect(k(["view", "slot.newer"]).out).toBe("slot newer : Int = 1\n");
   });
 
-  it("kumiki --help lists every verb without loading core, the MCP SDK or the sync server", () => {
+  it("kumiki --help lists every verb without loading core, the MCP server and SDK or the sync server", () => {
     const dir = tempDir("help");
     dirs.push(dir);
     const { p, loaded } = runRecordingLoads(dir, ["--help"], {});
@@ -80,7 +80,7 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
     // hold: neither core (main or read entry) nor the storage is loaded for help.
     expect(loaded).toContain("/cli/bundle/main.js");
     expect(loaded).not.toMatch(
-      /@automerge|@modelcontextprotocol|sync-server|\/mcp\/dist|\/core\/dist|\/bundle\/(core|storage)/,
+      /@automerge|@modelcontextprotocol|sync-server|\/mcp\/dist|\/core\/dist|\/bundle\/(core|storage|mcp)/,
     );
   });
 
@@ -102,7 +102,7 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
     expect(loaded).toMatch(/\/cli\/bundle\/storage-read-[^/]*\.js/);
     expect(loaded).toMatch(/\/cli\/bundle\/core-read-[^/]*\.js/);
     expect(loaded).not.toMatch(
-      /@automerge|@modelcontextprotocol|sync-server|\/mcp\/dist|\/bundle\/(core|storage)-(?!read)/,
+      /@automerge|@modelcontextprotocol|sync-server|\/mcp\/dist|\/bundle\/mcp|\/bundle\/(core|storage)-(?!read)/,
     );
     // `check` adds the checker to the same read code: core's read modules are compiled once.
     const checked = runRecordingLoads(dir, ["check"], { ...testEnv(cache), PATH: process.env.PATH ?? "" });

@@ -108,12 +108,14 @@ export async function openMcpGraph(
 const CHECK_FILE = "live-check-mcp.json";
 
 /**
- * What checked, for the states kept: this server's version, and the version and place of the core
- * it loads (the checker is core's), so an upgraded core never goes on from an older one's state.
+ * What checked, for the states kept: this server's version, the version of the core it loads (the
+ * checker is core's) and this module's place (in the CLI's bundle a chunk whose name carries a hash
+ * of its content and of what it imports), so an upgraded build never goes on from an older one's
+ * state.
  */
 function checkStamp(): string {
   const v = versions();
-  return `mcp ${v.server} core ${v.core} ${import.meta.resolve("@kumiki-graph/core")}`;
+  return `mcp ${v.server} core ${v.core} ${import.meta.url}`;
 }
 
 /** Opens the workspace and builds one session over its store (what stdio serves). */

@@ -54,8 +54,8 @@ export const COMMANDS: readonly (Command | LazyCommand)[] = [
   lazy(
     "mcp serve",
     "serve the store to AI agents over MCP on stdio, or over HTTP (the tools of ai-edit.md §9.7)",
+    // The MCP server is in the bin's bundle (scripts/bundle-cli.mjs): always there.
     async () => (await import("./mcp.js")).mcpServe,
-    "@kumiki-graph/mcp",
   ),
   lazy(
     "serve",
