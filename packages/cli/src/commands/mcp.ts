@@ -70,10 +70,7 @@ export const mcpServe: Command = {
       return { json: report, text: lines.join("\n"), exit: report.ok ? 0 : 1 };
     }
     const limits = parseLimitAssignments(listOption(ctx.options, "limit"));
-    // serveStdio and serveHttp let a failed background save go themselves (the copy of the storage
-    // the server loads, not this bundle's): importing the bundle's only for that cost a start about
-    // 90 ms of CPU (kumiki mcp serve to its first answer at 180 definitions, 5 runs each, ~910 ->
-    // ~820 ms).
+    // serveStdio and serveHttp let a failed background save go themselves: the process is theirs.
     if (!limits.ok) throw usageError(`kumiki mcp serve: ${limits.message}`);
     // The ops are an agent's unless an author was given: user:$USER would misname them.
     const given = stringOption(ctx.options, "author") ?? (ctx.io.env.KUMIKI_AUTHOR || undefined);
