@@ -204,20 +204,9 @@ async function mcpStart(ws: string, fresh: boolean): Promise<{ wall: number; cpu
     const wall = performance.now() - t0;
     return { wall, cpu: pid === null ? undefined : processCpuMs(pid) };
   } finally {
-    // Closing keeps its check (what the next start goes on from): wait until it has exited, so
-    // that a file removed for the next start is not written again after it.
+    // Closing keeps its check (what the next start goes on from); the SDK's close waits for the
+    // server to exit, so a file removed for the next start is not written again after it.
     await client.close();
-    for (let i = 0; i < 200 && pid !== null && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Whether process `pid` still runs. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -92,7 +92,8 @@ function fromPast(
   kept: KeptChecks | undefined,
   heads: string,
 ): LiveCheck | undefined {
-  for (const [key, state] of kept?.entries?.() ?? []) {
+  if (kept?.entries === undefined || !pastCheaperThanFull(graph)) return undefined;
+  for (const [key, state] of kept.entries()) {
     // Of these options (the key names them), of other heads, and not of an empty graph.
     if (typeof state?.at !== "string" || state.at === "" || state.at === heads) continue;
     if (key !== keptCheckKey(state.at, options)) continue;
@@ -100,4 +101,21 @@ function fromPast(
     if (past !== undefined) return LiveCheck.resumeBehind(graph, options, state, past, heads);
   }
   return undefined;
+}
+
+/**
+ * Going on from a past state folds the past's ops again, a cost per op; a full check costs per
+ * live definition. `kumiki check` one write behind (bench/cli-scale.ts, CPU): at 5,000 definitions
+ * and about 6,000 ops 641 ms against 1,470 in full; at 10,012 ops of 180 definitions 391 against
+ * 364; at 100,012 ops of 180, 961 against 652. Past this many ops per live definition, check in full.
+ */
+const PAST_OPS_PER_DEFINITION = 40;
+
+function pastCheaperThanFull(graph: OpGraph): boolean {
+  let live = 0;
+  for (const s of graph.definitions()) if (s.alive) live++;
+  // The last op placed is a head: the placed ops are its position and those before it.
+  let ops = 0;
+  for (const h of graph.heads()) ops = Math.max(ops, (graph.positionOf(h) ?? -1) + 1);
+  return ops <= PAST_OPS_PER_DEFINITION * Math.max(live, 1);
 }

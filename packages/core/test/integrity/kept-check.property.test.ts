@@ -241,6 +241,26 @@ describe("a check kept by one process and resumed by another", () => {
     expect(wentOn).toBeGreaterThan(40);
   });
 
+  it("checks in full instead when the graph holds many ops per definition (the past's fold would cost more)", async () => {
+    const behind = async (replaces: number) => {
+      const origin = await storeOf("slot a : Int = 0\nslot b : Int = 0\n");
+      for (let i = 1; i <= replaces; i++) await origin.replace({ qname: "slot.a", body: `Int = ${i}` });
+      checkStore(origin);
+      const kept = new MemoryKept();
+      expect(keepCheck(origin, {}, noCache, kept)).toBe(true);
+      const store = reopen(origin, kept);
+      const peer = reopen(origin);
+      await peer.replace({ qname: "slot.b", body: "Int = 9" });
+      expect((await store.ingest([...peer.read().graph.ops()])).ok).toBe(true);
+      const check = liveCheckOf(store, {}, kept);
+      expect(check.diagnostics()).toEqual(new LiveCheck(store.read().graph, {}).diagnostics());
+      return check.resumed;
+    };
+    // 2 definitions: up to 80 ops the past is folded again; past that, a full check.
+    expect(await behind(10)).toBe(true);
+    expect(await behind(90)).toBe(false);
+  });
+
   it("goes on from a kept state without checking; a state of other heads or a damaged one is not taken", async () => {
     const origin = await storeOf(PROGRAM);
     await seedMistake(origin, "filter := Active", "filter := Actve");
