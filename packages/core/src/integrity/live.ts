@@ -11,6 +11,7 @@ import { type CheckInput, lazyInput, summaryOf } from "../check/graph.js";
 import type { DefinitionState, Graph as OpGraph } from "../graph/graph.js";
 import { Materializer, parseText } from "../graph/materialize.js";
 import type { DefId } from "../ops/ids.js";
+import { sameBindings } from "../ops/merge.js";
 import { bodyLineOf } from "../ops/source.js";
 
 /**
@@ -107,16 +108,7 @@ function same(a: Seen, s: DefinitionState): boolean {
 /** Whether `a`, read in another fold of the same ops, reads as `s`: text, bindings, name, life. */
 function sameContent(a: Seen, s: DefinitionState): boolean {
   if (a.name !== s.name || a.alive !== s.alive || a.layer !== s.layer) return false;
-  if (a.body === s.body) return true;
-  if (a.body.text !== s.body.text) return false;
-  const [x, y] = [a.body.refs, s.body.refs];
-  let n = 0;
-  for (const k in x) {
-    if (x[k as keyof typeof x] !== y[k as keyof typeof y]) return false;
-    n++;
-  }
-  for (const _ in y) n--;
-  return n === 0;
+  return a.body === s.body || (a.body.text === s.body.text && sameBindings(a.body.refs, s.body.refs));
 }
 
 /**

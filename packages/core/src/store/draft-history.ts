@@ -6,6 +6,7 @@
 import type { DefinitionState } from "../graph/graph.js";
 import { qualified } from "../graph/materialize.js";
 import type { DefId, OpId } from "../ops/ids.js";
+import { sameBindings } from "../ops/merge.js";
 import { isControlOp, type RefBindings, type RefKey } from "../ops/op.js";
 import { decomposeSource } from "../ops/source.js";
 import type { Draft } from "./draft.js";
@@ -111,7 +112,7 @@ export function draftUndo(draft: Draft, plan: TaskUndoPlan, task: string): Rejec
   for (const d of ordered) {
     if (d.before === undefined || !d.before.alive) continue;
     const s = draft.fork.definition(d.def)!;
-    const sameText = s.alive && s.body.text === d.before.text && sameRefs(s.body.refs, d.before.refs);
+    const sameText = s.alive && s.body.text === d.before.text && sameBindings(s.body.refs, d.before.refs);
     if (!sameText) {
       const why = restoreText(s, d.before.text, d.before.refs);
       if (why !== undefined) return why;
@@ -176,11 +177,4 @@ function restore(
     refs,
     ...(reverts === undefined ? {} : { reverts }),
   });
-}
-
-/** True when two definitions bind the same reference keys to the same targets. */
-export function sameRefs(a: RefBindings, b: RefBindings): boolean {
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  return ka.every((k) => a[k as RefKey] === b[k as RefKey]);
 }

@@ -4,11 +4,12 @@ import type { z } from "zod";
 import { qualified } from "../graph/materialize.js";
 import { isLayer, LAYER_PLURALS, type Layer } from "../lang/layers.js";
 import { defIdOf, type OpId } from "../ops/ids.js";
+import { sameBindings } from "../ops/merge.js";
 import { type Anchor, isDefinitionName, splitRefKey } from "../ops/op.js";
 import { applyPatch, describePatchFailure } from "../ops/patch.js";
 import { composeSource, decomposeSource } from "../ops/source.js";
 import { DraftBase } from "./draft-base.js";
-import { draftRevert, draftUndo, sameRefs } from "./draft-history.js";
+import { draftRevert, draftUndo } from "./draft-history.js";
 import type { BundleItem, ReplaceInputSchema } from "./inputs.js";
 import { type LinePatch, patchAnchors } from "./line-patch.js";
 import { quoted, type Rejection } from "./result.js";
@@ -167,7 +168,7 @@ export class Draft extends DraftBase {
     // idempotent). The same text that would bind differently (a name defined since) is a write.
     if (this.reserved.size === 0 && text === this.reader.materializer.render(s)) {
       const bound = this.bind(text, { layer: s.layer, name: s.name }, s.def);
-      if (bound.ok && sameRefs(bound.value.refs, s.body.refs))
+      if (bound.ok && sameBindings(bound.value.refs, s.body.refs))
         return {
           code: "no-change",
           message: `${qualified(s.layer, s.name)} already has that text; nothing was written`,
@@ -201,7 +202,7 @@ export class Draft extends DraftBase {
     const bound = this.bind(r.text, { layer: s.layer, name: s.name }, s.def);
     if (!bound.ok) return { ...bound.error, message: `after the edit, ${bound.error.message}` };
     // An edit whose anchors replace each text with itself changes nothing: no op, as for replace.
-    if (this.reserved.size === 0 && r.text === shown && sameRefs(bound.value.refs, s.body.refs)) {
+    if (this.reserved.size === 0 && r.text === shown && sameBindings(bound.value.refs, s.body.refs)) {
       return {
         code: "no-change",
         message: `the edit leaves ${q} as it is (every replace equals its find); nothing was written`,
