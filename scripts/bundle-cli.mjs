@@ -93,9 +93,11 @@ await bundle.write({
         test: /storage-automerge[\\/]dist[\\/](quick|quick-write|store-over)\.js$/,
       },
       { name: "storage", test: /storage-automerge[\\/]/ },
-      // What only `mcp serve` loads: the server, and the MCP SDK with the JSON Schema validator it brings.
+      // What only `mcp serve` loads: the server, and the MCP SDK with the JSON Schema validator it
+      // brings (rolldown places the SDK's modules that the server imports statically with it).
       { name: "mcp-server", test: /packages[\\/]mcp[\\/]dist[\\/]/ },
-      // What only `mcp serve` loads: the MCP SDK and the JSON Schema validator it brings.
+      // The rest of the SDK: its Streamable HTTP transport and Hono's Node adapter, which the server
+      // imports when an HTTP endpoint is made (packages/mcp/src/http.ts), never over stdio.
       {
         name: "mcp-sdk",
         test: /node_modules[\\/](@modelcontextprotocol|ajv|ajv-formats|fast-uri|fast-deep-equal|json-schema-traverse|@hono)[\\/]/,

@@ -117,6 +117,50 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
     expect(parsers).toHaveLength(1);
   });
 
+  it("mcp serve over stdio answers without loading the SDK's HTTP transport (its Hono adapter and Node's fetch)", () => {
+    const cache = tempDir("cache");
+    dirs.push(cache);
+    const { dir, k } = workspace("stdio", cache);
+    expect(k(["add", "slot", "count", "Int = 0"]).code).toBe(0);
+    // An agent's session: initialize, a call, then stdin closes and the server exits.
+    const lines = [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "kumiki_view", arguments: { selector: "slot.count" } },
+      },
+    ];
+    const { p, loaded } = runRecordingLoads(
+      dir,
+      ["mcp", "serve", "--store", dir],
+      { ...testEnv(cache), PATH: process.env.PATH ?? "" },
+      `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`,
+    );
+    expect(p.status, p.stderr).toBe(0);
+    const answers = p.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id?: number; result?: unknown });
+    expect(JSON.stringify(answers.find((a) => a.id === 2)?.result)).toContain("slot count");
+    expect(loaded).toMatch(/\/cli\/bundle\/mcp-server-[^/]*\.js/);
+    // The HTTP transport is a chunk of its own, which `mcp serve --http` loads (packages/mcp's
+    // http.test): no code loaded holds Hono's Node adapter.
+    const code = loaded
+      .split("\n")
+      .filter((url) => url.startsWith("file:"))
+      .map((url) => readFileSync(new URL(url), "utf8"));
+    expect(code.length).toBeGreaterThan(0);
+    expect(code.filter((text) => text.includes("getRequestListener"))).toEqual([]);
+  });
+
   it("two agents, two workspaces, B empty at first, ops exchanged as bundles: A removes a slot B binds a new tile to (§9.4)", () => {
     const cache = tempDir("cache");
     dirs.push(cache);
@@ -174,7 +218,12 @@ describe.skipIf(todo === undefined)("the kumiki binary on 02-todomvc", { timeout
 });
 
 /** Runs the bin in `dir` with a loader hook that records every module URL it loads (ESM modules are not in require.cache). */
-function runRecordingLoads(dir: string, args: readonly string[], env: Record<string, string>) {
+function runRecordingLoads(
+  dir: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  input?: string,
+) {
   const hook = path.join(dir, "hook.mjs");
   const log = path.join(dir, "loaded.txt");
   writeFileSync(log, "");
@@ -191,6 +240,7 @@ function runRecordingLoads(dir: string, args: readonly string[], env: Record<str
     cwd: dir,
     encoding: "utf8",
     ...(Object.keys(env).length > 0 ? { env } : {}),
+    ...(input === undefined ? {} : { input }),
   });
   return { p, loaded: readFileSync(log, "utf8") };
 }

@@ -15,12 +15,22 @@ import { randomUUID } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { letStorageFaultsGo } from "@kumiki-graph/storage-automerge";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { SessionEventStore } from "./event-store.js";
 import { REQUEST_BYTES } from "./line-limit.js";
 import { type McpServerOptions, openMcpGraph, type StartupError } from "./server.js";
 import { createMcpSession, type McpGraph, type McpSession } from "./session.js";
+
+/**
+ * The SDK's HTTP transport, loaded when an HTTP endpoint is made rather than with this module: it
+ * brings Hono's Node adapter and Node's fetch (undici), which `kumiki mcp serve` over stdio — an
+ * agent's every new session, from the same bundle chunk as this module — never uses. Measured
+ * there: see the bench's "kumiki mcp serve started to its first answer".
+ */
+let transportModule: Promise<typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js")> | undefined;
+const loadTransport = () =>
+  (transportModule ??= import("@modelcontextprotocol/sdk/server/streamableHttp.js"));
 
 /** Who may use the endpoint: what a request's credentials grant, or why they grant nothing. */
 export type HttpAccess =
@@ -218,6 +228,7 @@ class HttpSessions {
     body: unknown,
     access: Extract<HttpAccess, { ok: true }>,
   ): Promise<void> {
+    const { StreamableHTTPServerTransport } = await loadTransport();
     const session = createMcpSession(this.graph, {
       readOnly: access.readOnly,
       ...(access.author === undefined ? {} : { author: access.author }),
@@ -259,6 +270,8 @@ class HttpSessions {
 /** Serves MCP sessions over `options.graph` at one HTTP endpoint; route requests to `handle`. */
 export function mcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   const { graph } = options;
+  // Loading begins now, so the first client does not wait for it.
+  loadTransport().catch(() => undefined);
   const sessions = new HttpSessions(graph);
   const held = sessions.held;
   const everyone: HttpAccess = { ok: true, name: "", readOnly: false };
