@@ -459,6 +459,81 @@ export class Graph {
     dropFoldState(this.st);
   }
 
+  /**
+   * This graph as it was when `heads` were its heads, as a fork to read and then {@link discard}:
+   * its definitions, names, referrers and content hashes are that state's; its causal order
+   * (`heads`, `ops`, positions) stays this graph's. Made without folding the past again — what it
+   * costs is replaying the definitions the later ops target — and so only when those ops changed
+   * nothing else: they come after every op of that state in the causal order, none is a control
+   * op, and no op of the graph is rolled back, orphaned, pending or kept dangling. Undefined
+   * otherwise (and for a fork, or heads not placed): fold the past instead (`graphAt`).
+   */
+  asOf(heads: readonly string[]): Graph | undefined {
+    const later = this.opsAfterState(heads);
+    if (later === undefined) return undefined;
+    const past = this.fork();
+    // Every placed op is of that state or later (nothing is pending).
+    const laterIds = new Set<string>(later.map((op) => op["op-id"]));
+    const before = (id: OpId) => !laterIds.has(id);
+    for (const def of new Set(later.map((op) => (op as Op).def))) {
+      const s = this.st.defs.get(def);
+      // Not here: a write being tried on a fork of this graph adds it; the past lacks it too.
+      if (s === undefined) continue;
+      const ops = s.ops.filter((o) => before(o["op-id"]));
+      const state = replayDefinition(ops, this.ctx);
+      if (state !== undefined) state.history = s.history.filter(before);
+      past.replaceState(def, state);
+    }
+    past.forgetClaims(later, before);
+    // The state had no dangling reference (the graph keeps none, and none was rolled back): a
+    // replay that shows one is not that state.
+    const suspects = [...new Set(past.suspects.splice(0))];
+    if (suspects.some((id) => danglingAround(past.st, id).length > 0)) {
+      past.discard();
+      return undefined;
+    }
+    return past;
+  }
+
+  /** The ops placed after the state whose heads are `heads`, when {@link asOf} can undo them. */
+  private opsAfterState(heads: readonly string[]): LogOp[] | undefined {
+    if (this.parent !== undefined || heads.length === 0) return undefined;
+    const st = this.st;
+    if (!(st.pending.isEmpty() && st.rolledBack.isEmpty() && st.orphans.isEmpty() && st.kept.isEmpty()))
+      return undefined;
+    const positions: number[] = [];
+    for (const h of heads) {
+      const at = this.causality.recentPositionOf(h as OpId);
+      if (at === undefined) return undefined;
+      positions.push(at);
+    }
+    // That state is the first `length` placed ops exactly when their own heads are `heads`.
+    const length = Math.max(...positions) + 1;
+    const own = this.causality.headsOfPrefix(length);
+    if (own.length !== new Set(positions).size || own.some((p) => !positions.includes(p))) return undefined;
+    const later = this.causality.ops.slice(length);
+    return later.some(isControlOp) ? undefined : later;
+  }
+
+  /** Takes back from the name history what `later` ops claimed and no op `before` had claimed. */
+  private forgetClaims(later: readonly LogOp[], before: (id: OpId) => boolean): void {
+    for (const op of later) {
+      if (op.op !== "add" && op.op !== "rename") continue;
+      const name = op.op === "add" ? op.name : op["new-name"];
+      const key = `${op.layer}:${name}`;
+      const claimedBefore = this.opsOf(op.def).some((id) => {
+        const o = this.defOp(id);
+        return (
+          before(id) && (o?.op === "add" ? o.name : o?.op === "rename" ? o["new-name"] : undefined) === name
+        );
+      });
+      if (claimedBefore) continue;
+      const rest = (this.st.nameHistory.get(key) ?? []).filter((d) => d !== op.def);
+      if (rest.length === 0) this.st.nameHistory.delete(key);
+      else this.st.nameHistory.set(key, rest);
+    }
+  }
+
   // -------------------------------------------------------------------------------------------
   // Reading
   // -------------------------------------------------------------------------------------------

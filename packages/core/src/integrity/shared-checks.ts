@@ -81,10 +81,11 @@ export function startCheck(
 
 /**
  * The check of `graph` (at `heads`) gone on from a state `kept` holds for `options` at earlier
- * heads the graph descends from; undefined when it holds none. At 5,000 definitions a `kumiki
- * check` after a sync that took in a peer's write costs the fold of the past (about 90 ms) and
- * what changed: about 670 ms of CPU in all, where a full check cost 1,550 (bench/cli-scale.ts,
- * "check, first after a write that kept no check").
+ * heads the graph descends from; undefined when it holds none. The past is the graph with the
+ * later ops' definitions undone ({@link OpGraph.asOf}) when they changed nothing else, else a
+ * fold of its ops. At 5,000 definitions a `kumiki check` after a sync that took in a peer's write
+ * costs about 720 ms of CPU, 876 with the past folded (about 90 ms of it), where a full check
+ * cost 1,550 (bench/cli-scale.ts, "check, first after a write that kept no check").
  */
 function fromPast(
   graph: OpGraph,
@@ -92,20 +93,32 @@ function fromPast(
   kept: KeptChecks | undefined,
   heads: string,
 ): LiveCheck | undefined {
-  if (kept?.entries === undefined || !pastCheaperThanFull(graph)) return undefined;
+  if (kept?.entries === undefined) return undefined;
+  let foldable: boolean | undefined;
   for (const [key, state] of kept.entries()) {
     // Of these options (the key names them), of other heads, and not of an empty graph.
     if (typeof state?.at !== "string" || state.at === "" || state.at === heads) continue;
     if (key !== keptCheckKey(state.at, options)) continue;
-    const past = graphAt(graph, state.at.split(","));
+    const at = state.at.split(",");
+    // The ops since only changed what they target: that state is this graph with those undone.
+    const undone = graph.asOf(at);
+    if (undone !== undefined) {
+      try {
+        return LiveCheck.resumeBehind(graph, options, state, undone, heads);
+      } finally {
+        undone.discard();
+      }
+    }
+    foldable ??= pastCheaperThanFull(graph);
+    const past = foldable ? graphAt(graph, at) : undefined;
     if (past !== undefined) return LiveCheck.resumeBehind(graph, options, state, past, heads);
   }
   return undefined;
 }
 
 /**
- * Going on from a past state folds the past's ops again, a cost per op; a full check costs per
- * live definition. `kumiki check` one write behind (bench/cli-scale.ts, CPU): at 5,000 definitions
+ * Going on from a past state that {@link OpGraph.asOf} cannot give folds the past's ops again, a
+ * cost per op; a full check costs per live definition. `kumiki check` one write behind (bench/cli-scale.ts, CPU): at 5,000 definitions
  * and about 6,000 ops 641 ms against 1,470 in full; at 10,012 ops of 180 definitions 391 against
  * 364; at 100,012 ops of 180, 961 against 652. Past this many ops per live definition, check in full.
  */

@@ -146,6 +146,17 @@ export class Causality<T extends CausalOp = CausalOp> {
     return this.lookup(id);
   }
 
+  /**
+   * {@link positionOf} for an op placed near the end (a recent state's head), found by looking back
+   * from the last op rather than by the index, whose first fill hashes every op-id (about 50 ms
+   * in a process folding 100,000 ops). Every op is looked at when `id` is not placed.
+   */
+  recentPositionOf(id: OpId): number | undefined {
+    if (this.indexed === this.ids.length) return this.index.get(id);
+    for (let i = this.ids.length - 1; i >= 0; i--) if (this.ids[i] === id) return i;
+    return undefined;
+  }
+
   /** The position of a placed op object. */
   positionOfOp(op: T): number | undefined {
     return this.positions.get(op);
@@ -221,6 +232,22 @@ export class Causality<T extends CausalOp = CausalOp> {
     this.dom.push(d);
     this.runningMax.push(prevMax === undefined || id > prevMax ? id : prevMax);
     return n;
+  }
+
+  /**
+   * The positions among the first `length` placed ops that none of them has as a parent: the heads
+   * the graph had when it held exactly those ops (a prefix of a causal order holds every parent of
+   * what it holds). One pass over the parent lists, no op-id looked up.
+   */
+  headsOfPrefix(length: number): number[] {
+    const n = Math.min(length, this.ids.length);
+    const parent = new Uint8Array(n);
+    for (let i = 0; i < n; i++)
+      for (let j = this.parentStart[i]!, end = this.parentStart[i + 1]!; j < end; j++)
+        parent[this.parentList[j]!] = 1;
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) if (parent[i] === 0) out.push(i);
+    return out;
   }
 
   /** A point to come back to with {@link rollback}. */

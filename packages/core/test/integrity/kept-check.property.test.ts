@@ -241,8 +241,8 @@ describe("a check kept by one process and resumed by another", () => {
     expect(wentOn).toBeGreaterThan(40);
   });
 
-  it("checks in full instead when the graph holds many ops per definition (the past's fold would cost more)", async () => {
-    const behind = async (replaces: number) => {
+  it("checks in full when the past would have to be folded again from many ops per definition", async () => {
+    const behind = async (replaces: number, later: (peer: Store) => Promise<unknown>) => {
       const origin = await storeOf("slot a : Int = 0\nslot b : Int = 0\n");
       for (let i = 1; i <= replaces; i++) await origin.replace({ qname: "slot.a", body: `Int = ${i}` });
       checkStore(origin);
@@ -250,15 +250,25 @@ describe("a check kept by one process and resumed by another", () => {
       expect(keepCheck(origin, {}, noCache, kept)).toBe(true);
       const store = reopen(origin, kept);
       const peer = reopen(origin);
-      await peer.replace({ qname: "slot.b", body: "Int = 9" });
+      await later(peer);
       expect((await store.ingest([...peer.read().graph.ops()])).ok).toBe(true);
       const check = liveCheckOf(store, {}, kept);
       expect(check.diagnostics()).toEqual(new LiveCheck(store.read().graph, {}).diagnostics());
       return check.resumed;
     };
-    // 2 definitions: up to 80 ops the past is folded again; past that, a full check.
-    expect(await behind(10)).toBe(true);
-    expect(await behind(90)).toBe(false);
+    const write = (peer: Store) => peer.replace({ qname: "slot.b", body: "Int = 9" });
+    // A later op that changes what it targets only: the past is the graph with it undone
+    // (Graph.asOf), however many ops the graph holds.
+    expect(await behind(10, write)).toBe(true);
+    expect(await behind(90, write)).toBe(true);
+    // A later control op (a policy set): the past is folded again, up to 40 ops per definition
+    // (2 definitions: 80 ops); past that, a full check.
+    const policy = async (peer: Store) => {
+      expect((await peer.setConflictPolicy("warn")).ok).toBe(true);
+      return write(peer);
+    };
+    expect(await behind(10, policy)).toBe(true);
+    expect(await behind(90, policy)).toBe(false);
   });
 
   it("goes on from a kept state without checking; a state of other heads or a damaged one is not taken", async () => {

@@ -141,3 +141,28 @@ describe("reachability", () => {
     ).toBe(false);
   });
 });
+
+describe("a causal order's prefixes", () => {
+  it("headsOfPrefix(k) is the heads of the first k ops placed alone; recentPositionOf is positionOf", () => {
+    fc.assert(
+      fc.property(dag, (ops) => {
+        const order = causalOrder(ops).order;
+        const c = new Causality();
+        for (const o of order) c.append(o);
+        for (let k = 0; k <= order.length; k++) {
+          const alone = new Causality();
+          for (const o of order.slice(0, k)) alone.append(o);
+          const heads = c.headsOfPrefix(k).map((i) => order[i]!["op-id"]);
+          expect(heads.sort()).toEqual(alone.headIds());
+        }
+        // Looked back for before the index is filled, and through it after.
+        for (const round of [0, 1]) {
+          for (const o of order) expect(c.recentPositionOf(o["op-id"])).toBe(c.positionOf(o["op-id"]));
+          expect(c.recentPositionOf("op_unplaced" as OpId)).toBeUndefined();
+          if (round === 0) c.positionOf(order[0]!["op-id"]);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
