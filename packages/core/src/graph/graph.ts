@@ -507,10 +507,14 @@ export class Graph {
       if (at === undefined) return undefined;
       positions.push(at);
     }
-    // That state is the first `length` placed ops exactly when their own heads are `heads`.
-    const length = Math.max(...positions) + 1;
-    const own = this.causality.headsOfPrefix(length);
-    if (own.length !== new Set(positions).size || own.some((p) => !positions.includes(p))) return undefined;
+    // Only a prefix of the causal order: this graph's fold went through that state, so what it
+    // holds now (no record of a rollback or of an edge kept dangling) held then. A state of ops a
+    // later one sits among (a peer's, concurrent) was folded in another order, whose decisions
+    // (a reference found dangling, an op rolled back) this fold may never have made.
+    const held = this.causality.ancestry(positions);
+    let length = 0;
+    while (length < held.length && held[length] === 1) length++;
+    for (let i = length; i < held.length; i++) if (held[i] === 1) return undefined;
     const later = this.causality.ops.slice(length);
     return later.some(isControlOp) ? undefined : later;
   }

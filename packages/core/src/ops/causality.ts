@@ -235,19 +235,19 @@ export class Causality<T extends CausalOp = CausalOp> {
   }
 
   /**
-   * The positions among the first `length` placed ops that none of them has as a parent: the heads
-   * the graph had when it held exactly those ops (a prefix of a causal order holds every parent of
-   * what it holds). One pass over the parent lists, no op-id looked up.
+   * By position, 1 for the ops at `positions` and every ancestor of theirs: the ops of the state
+   * whose heads those are. One walk over the parent lists, no op-id looked up.
    */
-  headsOfPrefix(length: number): number[] {
-    const n = Math.min(length, this.ids.length);
-    const parent = new Uint8Array(n);
-    for (let i = 0; i < n; i++)
-      for (let j = this.parentStart[i]!, end = this.parentStart[i + 1]!; j < end; j++)
-        parent[this.parentList[j]!] = 1;
-    const out: number[] = [];
-    for (let i = 0; i < n; i++) if (parent[i] === 0) out.push(i);
-    return out;
+  ancestry(positions: readonly number[]): Uint8Array {
+    const marks = new Uint8Array(this.ids.length);
+    const stack = [...positions];
+    for (let p = stack.pop(); p !== undefined; p = stack.pop()) {
+      if (marks[p] === 1) continue;
+      marks[p] = 1;
+      for (let j = this.parentStart[p]!, end = this.parentStart[p + 1]!; j < end; j++)
+        if (marks[this.parentList[j]!] === 0) stack.push(this.parentList[j]!);
+    }
+    return marks;
   }
 
   /** A point to come back to with {@link rollback}. */
