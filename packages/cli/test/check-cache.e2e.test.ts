@@ -5,6 +5,7 @@
  */
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { plantInKeptCheck, readKeptCheck } from "@kumiki-graph/test-support/kept-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, runBin, SMALL_PROGRAM, tempDir, testEnv } from "./support.js";
 
@@ -138,20 +139,13 @@ describe("a write keeps the check its gate made for the state it leaves", () => 
 
 const keptFile = (dir: string) => path.join(dir, ".kumiki", "cache", "live-check.json");
 
-interface KeptFile {
-  entries: {
-    key: string;
-    state: { at: string; checker: { defs: { id: string; diagnostics?: unknown[] }[] } };
-  }[];
-}
-
 describe("a write in its own process goes on from the check the call before it kept", () => {
   it("gates as a full check does (a reader's new error refused), and checks only what it touches", () => {
     const { dir, bin } = workspace();
     const write = (argv: string[], extra: Record<string, string> = {}) =>
       runBin(argv, { cwd: dir, env: testEnv(dir, extra) });
     expect(write(["add", "slot", "other", "Int = 1"]).code).toBe(0);
-    const kept = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+    const kept = readKeptCheck(keptFile(dir));
     expect(kept.entries.length).toBeGreaterThanOrEqual(1);
     // Every live definition of the graph is in the state: 10 of the program and the add.
     expect(kept.entries[0]!.state.checker.defs).toHaveLength(11);
@@ -169,7 +163,7 @@ describe("a write in its own process goes on from the check the call before it k
     expect(bin(["check", "--json"])).toBe(bin(["check", "--json"], { KUMIKI_CHECK_CACHE: "off" }));
     // Proof that the next write's gate reads the kept state and checks nothing else: a finding
     // planted on a definition the write does not touch is carried into the check it keeps.
-    const file = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+    const file = readKeptCheck(keptFile(dir));
     const tile = file.entries[0]!.state.checker.defs.find((d) => !d.diagnostics)!;
     tile.diagnostics = [
       {
@@ -196,7 +190,7 @@ describe("a write in its own process goes on from the check the call before it k
     const { dir, bin } = workspace();
     rmSync(path.join(dir, ".kumiki", "cache"), { recursive: true, force: true });
     expect(JSON.parse(bin(["check", "--json"])).ok).toBe(true);
-    const kept = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+    const kept = readKeptCheck(keptFile(dir));
     expect(kept.entries).toHaveLength(1);
     const refused = runBin(["replace", "slot.count", "Bool = true"], { cwd: dir, env: testEnv(dir) });
     expect(refused.code).not.toBe(0);
@@ -209,12 +203,12 @@ describe("a call after writes that kept no check goes on from the state kept bef
     const { dir, bin } = workspace();
     expect(JSON.parse(bin(["check", "--json"])).ok).toBe(true);
     plantInKept(dir, "planted in the state before the writes");
-    const [at] = (JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile).entries.map((e) => e.state.at);
+    const [at] = readKeptCheck(keptFile(dir)).entries.map((e) => e.state.at);
     // Writes that keep no check: a forced remove leaves tile.Field's reference dangling, a rename.
     const unkept = testEnv(dir, { KUMIKI_CHECK_CACHE: "off" });
     expect(runBin(["remove", "slot.draft", "--force"], { cwd: dir, env: unkept }).code).toBe(0);
     expect(runBin(["rename", "slot.count", "total"], { cwd: dir, env: unkept }).code).toBe(0);
-    const before = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+    const before = readKeptCheck(keptFile(dir));
     expect(before.entries.map((e) => e.state.at)).toEqual([at]);
     type Report = { ok: boolean; diagnostics: { message: string; location: string }[] };
     const resumed = JSON.parse(bin(["check", "--json"])) as Report;
@@ -226,22 +220,15 @@ describe("a call after writes that kept no check goes on from the state kept bef
     expect(full.ok).toBe(false);
     expect(full.diagnostics.map((d) => d.location).join(" ")).toMatch(/Field|clear/);
     // What it kept is of the graph now: the next write goes on from it.
-    const after = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
+    const after = readKeptCheck(keptFile(dir));
     expect(after.entries.map((e) => e.state.at)).not.toEqual([at]);
     expect(runBin(["add", "slot", "fifth", "Int = 5"], { cwd: dir, env: testEnv(dir) }).code).toBe(0);
     expect(bin(["check"])).toContain("planted in the state before the writes");
   }, 60_000);
 });
 
-/** Plants a warning on a definition of the kept state that nothing flags: proof, when a check shows it, that the check went on from that state. */
-function plantInKept(dir: string, message: string): void {
-  const file = JSON.parse(readFileSync(keptFile(dir), "utf8")) as KeptFile;
-  const def = file.entries[0]!.state.checker.defs.find((d) => !d.diagnostics)!;
-  def.diagnostics = [
-    { code: "W0001", kind: "planted", severity: "warning", location: "x", message, definition: def.id },
-  ];
-  writeFileSync(keptFile(dir), JSON.stringify(file));
-}
+/** Plants a finding in the kept state (test-support/kept-check.ts). */
+const plantInKept = (dir: string, message: string) => plantInKeptCheck(keptFile(dir), message);
 
 describe("the daemon goes on from the check a call kept, and keeps its own when it stops", () => {
   it("its first write reads the kept state; once stopped, the next call in its own process reads the daemon's", () => {

@@ -3,9 +3,10 @@
  * (a new stdio process on the same workspace) does not check every definition again.
  */
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
+import { plantInKeptCheck, readKeptCheck } from "@kumiki-graph/test-support/kept-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { dispose, kumikiBin, ok, serve, tempDir, workspaceFrom } from "./support/session.js";
 
@@ -28,14 +29,6 @@ app Counter
     routes = {"/" -> Home, "/404" -> NotFound}
     init   = []
 `;
-
-interface KeptFile {
-  stamp: string;
-  entries: {
-    key: string;
-    state: { at: string; checker: { defs: { id: string; diagnostics?: unknown[] }[] } };
-  }[];
-}
 
 const mcpFile = (dir: string) => path.join(dir, ".kumiki", "cache", "live-check-mcp.json");
 const cliFile = (dir: string) => path.join(dir, ".kumiki", "cache", "live-check.json");
@@ -62,25 +55,14 @@ describe("the MCP server keeps its check for the next server on the workspace", 
       await first.close();
     }
     // Kept as the server closed, in a file of its own (the CLI's is of another stamp).
-    const kept = JSON.parse(readFileSync(mcpFile(dir), "utf8")) as KeptFile;
+    const kept = readKeptCheck(mcpFile(dir));
     expect(kept.stamp).toMatch(/^mcp /);
     expect(kept.entries).toHaveLength(1);
     expect(kept.entries[0]!.state.checker.defs).toHaveLength(9);
     expect(existsSync(cliFile(dir))).toBe(false);
     // A finding planted on a definition nothing changes below: shown only by a check that went
     // on from the kept state.
-    const def = kept.entries[0]!.state.checker.defs.find((d) => d.diagnostics === undefined)!;
-    def.diagnostics = [
-      {
-        code: "W0001",
-        kind: "planted",
-        severity: "warning",
-        location: "x",
-        message: "planted",
-        definition: def.id,
-      },
-    ];
-    writeFileSync(mcpFile(dir), JSON.stringify(kept));
+    plantInKeptCheck(mcpFile(dir), "planted");
     // Another writer, keeping no check: a forced remove leaves tile.Field's reference dangling.
     await cliUnkept(dir, "remove", "slot.draft", "--force");
     const full = JSON.parse(await cliUnkept(dir, "check", "--json")) as {
@@ -99,7 +81,7 @@ describe("the MCP server keeps its check for the next server on the workspace", 
       await second.close();
     }
     // The second server kept its own, of the graph as it closed.
-    const after = JSON.parse(readFileSync(mcpFile(dir), "utf8")) as KeptFile;
+    const after = readKeptCheck(mcpFile(dir));
     expect(after.entries[0]!.state.at).not.toBe(kept.entries[0]!.state.at);
   });
 });
