@@ -20,14 +20,18 @@ export function readKeptCheck(file: string): KeptCheckFile {
 }
 
 /**
- * Plants a warning whose message is `message` on a definition of the file's first state that has
- * no finding (pick a program where nothing the test changes is that definition).
+ * Plants a finding whose message is `message` (a warning, or an error) on a definition of the
+ * file's first state that has none (pick a program where nothing the test changes is that
+ * definition).
  */
-export function plantInKeptCheck(file: string, message: string): void {
+export function plantInKeptCheck(
+  file: string,
+  message: string,
+  severity: "warning" | "error" = "warning",
+): void {
   const kept = readKeptCheck(file);
   const def = kept.entries[0]!.state.checker.defs.find((d) => d.diagnostics === undefined)!;
-  def.diagnostics = [
-    { code: "W0001", kind: "planted", severity: "warning", location: "x", message, definition: def.id },
-  ];
+  const code = severity === "error" ? "E0201" : "W0001";
+  def.diagnostics = [{ code, kind: "planted", severity, location: "x", message, definition: def.id }];
   writeFileSync(file, JSON.stringify(kept));
 }

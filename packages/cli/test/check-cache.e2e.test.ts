@@ -230,6 +230,50 @@ describe("a call after writes that kept no check goes on from the state kept bef
 /** Plants a finding in the kept state (test-support/kept-check.ts). */
 const plantInKept = (dir: string, message: string) => plantInKeptCheck(keptFile(dir), message);
 
+describe("kumiki fix goes on from what check kept, as check does", () => {
+  it("answers from the cached result, else from the kept check, as a full check would", () => {
+    const dir = tempDir("fix-kept");
+    dirs.push(dir);
+    // A misspelt slot (E0103, with an auto-patch), imported as written.
+    writeFileSync(
+      path.join(dir, "prog.kumiki"),
+      SMALL_PROGRAM.replace("count := count + 1", "conut := count + 1"),
+    );
+    const env = testEnv(dir);
+    const k = (argv: string[], extra: Record<string, string> = {}) =>
+      runBin(argv, { cwd: dir, env: { ...env, ...extra } });
+    expect(k(["init"]).code).toBe(0);
+    expect(k(["import", "prog.kumiki"]).code).toBe(0);
+    expect(k(["check"]).code).toBe(1);
+    type Fix = { proposals: { id: string; diagnostic: { message: string } }[]; errors: number };
+    const fix = (extra: Record<string, string> = {}) => {
+      const r = k(["fix", "--json"], extra);
+      expect(r.code, r.err).toBe(1);
+      return JSON.parse(r.out) as Fix;
+    };
+    const full = fix({ KUMIKI_CHECK_CACHE: "off" });
+    expect(full.proposals.map((p) => p.id)).toEqual([expect.stringMatching(/^E0103@reducer\.inc/)]);
+    expect(fix()).toEqual(full);
+    // The result check cached for this state, its finding's message changed: fix answers from it.
+    const cached = JSON.parse(readFileSync(cacheFile(dir), "utf8")) as CacheFile;
+    const e0103 = cached.entries[0]!.diagnostics.find((d) => d.code === "E0103")!;
+    e0103.message = "planted in the cache";
+    writeFileSync(cacheFile(dir), JSON.stringify(cached));
+    expect(fix().proposals[0]!.diagnostic.message).toBe("planted in the cache");
+    // No cached result: it goes on from the check kept for the graph (a planted error counts).
+    rmSync(cacheFile(dir));
+    plantInKeptCheck(keptFile(dir), "planted in the kept check", "error");
+    const resumed = fix();
+    expect(resumed.errors).toBe(full.errors + 1);
+    expect(resumed.proposals).toEqual(full.proposals);
+    // `fix --apply` too: its count before the fixes is the kept check's.
+    const applied = k(["fix", "--apply", "--json"]);
+    const report = JSON.parse(applied.out) as { before: { errors: number }; applied: unknown[] };
+    expect(report.before.errors).toBe(full.errors + 1);
+    expect(report.applied).toHaveLength(1);
+  }, 60_000);
+});
+
 describe("the daemon goes on from the check a call kept, and keeps its own when it stops", () => {
   it("its first write reads the kept state; once stopped, the next call in its own process reads the daemon's", () => {
     const { dir, bin } = workspace();

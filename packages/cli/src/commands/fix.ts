@@ -49,11 +49,20 @@ export const fix: Command = {
     const mode = oneOf(ctx.verb, ctx.options, ["apply", "interactive"]);
     const core = await loadCore();
     const capabilities = await ctx.capabilities();
-    const check = capabilities === undefined ? {} : { check: { capabilities } };
+    const checkOptions = capabilities === undefined ? {} : { capabilities };
+    // The check `kumiki check` or the last write kept is gone on from (asked for after the store
+    // is opened: it is that store's).
+    const keptOf = async () => {
+      const kept = await ctx.keptChecks();
+      return { check: checkOptions, ...(kept === undefined ? {} : { kept }) };
+    };
     if (mode === undefined) {
       const store = await ctx.openReadStore();
-      const proposals = core.proposeFixes(store, code === undefined ? check : { code, ...check });
-      const errors = core.checkStore(store, check.check ?? {}).errors;
+      const [check, cache] = await Promise.all([keptOf(), ctx.checkCache()]);
+      // And from the result `kumiki check` kept for the graph as it is, without checking at all.
+      const options = { ...check, ...(cache === undefined ? {} : { cache }) };
+      const proposals = core.proposeFixes(store, code === undefined ? options : { code, ...options });
+      const errors = core.checkStore(store, checkOptions, cache, check.kept).errors;
       const text =
         proposals.length === 0
           ? `nothing to fix structurally${code === undefined ? "" : ` for ${code}`}; ${plural(errors, "error")}`
@@ -62,6 +71,7 @@ export const fix: Command = {
       return { json: { proposals, errors }, text, exit: errors > 0 ? 1 : 0 };
     }
     const store = await ctx.openStore();
+    const check = await keptOf();
     const confirm = flag(ctx.options, "interactive")
       ? async (p: FixProposal): Promise<boolean> => {
           ctx.io.stderr(`${proposalText(p)}\napply? [y/n] `);

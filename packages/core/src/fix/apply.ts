@@ -131,6 +131,13 @@ function singleEdit(p: FixProposal): (BundleItem & { op: "edit" }) | undefined {
   return rest.length === 0 && item?.op === "edit" ? item : undefined;
 }
 
+/** How many of `ds` are errors, and how many warnings. */
+function counts(ds: readonly Diagnostic[]): { errors: number; warnings: number } {
+  let errors = 0;
+  for (const d of ds) if (d.severity === "error") errors++;
+  return { errors, warnings: ds.length - errors };
+}
+
 /**
  * Applies fixes (`kumiki fix --apply`, or `--interactive` with `confirm`): repeatedly checks the
  * graph, takes the first proposal not yet tried, asks `confirm`, passes it through the regression
@@ -149,12 +156,9 @@ export async function applyFixes(
 ): Promise<StoreResult<FixReport>> {
   if (options.code !== undefined && !isKnownCode(options.code))
     return reject("invalid-input", `unknown diagnostic code ${quoted(options.code)} (see docs/errors.md)`);
-  const counts = (ds: readonly Diagnostic[]) => {
-    let errors = 0;
-    for (const d of ds) if (d.severity === "error") errors++;
-    return { errors, warnings: ds.length - errors };
-  };
-  const before = counts(liveCheckOf(store, options.check ?? {}).diagnostics());
+  const before = counts(liveCheckOf(store, options.check ?? {}, options.kept).diagnostics());
+  // Proposed from the store's check, kept in step with each fix written (a cached result is of one state).
+  const current = { ...options, cache: undefined };
   const applied: { proposal: FixProposal; opIds: readonly OpId[] }[] = [];
   const declined: FixProposal[] = [];
   const refused: { proposal: FixProposal; error: Rejection }[] = [];
@@ -169,7 +173,7 @@ export async function applyFixes(
       cancelled = true;
       break;
     }
-    const proposals = proposeFixes(store, options).filter((p) => !tried.has(keyOf(p)));
+    const proposals = proposeFixes(store, current).filter((p) => !tried.has(keyOf(p)));
     if (last !== undefined) {
       const done = applied.length + declined.length + refused.length;
       options.progress?.({ done, total: done + proposals.length, applied: applied.length, last });

@@ -5,6 +5,7 @@
 import type { CheckOptions } from "../check/check.js";
 import { codeInfo } from "../check/codes.js";
 import type { Diagnostic } from "../check/diagnostic.js";
+import type { CheckCache, KeptChecks } from "../integrity/check-cache.js";
 import { checkStore } from "../integrity/store-check.js";
 import type { BundleItem } from "../store/inputs.js";
 import type { Store } from "../store/store.js";
@@ -27,6 +28,18 @@ export interface FixOptions {
   readonly code?: string;
   /** How the graph is checked (a capability manifest, a11y); narrowing is ignored. */
   readonly check?: CheckOptions;
+  /**
+   * The checks kept across processes (`kumiki check` keeps one, and every write): the first check
+   * goes on from the one kept for the graph, or for a state it has moved past, instead of checking
+   * every definition (`checkStore`'s `kept`).
+   */
+  readonly kept?: KeptChecks;
+  /**
+   * The results of earlier checks by the graph's state (`checkStore`'s `cache`): {@link proposeFixes}
+   * answers from one of the graph as it is without checking at all. Not taken by `applyFixes`,
+   * whose writes move the graph on at every fix.
+   */
+  readonly cache?: CheckCache;
 }
 
 function describeItem(item: BundleItem): string {
@@ -59,7 +72,7 @@ function proposalId(d: Diagnostic): string {
  */
 export function proposeFixes(store: Store, options: FixOptions = {}): readonly FixProposal[] {
   const { types: _t, refs: _r, effects: _e, ...check } = options.check ?? {};
-  const report = checkStore(store, check);
+  const report = checkStore(store, check, options.cache, options.kept);
   const seen = new Set<string>();
   const out: FixProposal[] = [];
   for (const d of report.diagnostics) {
