@@ -218,6 +218,13 @@ function scaleRound(k: Kumiki, next: () => number): Case[] {
         k(["add", "slot", `benchScale${next()}`, "Int = 0"], undefined, { KUMIKI_CHECK_CACHE: "off" }),
       target: "≤ 3×",
     },
+    // fix's dry run reads the findings as check does: from the cached result of these ops.
+    {
+      label: "fix (proposals), after a check",
+      run: () => k(["fix"]),
+      setup: () => k(["check"]),
+      target: "≤ 3×",
+    },
     {
       label: "check, KUMIKI_CHECK_CACHE=off (a full check)",
       run: () => k(["check"], undefined, { KUMIKI_CHECK_CACHE: "off" }),
