@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Graph } from "../../src/graph/graph.js";
 import type { Layer } from "../../src/lang/layers.js";
+import type { DefId } from "../../src/ops/ids.js";
 import { dump } from "./builder.js";
 import { ACTIONS, type Action, NAMES, run, stepOf } from "./fold-scripts.js";
 
@@ -13,20 +14,12 @@ const LAYERS: readonly Layer[] = ["type", "slot", "tile", "reducer"];
 
 /** What a check reads of a graph's definitions: each one, who shows under each name, who refers to whom. */
 function definitionsOf(g: Graph): unknown {
-  const defs = [...g.definitions()]
-    .sort((a, b) => (a.def < b.def ? -1 : 1))
-    .map((s) => ({
-      id: s.def,
-      layer: s.layer,
-      name: s.name,
-      alive: s.alive,
-      visible: g.isVisible(s.def),
-      text: s.body.text,
-      refs: Object.entries(s.body.refs).sort(),
-      version: s.body.version,
-      history: [...s.history],
-      referrers: g.referrersOf(s.def).sort(),
-    }));
+  // dump's definitions (its heads and status are the causal order's, which a fork shares).
+  const defs = (dump(g) as { defs: { id: DefId; name: string }[] }).defs.map((d) => ({
+    ...d,
+    history: [...g.opsOf(d.id)],
+    referrers: g.referrersOf(d.id).sort(),
+  }));
   const names = LAYERS.flatMap((layer) =>
     [...NAMES, ...defs.map((d) => d.name)].map((name) => ({
       at: `${layer}.${name}`,
