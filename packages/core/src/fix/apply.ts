@@ -157,7 +157,7 @@ export async function applyFixes(
   if (options.code !== undefined && !isKnownCode(options.code))
     return reject("invalid-input", `unknown diagnostic code ${quoted(options.code)} (see docs/errors.md)`);
   const before = counts(liveCheckOf(store, options.check ?? {}, options.kept).diagnostics());
-  // Proposed from the store's check, kept in step with each fix written (a cached result is of one state).
+  // Proposed from the store's check, in step with each fix written (a cached result is of one state).
   const current = { ...options, cache: undefined };
   const applied: { proposal: FixProposal; opIds: readonly OpId[] }[] = [];
   const declined: FixProposal[] = [];

@@ -118,9 +118,10 @@ function fromPast(
 
 /**
  * Going on from a past state that {@link OpGraph.asOf} cannot give folds the past's ops again, a
- * cost per op; a full check costs per live definition. `kumiki check` one write behind (bench/cli-scale.ts, CPU): at 5,000 definitions
- * and about 6,000 ops 641 ms against 1,470 in full; at 10,012 ops of 180 definitions 391 against
- * 364; at 100,012 ops of 180, 961 against 652. Past this many ops per live definition, check in full.
+ * cost per op; a full check costs per live definition. `kumiki check` one write behind, the past
+ * folded (bench/cli-scale.ts, CPU): at 5,000 definitions and about 6,000 ops 641 ms against 1,470
+ * in full; at 10,012 ops of 180 definitions 391 against 364; at 100,012 ops of 180, 961 against
+ * 652. Past this many ops per live definition, check in full.
  */
 const PAST_OPS_PER_DEFINITION = 40;
 
