@@ -501,22 +501,37 @@ export class Graph {
     const st = this.st;
     if (!(st.pending.isEmpty() && st.rolledBack.isEmpty() && st.orphans.isEmpty() && st.kept.isEmpty()))
       return undefined;
+    const held = this.heldBy(heads);
+    if (held === undefined) return undefined;
+    // Only a prefix of the causal order: this graph's fold went through that state, so what it
+    // holds now (no record of a rollback or of an edge kept dangling) held then. A state of ops a
+    // later one sits among (a peer's, concurrent) was folded in another order, whose decisions
+    // (a reference found dangling, an op rolled back) this fold may never have made.
+    let length = 0;
+    while (length < held.length && held[length] === 1) length++;
+    for (let i = length; i < held.length; i++) if (held[i] === 1) return undefined;
+    const later = this.causality.ops.slice(length);
+    return later.some(isControlOp) ? undefined : later;
+  }
+
+  /**
+   * The placed ops of the state whose heads are `heads` — those ops and their ancestors — in
+   * causal order (what `graphAt` folds); undefined when one of them is not placed.
+   */
+  opsAt(heads: readonly string[]): LogOp[] | undefined {
+    const held = this.heldBy(heads);
+    return held === undefined ? undefined : this.causality.ops.filter((_, i) => held[i] === 1);
+  }
+
+  /** By position, 1 for the ops of the state whose heads are `heads`; undefined when one is not placed. */
+  private heldBy(heads: readonly string[]): Uint8Array | undefined {
     const positions: number[] = [];
     for (const h of heads) {
       const at = this.causality.recentPositionOf(h as OpId);
       if (at === undefined) return undefined;
       positions.push(at);
     }
-    // Only a prefix of the causal order: this graph's fold went through that state, so what it
-    // holds now (no record of a rollback or of an edge kept dangling) held then. A state of ops a
-    // later one sits among (a peer's, concurrent) was folded in another order, whose decisions
-    // (a reference found dangling, an op rolled back) this fold may never have made.
-    const held = this.causality.ancestry(positions);
-    let length = 0;
-    while (length < held.length && held[length] === 1) length++;
-    for (let i = length; i < held.length; i++) if (held[i] === 1) return undefined;
-    const later = this.causality.ops.slice(length);
-    return later.some(isControlOp) ? undefined : later;
+    return this.causality.ancestry(positions);
   }
 
   /** Takes back from the name history what `later` ops claimed and no op `before` had claimed. */

@@ -58,6 +58,8 @@ describe("Graph.asOf", () => {
           const expected = Graph.fold(ops);
           const past = g.asOf(expected.heads());
           const ids = new Set(ops.map((o) => o["op-id"]));
+          // The state's ops, as graphAt folds them: exactly those, in this graph's order.
+          expect(g.opsAt(expected.heads())).toEqual(placed.filter((o) => ids.has(o["op-id"])));
           if (placed.slice(0, ops.length).some((o) => !ids.has(o["op-id"]))) {
             // Not a prefix: folded in another order, with decisions this fold never made.
             interleaved++;
