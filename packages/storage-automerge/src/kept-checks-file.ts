@@ -20,9 +20,9 @@ interface Entry {
 }
 
 /**
- * {@link KeptChecks} over `.kumiki/cache/live-check.json` (or another file of that folder). `stamp` names the code that checked
- * (as for the check cache file): a state of another stamp is never read, so an upgraded checker
- * never goes on from an older one's findings. Written by rename from a temporary file, without
+ * {@link KeptChecks} over `.kumiki/cache/live-check.json` (or another file of that folder).
+ * `stamp` names the code that checked (as for the check cache file): a state of another stamp is
+ * never read, so an upgraded checker never goes on from an older one's findings. Written by rename from a temporary file, without
  * fsync (a state lost to a crash costs the next write a full check); a file that cannot be read
  * or is not of this shape is a miss; nothing here throws.
  */
