@@ -4,7 +4,7 @@
  * that reads, writes or relays ops without a store needs (an exporter, a sync relay, a log
  * inspector); writing ops through a store is the main entry's.
  */
-export { type CausalOp, causalOrder } from "./ops/causality.js";
+export { type CausalOp, type CausalParts, causalOrder } from "./ops/causality.js";
 export { matchesLockPattern, matchesPattern } from "./ops/glob.js";
 export {
   type AuthorId,

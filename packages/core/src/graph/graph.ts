@@ -34,6 +34,7 @@ import {
 import { conflictRecords } from "./conflicts.js";
 import { liveLocks, lockViolation, placeControl, policyOpOf } from "./control-state.js";
 import { danglingAround } from "./dangling.js";
+import { decodeDefinition, encodeFold, type FoldSnapshot, type FoldSnapshotHead } from "./fold-snapshot.js";
 import { commitFoldState, dropFoldState, type FoldState, forkFoldState, newFoldState } from "./fold-state.js";
 import type { Conflict, LockEntry, Orphan, Quarantined } from "./records.js";
 
@@ -118,6 +119,46 @@ export class Graph {
     const g = new Graph();
     g.refold(ops, options.wireChecked ?? 0);
     return g;
+  }
+
+  /**
+   * The graph a fold snapshot ({@link snapshot}) keeps, read on demand: each definition's row is
+   * parsed, and its ops placed, when the graph first looks at that definition (a walk over every
+   * definition reads them all). Reads as the fold of the same ops does, and takes further ops the
+   * same way. Throws when `snapshot`'s head is not of that shape (a damaged snapshot is a bug of
+   * whoever kept it; check it before).
+   */
+  static fromSnapshot(snapshot: FoldSnapshot): Graph {
+    const { head } = snapshot;
+    if (!snapshotHeadFits(head, snapshot.rows))
+      throw new Error("graph: a fold snapshot whose head does not fit");
+    const g = new Graph();
+    const rowOf = new Map<DefId, number>();
+    for (let i = 0; i < head.defs.length; i++) rowOf.set(head.defs[i]![0], i);
+    g.causality = Causality.restore(head.causal, (position) => {
+      g.st.defs.get(head.defs[head.owner[position]!]![0]);
+    });
+    g.st.defs.deferred(
+      head.defs.map((d) => d[0]),
+      (id) => {
+        const i = rowOf.get(id)!;
+        return decodeDefinition(id, head.defs[i]![1], snapshot.row(i), g.causality);
+      },
+    );
+    for (const [k, v] of head.names) g.st.names.set(k, v);
+    for (const [k, v] of head.nameHistory) g.st.nameHistory.set(k, v);
+    for (const [k, v] of head.referrers) g.st.referrers.set(k, v);
+    return g;
+  }
+
+  /**
+   * This graph as a fold snapshot ({@link fromSnapshot} takes it back): its head, and a row of JSON
+   * text per definition. Undefined for a fork, and for a graph holding what a snapshot does not
+   * keep (an op pending or quarantined, a rollback, an orphan, a kept dangling edge, a control op).
+   */
+  snapshot(): { head: FoldSnapshotHead; rows: string[] } | undefined {
+    if (this.parent !== undefined) return undefined;
+    return encodeFold(this.st, this.causality);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -813,6 +854,37 @@ interface Snapshot {
 }
 
 const EMPTY: ReadonlySet<DefId> = new Set();
+
+/** Whether a snapshot head's arrays agree with each other and with its `rows` (not its rows' texts). */
+function snapshotHeadFits(head: FoldSnapshotHead, rows: number): boolean {
+  const c = head?.causal;
+  if (head?.v !== 1 || c === undefined || !Array.isArray(c.ids)) return false;
+  const n = c.ids.length;
+  if (
+    !Array.isArray(head.defs) ||
+    head.defs.length !== rows ||
+    !Array.isArray(head.owner) ||
+    head.owner.length !== n ||
+    !Array.isArray(c.parentStart) ||
+    c.parentStart.length !== n + 1 ||
+    !Array.isArray(c.dom) ||
+    c.dom.length !== n ||
+    !Array.isArray(c.parentList) ||
+    c.parentStart[n] !== c.parentList.length ||
+    !Array.isArray(c.heads) ||
+    !Array.isArray(head.names) ||
+    !Array.isArray(head.nameHistory) ||
+    !Array.isArray(head.referrers)
+  )
+    return false;
+  for (let i = 0; i < n; i++) {
+    const o = head.owner[i]!;
+    if (!(o >= 0 && o < rows) || typeof c.ids[i] !== "string") return false;
+  }
+  for (const p of c.parentList) if (!(p >= 0 && p < n)) return false;
+  for (const h of c.heads) if (!(h >= 0 && h < n)) return false;
+  return head.defs.every((d) => Array.isArray(d) && typeof d[0] === "string" && typeof d[1] === "string");
+}
 
 function targetsOf(refs: Body["refs"]): Set<DefId> {
   return new Set(Object.values(refs));

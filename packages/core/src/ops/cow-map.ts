@@ -1,4 +1,6 @@
 const GONE: unique symbol = Symbol("gone");
+/** A root map's entry not read yet ({@link CowMap.deferred}): present, its value made when first asked for. */
+const UNREAD: unique symbol = Symbol("unread");
 
 /**
  * A map that can be forked in O(1): a fork reads through to its base and keeps its own writes,
@@ -6,7 +8,10 @@ const GONE: unique symbol = Symbol("gone");
  * before the fork mutates them ({@link mutable}), so the base never sees a fork's changes.
  */
 export class CowMap<K, V> {
-  private readonly own = new Map<K, V | typeof GONE>();
+  private readonly own = new Map<K, V | typeof GONE | typeof UNREAD>();
+  /** How many of `own`'s entries are {@link UNREAD}, and what reads one (see {@link deferred}). */
+  private unread = 0;
+  private read: ((key: K) => V) | undefined;
   /** Forks of this map neither committed nor dropped: while any is, its values are not changed in place. */
   private forks = 0;
   /** Set when this fork was committed or dropped (it no longer counts among its base's forks). */
@@ -17,8 +22,35 @@ export class CowMap<K, V> {
   get(key: K): V | undefined {
     const v = this.own.get(key);
     if (v === GONE) return undefined;
+    if (v === UNREAD) return this.readOne(key);
     if (v !== undefined || this.base === undefined) return v;
     return this.base.get(key);
+  }
+
+  /**
+   * Makes an empty root map hold `keys` (in that order, as if set one after another) whose values
+   * are made by `read` when first asked for — by a read, a write, a walk, or a fork reading
+   * through — and kept from then on: a graph restored from a fold snapshot reads only the
+   * definitions a call looks at. `read` must not touch this map's other unread keys' order.
+   */
+  deferred(keys: Iterable<K>, read: (key: K) => V): void {
+    if (this.base !== undefined || this.own.size > 0)
+      throw new Error("cow-map: only an empty root map defers");
+    for (const k of keys) this.own.set(k, UNREAD);
+    this.unread = this.own.size;
+    this.read = read;
+  }
+
+  private readOne(key: K): V {
+    const v = this.read!(key);
+    this.own.set(key, v);
+    this.unread--;
+    return v;
+  }
+
+  /** Reads every unread value (a walk over the map is a walk over every value). */
+  private readAll(): void {
+    for (const [k, v] of this.own) if (v === UNREAD) this.readOne(k);
   }
 
   has(key: K): boolean {
@@ -26,10 +58,12 @@ export class CowMap<K, V> {
   }
 
   set(key: K, value: V): void {
+    if (this.unread > 0 && this.own.get(key) === UNREAD) this.unread--;
     this.own.set(key, value);
   }
 
   delete(key: K): void {
+    if (this.unread > 0 && this.own.get(key) === UNREAD) this.unread--;
     // A mark only where the base holds the key: a fork that deleted what it alone had set (the
     // draft's pending ops, each taken out as it is placed) would otherwise keep a mark per key, and
     // every `entries()` walk over them made a draft of n items cost O(n²).
@@ -46,6 +80,7 @@ export class CowMap<K, V> {
   ownValue(key: K): V | undefined {
     if (this.forks > 0) return undefined;
     const v = this.own.get(key);
+    if (v === UNREAD) return this.readOne(key);
     return v === GONE ? undefined : v;
   }
 
@@ -53,6 +88,7 @@ export class CowMap<K, V> {
   mutable(key: K, copy: (v: V) => V): V | undefined {
     const v = this.own.get(key);
     if (v === GONE) return undefined;
+    if (v === UNREAD) return this.readOne(key);
     if (v !== undefined) return v;
     const inherited = this.base?.get(key);
     if (inherited === undefined) return undefined;
@@ -66,18 +102,25 @@ export class CowMap<K, V> {
     // A map that is not a fork never holds a mark (its delete removes the key), so its own Map's
     // iterator is every entry: in a process of its own a generator walking 5,000 definitions cost
     // 9.9 ms where the Map's iterator costs a tenth of it (`status` at 5,000 definitions).
-    if (this.base === undefined) return this.own.entries() as IterableIterator<[K, V]>;
+    if (this.base === undefined) {
+      if (this.unread > 0) this.readAll();
+      return this.own.entries() as IterableIterator<[K, V]>;
+    }
     return this.forkEntries(this.base);
   }
 
   private *forkEntries(base: CowMap<K, V>): IterableIterator<[K, V]> {
     for (const [k, v] of base.entries()) if (!this.own.has(k)) yield [k, v];
-    for (const [k, v] of this.own) if (v !== GONE) yield [k, v];
+    // A fork's own entries are never unread (only a root defers).
+    for (const [k, v] of this.own) if (v !== GONE) yield [k, v as V];
   }
 
   /** Every value (see {@link entries}). */
   values(): IterableIterator<V> {
-    if (this.base === undefined) return this.own.values() as IterableIterator<V>;
+    if (this.base === undefined) {
+      if (this.unread > 0) this.readAll();
+      return this.own.values() as IterableIterator<V>;
+    }
     return this.forkValues();
   }
 
@@ -122,7 +165,7 @@ export class CowMap<K, V> {
     if (base === undefined) return;
     for (const [k, v] of this.own) {
       if (v === GONE) base.delete(k);
-      else base.set(k, v);
+      else base.set(k, v as V);
     }
     this.own.clear();
     this.release();

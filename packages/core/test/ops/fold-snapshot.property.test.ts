@@ -1,0 +1,155 @@
+/**
+ * `Graph.snapshot` and `Graph.fromSnapshot`: a graph taken up from a fold snapshot, reading each
+ * definition only when it is looked at, reads as the fold of the same ops — definition by
+ * definition before anything walks it, as a whole after — and takes further ops, forks and
+ * earlier states as that fold does. A fold holding what a snapshot does not keep is not kept.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Graph } from "../../src/graph/graph.js";
+import type { Layer } from "../../src/lang/layers.js";
+import type { DefId } from "../../src/ops/ids.js";
+import type { LogOp } from "../../src/ops/op.js";
+import { dump } from "./builder.js";
+import { ACTIONS, type Action, NAMES, run, shuffle, stepOf } from "./fold-scripts.js";
+
+const LAYERS: readonly Layer[] = ["type", "slot", "tile", "reducer"];
+
+/** The graph `g`'s snapshot, through JSON text as a file keeps it, taken up again; undefined when not kept. */
+function restored(g: Graph): Graph | undefined {
+  const snap = g.snapshot();
+  if (snap === undefined) return undefined;
+  const head = JSON.parse(JSON.stringify(snap.head));
+  return Graph.fromSnapshot({ head, rows: snap.rows.length, row: (i) => snap.rows[i]! });
+}
+
+/** Every read of `g` a write or a check makes, definitions whole (their ops, registers, failures). */
+function everything(g: Graph, ids: readonly DefId[]): unknown {
+  return {
+    dump: dump(g),
+    defs: ids.map((id) => ({
+      state: g.definition(id),
+      history: g.opsOf(id),
+      referrers: g.referrersOf(id).sort(),
+      label: g.label(id),
+      visible: g.isVisible(id),
+    })),
+    names: LAYERS.flatMap((layer) =>
+      NAMES.map((name) => ({
+        shown: g.lookup(layer, name),
+        claimants: [...g.claimants(layer, name)].sort(),
+        ever: [...g.everNamed(layer, name)].sort(),
+      })),
+    ),
+    shadowed: [...g.shadowed()].sort(),
+    ops: [...g.ops()].map((o) => o["op-id"]),
+    max: g.maxOpId(),
+  };
+}
+
+/** Scripts of definition ops, with fresh names that reference others (removes meet references). */
+const defSteps = stepOf(["fresh", "fresh", ...ACTIONS] as readonly Action[]);
+
+describe("Graph.fromSnapshot", () => {
+  it("reads as the fold, one definition at a time and then whole, and goes on from there as the fold does", () => {
+    let kept = 0;
+    let notKept = 0;
+    fc.assert(
+      fc.property(fc.array(defSteps, { minLength: 10, maxLength: 70 }), fc.nat(100), (script, cut) => {
+        const { written } = run(3, script);
+        const all = Graph.fold(written);
+        const placed = [...all.ops()];
+        // A state of the history (a prefix of the causal order) is kept; the rest arrives after.
+        const at = Math.max(1, Math.ceil((placed.length * cut) / 100));
+        const g = Graph.fold(placed.slice(0, at));
+        const r = restored(g);
+        // Another, taking the rest of the history before anything reads or walks it.
+        const early = restored(g);
+        early?.receive(placed.slice(at));
+        if (r === undefined) {
+          notKept++;
+          return;
+        }
+        kept++;
+        const ids = [...g.definitions()].map((s) => s.def).sort();
+        // Each definition read alone, before anything walks the graph, and the causal questions.
+        for (const id of shuffle(ids, cut)) expect(r.definition(id), id).toEqual(g.definition(id));
+        for (const a of placed.slice(0, at))
+          for (const b of placed.slice(0, Math.min(at, 12)))
+            expect(r.happenedBefore(a["op-id"], b["op-id"])).toBe(g.happenedBefore(a["op-id"], b["op-id"]));
+        expect(everything(r, ids)).toEqual(everything(g, ids));
+        // The rest of the history arrives: in order, then a fork tries and drops more.
+        const rest = placed.slice(at);
+        r.receive(rest);
+        g.receive(rest);
+        const allIds = [...all.definitions()].map((s) => s.def).sort();
+        expect(everything(r, allIds)).toEqual(everything(all, allIds));
+        expect(everything(r, allIds)).toEqual(everything(g, allIds));
+        expect(everything(early!, allIds)).toEqual(everything(all, allIds));
+      }),
+      { numRuns: 150 },
+    );
+    expect(kept).toBeGreaterThan(notKept);
+  });
+
+  it("takes ops that arrive out of order (a re-fold) and forks as the fold does", () => {
+    let kept = 0;
+    let forked = 0;
+    fc.assert(
+      fc.property(fc.array(defSteps, { minLength: 10, maxLength: 50 }), fc.nat(), (script, seed) => {
+        const { replicas, written } = run(3, script);
+        // One replica's own state is kept; every op written arrives, shuffled.
+        const g = replicas[seed % 3]!.g;
+        const own = Graph.fold([...g.ops()]);
+        const r = restored(own);
+        if (r === undefined) return;
+        kept++;
+        const before = dump(r);
+        const fork = r.fork();
+        // A fork takes only ops that go after everything: one whose parents are held, with a greater id.
+        const next = written.find(
+          (o) => o["op-id"] > own.maxOpId()! && o["parent-ops"].every((p) => own.holds(p)),
+        );
+        if (next !== undefined) {
+          fork.receive([next]);
+          expect(fork.holds(next["op-id"])).toBe(true);
+          forked++;
+        }
+        fork.discard();
+        expect(dump(r)).toEqual(before);
+        const arriving: LogOp[] = shuffle(written, seed);
+        r.receive(arriving);
+        own.receive(arriving);
+        const ids = [...own.definitions()].map((s) => s.def).sort();
+        expect(everything(r, ids)).toEqual(everything(own, ids));
+      }),
+      { numRuns: 100 },
+    );
+    expect(kept).toBeGreaterThan(50);
+    expect(forked).toBeGreaterThan(10);
+  });
+
+  it("is not kept for a fork, or for a fold holding a control op", () => {
+    const { written } = run(1, [
+      { kind: "act", replica: 0, action: "fresh", pick: 1 },
+      { kind: "act", replica: 0, action: "policy", pick: 1 },
+    ]);
+    const g = Graph.fold(written);
+    expect(g.controlOps()).toHaveLength(1);
+    expect(g.snapshot()).toBeUndefined();
+    const plain = Graph.fold(written.slice(0, 1));
+    expect(plain.snapshot()).toBeDefined();
+    const fork = plain.fork();
+    expect(fork.snapshot()).toBeUndefined();
+    fork.discard();
+  });
+
+  it("refuses a head that does not fit its rows", () => {
+    const { written } = run(1, [{ kind: "act", replica: 0, action: "fresh", pick: 1 }]);
+    const snap = Graph.fold(written).snapshot()!;
+    const bad = { ...snap.head, owner: [5] };
+    expect(() =>
+      Graph.fromSnapshot({ head: bad, rows: snap.rows.length, row: (i) => snap.rows[i]! }),
+    ).toThrow(/does not fit/);
+  });
+});
