@@ -45,6 +45,7 @@ export type { FoldSnapshot, FoldSnapshotHead } from "./graph/fold-snapshot.js";
 export {
   type Conflict,
   type ConflictKind,
+  type DefinitionSummary,
   Graph,
   type GraphStatus,
   type LockEntry,

@@ -27,6 +27,11 @@ export interface ConflictSource {
   locks(): LockEntry[];
   opsOf(id: DefId): readonly OpId[];
   isRolledBack(id: OpId): boolean;
+  /**
+   * The definitions that can hold a record of their own (see `mayConflict`), or more; every
+   * definition when absent. A graph taken up from a snapshot names them without reading the rest.
+   */
+  candidates?(): Iterable<DefinitionState>;
 }
 
 /**
@@ -162,11 +167,11 @@ function nameContests(g: ConflictSource, only: ReadonlySet<DefId> | undefined): 
 }
 
 /**
- * Whether {@link definitionConflicts} can find anything in `s`: asked first because almost no
- * definition has a record (with the map's own iterator, `status` in a write at 5,000 definitions
- * went from 18 to 5 ms).
+ * Whether `definitionConflicts` can find anything in `s` (a lost register, a failure, an
+ * overridden remove): asked first because almost no definition has a record (with the map's own
+ * iterator, `status` in a write at 5,000 definitions went from 18 to 5 ms).
  */
-function mayConflict(s: DefinitionState): boolean {
+export function mayConflict(s: DefinitionState): boolean {
   return (
     s.textMax.length > 1 || s.nameMax.length > 1 || s.failures.size > 0 || (s.alive && s.removes.length > 0)
   );
@@ -318,7 +323,10 @@ function orphanConflicts(g: ConflictSource): Conflict[] {
  */
 export function conflictRecords(g: ConflictSource, only?: ReadonlySet<DefId>): Conflict[] {
   const out = nameContests(g, only);
-  const states = only === undefined ? g.st.defs.values() : [...only].flatMap((d) => g.st.defs.get(d) ?? []);
+  const states =
+    only === undefined
+      ? (g.candidates?.() ?? g.st.defs.values())
+      : [...only].flatMap((d) => g.st.defs.get(d) ?? []);
   for (const s of states) if (mayConflict(s)) out.push(...definitionConflicts(g, s));
   for (const [opId, rb] of g.st.rolledBack.entries()) out.push(rollbackConflict(g, opId, rb));
   out.push(

@@ -12,6 +12,7 @@ import type { Causality, CausalParts } from "../ops/causality.js";
 import type { DefId, OpId } from "../ops/ids.js";
 import type { ApplyFailure, Body, DefinitionState } from "../ops/merge.js";
 import type { LogOp, Op, RefKey, RemoveOp } from "../ops/op.js";
+import { mayConflict } from "./conflicts.js";
 import type { FoldState } from "./fold-state.js";
 
 /** What a restored graph reads first (see the module comment). */
@@ -28,6 +29,8 @@ export interface FoldSnapshotHead {
   readonly nameHistory: readonly (readonly [string, readonly DefId[]])[];
   /** target → the definitions whose text binds a reference to it. */
   readonly referrers: readonly (readonly [DefId, readonly DefId[]])[];
+  /** The rows whose definition can hold a conflict record of its own (a lost register, a failure). */
+  readonly records: readonly number[];
 }
 
 /** A fold snapshot: its head, and each definition's row as JSON text (see {@link encodeFold}). */
@@ -74,6 +77,7 @@ export function encodeFold(
   const owner = new Array<number>(causality.size).fill(-1);
   const defs: [DefId, Layer, string, boolean][] = [];
   const rows: string[] = [];
+  const records: number[] = [];
   for (const s of st.defs.values()) {
     const row = encodeDefinition(s, causality);
     if (row === undefined) return undefined;
@@ -81,6 +85,7 @@ export function encodeFold(
       if (owner[at] !== -1) return undefined;
       owner[at] = rows.length;
     }
+    if (mayConflict(s)) records.push(rows.length);
     defs.push([s.def, s.layer, s.name, s.alive]);
     rows.push(JSON.stringify(row));
   }
@@ -94,6 +99,7 @@ export function encodeFold(
       names: [...st.names.entries()],
       nameHistory: [...st.nameHistory.entries()],
       referrers: [...st.referrers.entries()],
+      records,
     },
     rows,
   };

@@ -85,6 +85,8 @@ export class Graph {
   private readonly parent: Graph | undefined;
   private causalMark: ReturnType<Causality["mark"]> | undefined;
   private readonly ctx: MergeContext;
+  /** What a graph taken up from a snapshot ({@link fromSnapshot}) knows of its unread rows; shared with forks. */
+  private restored: Restored | undefined;
 
   private constructor(parent?: Graph) {
     this.parent = parent;
@@ -95,6 +97,7 @@ export class Graph {
       this.causality = parent.causality;
       this.causalMark = parent.causality.mark();
       this.st = forkFoldState(parent.st);
+      this.restored = parent.restored;
     }
     this.ctx = {
       happenedBefore: (a, b) => this.causality.opHappenedBefore(a, b),
@@ -135,6 +138,8 @@ export class Graph {
     const g = new Graph();
     const rowOf = new Map<DefId, number>();
     for (let i = 0; i < head.defs.length; i++) rowOf.set(head.defs[i]![0], i);
+    const restored: Restored = { head, rowOf, bodies: new WeakSet(), records: new Set(head.records) };
+    g.restored = restored;
     g.causality = Causality.restore(head.causal, (position) => {
       g.st.defs.get(head.defs[head.owner[position]!]![0]);
     });
@@ -142,7 +147,9 @@ export class Graph {
       head.defs.map((d) => d[0]),
       (id) => {
         const i = rowOf.get(id)!;
-        return decodeDefinition(id, head.defs[i]![1], snapshot.row(i), g.causality);
+        const s = decodeDefinition(id, head.defs[i]![1], snapshot.row(i), g.causality);
+        restored.bodies.add(s.body);
+        return s;
       },
     );
     for (const [k, v] of head.names) g.st.names.set(k, v);
@@ -608,6 +615,30 @@ export class Graph {
     return this.st.defs.values();
   }
 
+  /**
+   * Every definition's identity, layer, name and life, as {@link definitions} gives them but
+   * without reading a restored graph's unread rows (`state`: the definition's state, when read).
+   */
+  *summaries(): IterableIterator<DefinitionSummary> {
+    const r = this.restored;
+    for (const [id, s] of this.st.defs.peekEntries()) {
+      if (s !== undefined) yield { def: s.def, layer: s.layer, name: s.name, alive: s.alive, state: s };
+      else {
+        const [, layer, name, alive] = r!.head.defs[r!.rowOf.get(id)!]!;
+        yield { def: id, layer, name, alive };
+      }
+    }
+  }
+
+  /**
+   * Whether `s` (a state of this graph's) holds its text as the snapshot this graph was taken up
+   * from kept it: no op changed its text since (a change makes a new body). False for a graph not
+   * taken up from one.
+   */
+  isAsRestored(s: DefinitionState): boolean {
+    return this.restored?.bodies.has(s.body) === true;
+  }
+
   /** The live definition that shows under `layer.name` (the name contest's winner). */
   lookup(layer: Layer, name: string): DefId | undefined {
     const claimants = this.st.names.get(`${layer}:${name}`);
@@ -787,7 +818,9 @@ export class Graph {
   /** Where the graph stands. */
   status(): GraphStatus {
     let live = 0;
-    for (const s of this.st.defs.values()) if (s.alive) live++;
+    if (this.restored === undefined) {
+      for (const s of this.st.defs.values()) if (s.alive) live++;
+    } else for (const s of this.summaries()) if (s.alive) live++;
     return {
       ops: this.causality.size + this.st.pending.size,
       pending: this.st.pending.size,
@@ -798,6 +831,15 @@ export class Graph {
       policy: this.policy(),
       locks: this.locks().length,
     };
+  }
+
+  /** The definitions that can hold a record: those read, and the unread rows the snapshot names. */
+  private *recordCandidates(): IterableIterator<DefinitionState> {
+    const r = this.restored!;
+    for (const [id, s] of this.st.defs.peekEntries()) {
+      if (s !== undefined) yield s;
+      else if (r.records.has(r.rowOf.get(id)!)) yield this.st.defs.get(id)!;
+    }
   }
 
   /** A person-readable name for a definition: `slot.todos`, with its identity when it is not shown under it. */
@@ -823,6 +865,7 @@ export class Graph {
         locks: () => this.locks(),
         opsOf: (id) => this.opsOf(id),
         isRolledBack: (id) => this.isRolledBack(id),
+        ...(this.restored === undefined ? {} : { candidates: () => this.recordCandidates() }),
       },
       only,
     );
@@ -844,6 +887,25 @@ export function definitionLabel(
   const q = `${layer}.${name}`;
   if (!alive) return `${q} (removed, ${id})`;
   return shows ? q : `${q} (${id})`;
+}
+
+/** A definition's identity, layer, name and life, and its state when it was read ({@link Graph.summaries}). */
+export interface DefinitionSummary {
+  readonly def: DefId;
+  readonly layer: Layer;
+  readonly name: string;
+  readonly alive: boolean;
+  readonly state?: DefinitionState;
+}
+
+/** What a graph taken up from a snapshot keeps of it (see {@link Graph.fromSnapshot}). */
+interface Restored {
+  readonly head: FoldSnapshotHead;
+  readonly rowOf: ReadonlyMap<DefId, number>;
+  /** The bodies read from rows: a state holding one has its text as the snapshot kept it. */
+  readonly bodies: WeakSet<Body>;
+  /** The rows that can hold a conflict record (`head.records`). */
+  readonly records: ReadonlySet<number>;
 }
 
 interface Snapshot {
@@ -874,7 +936,9 @@ function snapshotHeadFits(head: FoldSnapshotHead, rows: number): boolean {
     !Array.isArray(c.heads) ||
     !Array.isArray(head.names) ||
     !Array.isArray(head.nameHistory) ||
-    !Array.isArray(head.referrers)
+    !Array.isArray(head.referrers) ||
+    !Array.isArray(head.records) ||
+    !head.records.every((r) => r >= 0 && r < rows)
   )
     return false;
   for (let i = 0; i < n; i++) {

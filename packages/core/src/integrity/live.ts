@@ -8,7 +8,7 @@ import {
 import { requireCode } from "../check/codes.js";
 import type { Diagnostic } from "../check/diagnostic.js";
 import { type CheckInput, lazyInput, summaryOf } from "../check/graph.js";
-import type { DefinitionState, Graph as OpGraph } from "../graph/graph.js";
+import type { DefinitionState, DefinitionSummary, Graph as OpGraph } from "../graph/graph.js";
 import { Materializer, parseText } from "../graph/materialize.js";
 import type { DefId } from "../ops/ids.js";
 import { sameBindings } from "../ops/merge.js";
@@ -70,7 +70,8 @@ export function parseDiagnostic(s: DefinitionState): Diagnostic | undefined {
 
 /** What a definition's check input is made of (its text and bindings are one immutable body). */
 interface Seen {
-  readonly body: DefinitionState["body"];
+  /** Undefined: the definition as a restored graph's snapshot kept it, not read (see `Graph.isAsRestored`). */
+  readonly body: DefinitionState["body"] | undefined;
   readonly name: string;
   readonly alive: boolean;
   readonly layer: DefinitionState["layer"];
@@ -78,6 +79,13 @@ interface Seen {
 
 function seen(s: DefinitionState): Seen {
   return { body: s.body, name: s.name, alive: s.alive, layer: s.layer };
+}
+
+/** What a check saw of a definition: read, or (unread in a restored graph) as its snapshot kept it. */
+function seenOf(s: DefinitionSummary): Seen {
+  return s.state === undefined
+    ? { body: undefined, name: s.name, alive: s.alive, layer: s.layer }
+    : seen(s.state);
 }
 
 /** A graph's heads as one string: equal heads, equal ops, equal definitions. */
@@ -101,13 +109,19 @@ export interface LiveCheckState {
   readonly timers: readonly (readonly [string, string])[];
 }
 
-function same(a: Seen, s: DefinitionState): boolean {
-  return a.body === s.body && a.name === s.name && a.alive === s.alive;
+/** Whether `s`, of `graph`, is as `a` saw it (a state the snapshot kept: when its text is the snapshot's). */
+function same(a: Seen, s: DefinitionState, graph: OpGraph): boolean {
+  if (a.name !== s.name || a.alive !== s.alive) return false;
+  return a.body === undefined ? graph.isAsRestored(s) : a.body === s.body;
 }
 
-/** Whether `a`, read in another fold of the same ops, reads as `s`: text, bindings, name, life. */
-function sameContent(a: Seen, s: DefinitionState): boolean {
+/**
+ * Whether `a`, read in another fold of the same ops, reads as `s`: text, bindings, name, life. A
+ * state seen unread (as a snapshot kept it) is the same when `graph` still holds it as kept.
+ */
+function sameContent(a: Seen, s: DefinitionState, graph: OpGraph): boolean {
   if (a.name !== s.name || a.alive !== s.alive || a.layer !== s.layer) return false;
+  if (a.body === undefined) return graph.isAsRestored(s);
   return a.body === s.body || (a.body.text === s.body.text && sameBindings(a.body.refs, s.body.refs));
 }
 
@@ -210,7 +224,7 @@ export class LiveCheck {
     const changed = new Set<DefId>();
     for (const s of graph.definitions()) {
       const was = this.states.get(s.def);
-      if (was === undefined || !sameContent(was, s)) changed.add(s.def);
+      if (was === undefined || !sameContent(was, s, graph)) changed.add(s.def);
     }
     for (const id of this.states.keys()) if (graph.definition(id) === undefined) changed.add(id);
     // Who shows under a contested name turns on each claimant's name op, which can change while
@@ -258,8 +272,9 @@ export class LiveCheck {
     }
     const timers = new Map<string, string>(from.timers as [string, string][]);
     const shadowed = graph.shadowed();
-    for (const s of graph.definitions()) {
-      this.states.set(s.def, seen(s));
+    // Summaries, not states: a graph taken up from a snapshot reads no row for this.
+    for (const s of graph.summaries()) {
+      this.states.set(s.def, seenOf(s));
       if (!s.alive || this.unparsed.has(s.def)) continue;
       const timer = timers.get(s.def);
       const summary = {
@@ -362,7 +377,7 @@ export class LiveCheck {
     for (const s of graph.definitions()) {
       const was = this.states.get(s.def);
       if (was !== undefined) matched++;
-      if (was === undefined || !same(was, s)) changed.add(s.def);
+      if (was === undefined || !same(was, s, graph)) changed.add(s.def);
     }
     // Definitions this check holds that the graph does not (it was last synced to a fork).
     if (matched < this.states.size) {
@@ -376,7 +391,8 @@ export class LiveCheck {
     for (const id of ids) {
       const was = this.states.get(id);
       const now = graph.definition(id);
-      if (was === undefined ? now !== undefined : now === undefined || !same(was, now)) changed.add(id);
+      if (was === undefined ? now !== undefined : now === undefined || !same(was, now, graph))
+        changed.add(id);
     }
     return changed;
   }

@@ -115,6 +115,19 @@ export class CowMap<K, V> {
     for (const [k, v] of this.own) if (v !== GONE) yield [k, v as V];
   }
 
+  /**
+   * Every key with its value, or undefined for one not read yet ({@link deferred}): a walk that
+   * reads nothing (a fork's own entries override its base's, as in {@link entries}).
+   */
+  *peekEntries(): IterableIterator<[K, V | undefined]> {
+    if (this.base === undefined) {
+      for (const [k, v] of this.own) yield [k, v === UNREAD ? undefined : (v as V)];
+      return;
+    }
+    for (const [k, v] of this.base.peekEntries()) if (!this.own.has(k)) yield [k, v];
+    for (const [k, v] of this.own) if (v !== GONE) yield [k, v as V];
+  }
+
   /** Every value (see {@link entries}). */
   values(): IterableIterator<V> {
     if (this.base === undefined) {

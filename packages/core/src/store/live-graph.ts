@@ -55,12 +55,42 @@ export class LiveGraph {
 
   private fold(): { graph: Graph; reader: GraphReader } {
     if (this.folded !== undefined) return this.folded;
-    const held = this.log.all();
     this.generation = this.log.generation ?? 0;
+    // A log that keeps a fold snapshot: the graph is taken up from it, only the ops after it read.
+    const seeded = this.seeded();
+    if (seeded !== undefined) {
+      const rest = this.log.since!(seeded.count);
+      this.taken = seeded.count + rest.length;
+      seeded.graph.receive(rest);
+      this.folded = { graph: seeded.graph, reader: new GraphReader(seeded.graph) };
+      return this.folded;
+    }
+    const held = this.log.all();
     this.taken = held.length;
     const graph = Graph.fold(held, { wireChecked: this.log.wireChecked ?? 0 });
     this.folded = { graph, reader: new GraphReader(graph) };
     return this.folded;
+  }
+
+  /** The graph of the log's fold snapshot, when it keeps one whose head fits (see `ReadableOpLog.seed`). */
+  private seeded(): { graph: Graph; count: number } | undefined {
+    const seed = this.log.since === undefined ? undefined : this.log.seed?.();
+    if (seed === undefined) return undefined;
+    try {
+      return { graph: Graph.fromSnapshot(seed.snapshot), count: seed.count };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** How many ops the log holds (without reading them, where it can say). */
+  private held(): number {
+    return this.log.heldCount?.() ?? this.log.all().length;
+  }
+
+  /** The log's ops from position `from` on (without reading those before, where it can). */
+  private since(from: number): readonly LogOp[] {
+    return (this.log.since?.(from) ?? this.log.all().slice(from)) as readonly LogOp[];
   }
 
   private setGraph(graph: Graph): void {
@@ -94,9 +124,9 @@ export class LiveGraph {
     this.shared.poll?.();
     // Not folded yet: the fold, when asked for, takes in everything held then.
     if (this.folded === undefined) return;
-    const all = this.log.all();
     if ((this.log.generation ?? 0) !== this.generation) {
       // The log decided a contested op-id anew (a held op replaced): fold everything again.
+      const all = this.log.all();
       this.generation = this.log.generation ?? 0;
       const fresh = all.slice(this.taken) as LogOp[];
       this.taken = all.length;
@@ -104,9 +134,10 @@ export class LiveGraph {
       this.emit({ source: "remote", ops: fresh, refolded: true });
       return;
     }
-    if (all.length === this.taken) return;
-    const fresh = all.slice(this.taken);
-    this.taken = all.length;
+    const held = this.held();
+    if (held === this.taken) return;
+    const fresh = this.since(this.taken);
+    this.taken = held;
     // Ops of ours are held already (received as they were stored): `added` is only the others'.
     const { added, refolded } = this.graph.receive(fresh);
     if (refolded) this.setGraph(this.graph);

@@ -6,6 +6,8 @@
  * other writers has are {@link SharedLogExtras}.
  */
 
+import type { FoldSnapshot } from "../graph/fold-snapshot.js";
+
 /** What an OpLog stores: an opaque JSON object identified by its "op-id". */
 export interface StoredOp {
   readonly "op-id": string;
@@ -72,6 +74,17 @@ export interface ReadableOpLog<T extends StoredOp = StoredOp> {
     readonly reason: string;
     readonly opId?: string;
   }[];
+  /**
+   * Optional: a fold snapshot (`Graph.snapshot`) of the first `count` ops of {@link all}, for a
+   * store to take its graph up from without reading or folding those ops (`Graph.fromSnapshot`);
+   * it takes the ops after them ({@link since}) on top. Undefined when there is none, and a head
+   * that does not fit is not taken: the store folds `all()`.
+   */
+  seed?(): { readonly snapshot: FoldSnapshot; readonly count: number } | undefined;
+  /** Optional, beside {@link seed}: how many ops {@link all} holds, without reading them. */
+  heldCount?(): number;
+  /** Optional, beside {@link seed}: the ops of {@link all} from position `from` on, without reading those before. */
+  since?(from: number): readonly T[];
 }
 
 /**

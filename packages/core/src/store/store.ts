@@ -80,7 +80,7 @@ import { invalidAuthor, type WriteOptions, writeContext } from "./write-options.
  * {@link openStoreWith} for an existing graph. Core's public `createStore` is this with the checker.
  */
 export function createStoreWith(options: StoreOptions): StoreResult<Store> {
-  if (options.log.all().length > 0) {
+  if ((options.log.heldCount?.() ?? options.log.all().length) > 0) {
     return reject(
       "store-not-empty",
       "the log already holds ops; open it with openStore instead of creating a store",

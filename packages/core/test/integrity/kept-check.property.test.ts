@@ -1,5 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { FoldSnapshot } from "../../src/graph/fold-snapshot.js";
+import { Graph } from "../../src/graph/graph.js";
 import type { CheckCache, KeptChecks } from "../../src/integrity/check-cache.js";
 import { openStore } from "../../src/integrity/checked-store.js";
 import { createCheckGate } from "../../src/integrity/gate.js";
@@ -115,11 +117,53 @@ const peerWrites: fc.Arbitrary<(s: Store) => Promise<unknown>>[] = [
 /** A step: a write through both stores, or a peer's write both take in. */
 type Step = { readonly local: Write } | { readonly peer: (s: Store) => Promise<unknown> };
 
-/** A store on `ops` as a new process opens one: its own graph, the gate reading `kept` or not. */
-function reopen(ops: Parameters<typeof opsOf>[0], kept?: KeptChecks): Store {
+/**
+ * A memory log that hands out the fold of the ops it started with as a fold snapshot taken up
+ * again (through JSON text, as a workspace's quick write reads one): the store starts from that
+ * graph, reading each definition only when something looks at it.
+ */
+class SnapshotSeededLog extends MemoryOpLog {
+  private readonly snap: ReturnType<Graph["snapshot"]>;
+  private readonly count: number;
+  seeded = 0;
+
+  constructor(ops: readonly LogOp[]) {
+    super(ops);
+    this.snap = Graph.fold(ops).snapshot();
+    this.count = ops.length;
+  }
+
+  seed(): { snapshot: FoldSnapshot; count: number } | undefined {
+    const snap = this.snap;
+    if (snap === undefined) return undefined;
+    this.seeded++;
+    const head = JSON.parse(JSON.stringify(snap.head));
+    return {
+      snapshot: { head, rows: snap.rows.length, row: (i) => snap.rows[i]! },
+      count: this.count,
+    };
+  }
+
+  heldCount(): number {
+    return this.all().length;
+  }
+
+  since(from: number): readonly LogOp[] {
+    return this.all().slice(from) as LogOp[];
+  }
+}
+
+/**
+ * A store on `ops` as a new process opens one: its own graph (or, `seeded`, one taken up from a
+ * fold snapshot of them), the gate reading `kept` or not.
+ */
+function reopen(ops: Parameters<typeof opsOf>[0], kept?: KeptChecks, seeded?: SnapshotSeededLog[]): Store {
   let t = 1_790_000_000_000;
+  const log =
+    seeded === undefined ? new MemoryOpLog(opsOf(ops)) : new SnapshotSeededLog(opsOf(ops) as LogOp[]);
+  if (log instanceof SnapshotSeededLog) seeded?.push(log);
   const opened = openStore({
-    log: new MemoryOpLog(opsOf(ops)),
+    log,
     author: "agent:test",
     now: () => t++,
     random: seededRandom(7),
@@ -150,6 +194,9 @@ describe("a check kept by one process and resumed by another", () => {
           expect(keepCheck(origin, {}, noCache, kept)).toBe(true);
           const resumed = reopen(origin, kept);
           const full = reopen(origin);
+          // A third, as a quick write opens one: its graph taken up from a fold snapshot.
+          const logs: SnapshotSeededLog[] = [];
+          const restored = reopen(origin, kept, logs);
           const peer = openStore({
             log: new MemoryOpLog(opsOf(origin)),
             author: "agent:peer",
@@ -163,26 +210,35 @@ describe("a check kept by one process and resumed by another", () => {
               const ops = [...peer.value.read().graph.ops()];
               expect((await resumed.ingest(ops)).ok).toBe(true);
               expect((await full.ingest(ops)).ok).toBe(true);
+              expect((await restored.ingest(ops)).ok).toBe(true);
               const fresh = new LiveCheck(resumed.read().graph, {}).diagnostics();
               expect(checkStore(resumed).diagnostics).toEqual(fresh);
               expect(checkStore(full).diagnostics).toEqual(fresh);
+              expect(checkStore(restored).diagnostics).toEqual(fresh);
               // The graph moved past the kept state's heads: no later write goes on from it.
               first = false;
               continue;
             }
             const write = step.local;
-            const [a, b] = [await write(resumed), await write(full)];
+            const [a, b, c] = [await write(resumed), await write(full), await write(restored)];
             expect(a).toEqual(b);
+            expect(c).toEqual(a);
             // The first write that reaches the gate asks for the kept check (a write refused
-            // before the gate does not; after the first, the check is this process's own).
+            // before the gate does not; after the first, the check is this process's own): once
+            // for the resumed store, once for the restored one.
             const r = a as { ok?: boolean; error?: { code?: string } } | undefined;
             if (first && (r?.ok === true || r?.error?.code === "validation-failed"))
-              expect(kept.gets).toBe(1);
+              expect(kept.gets).toBe(2);
             first = false;
             const fresh = new LiveCheck(resumed.read().graph, {}).diagnostics();
             expect(checkStore(resumed).diagnostics).toEqual(fresh);
             expect(checkStore(full).diagnostics).toEqual(fresh);
+            expect(checkStore(restored).diagnostics).toEqual(fresh);
+            expect(restored.read().graph.status().definitions).toBe(
+              resumed.read().graph.status().definitions,
+            );
           }
+          expect(logs[0]!.seeded).toBe(1);
         },
       ),
       { numRuns: 80 },
