@@ -155,7 +155,6 @@ async function openOwnHeld(
       if (!opened.ok) throw fromRejection(opened.error);
       const q = opened.value;
       const openedAt = q.state();
-      const heldAtOpen = q.ops().length;
       return {
         store: q.store,
         ...(q.keptChecks === undefined ? {} : { keptChecks: q.keptChecks }),
@@ -164,7 +163,7 @@ async function openOwnHeld(
         definitionsSince: () => ({
           file: new sr.DefinitionTableFile(q.paths, openedAt, CHECK_STAMP),
           now: q.state(),
-          written: q.ops().slice(heldAtOpen),
+          written: q.written(),
         }),
         close: () => q.close(),
       };

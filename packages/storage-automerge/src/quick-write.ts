@@ -12,8 +12,9 @@
  * parse, no write access, or {@link PENDING_MOST} bundles waiting already (the full open folds them).
  */
 import path from "node:path";
-import { copyStoredOp, type OpLog, type StoredOp } from "@kumiki-graph/core";
+import { copyStoredOp, type FoldSnapshot, Graph, type OpLog, type StoredOp } from "@kumiki-graph/core";
 import { FileLock } from "./file-lock.js";
+import { FoldSnapshotFile } from "./fold-snapshot-file.js";
 import { HeldOps } from "./held-ops.js";
 import type { WorkspaceStore, WorkspaceStoreError } from "./open-store.js";
 import { PendingBundles } from "./pending-bundles.js";
@@ -32,8 +33,10 @@ export interface QuickWorkspaceStore extends Omit<WorkspaceStore, "workspace"> {
   readonly paths: WorkspacePaths;
   /** The state the store's ops are in now, as `opsState` spells it (a check cache's key). */
   state(): string;
-  /** Every op the store holds now: op-log.jsonl's, the pending ones, and what it wrote. */
+  /** Every op the store holds now: op-log.jsonl's, the pending ones, and what it wrote (read now). */
   ops(): readonly StoredOp[];
+  /** The ops this store wrote, in order. */
+  written(): readonly StoredOp[];
 }
 
 /**
@@ -57,7 +60,7 @@ export async function openQuickWrite(
     // The full open waits and reports in its own terms.
     return undefined;
   }
-  const log = readQuick(paths, documentId, lock);
+  const log = readQuick(paths, documentId, lock, options.checkStamp);
   if (log === undefined) {
     lock.release();
     return undefined;
@@ -77,23 +80,36 @@ export async function openQuickWrite(
       ...(keptChecks === undefined ? {} : { keptChecks }),
       state: () => log.state(),
       ops: () => log.all(),
+      written: () => log.written,
       close: () => store.close(),
     },
   };
 }
 
 /** The quick log of the files as they are now, or undefined when they do not show what is stored. */
-function readQuick(paths: WorkspacePaths, documentId: string, lock: FileLock): PendingOpLog | undefined {
+function readQuick(
+  paths: WorkspacePaths,
+  documentId: string,
+  lock: FileLock,
+  stamp: string | undefined,
+): PendingOpLog | undefined {
   try {
     const read = readStoredFiles(paths, documentId);
     if (read === undefined || read.unreadable > 0 || read.pending.length >= PENDING_MOST) return undefined;
-    const ops = read.ops();
-    if (ops === undefined) return undefined;
+    // op-log.jsonl's fold, kept for the state of its ops (without the pending bundles).
+    const kept =
+      stamp === undefined ? undefined : new FoldSnapshotFile(paths, opsState(documentId, read.heads), stamp);
+    const snapshot = kept?.read();
+    const mirrored = snapshot === undefined ? read.ops() : undefined;
+    if (snapshot === undefined && mirrored === undefined) return undefined;
+    const prefix =
+      snapshot !== undefined
+        ? prefixOfSnapshot(snapshot, () => read.ops(), read.wire)
+        : prefixOfOps(mirrored!, read.wire, kept);
     return new PendingOpLog(
       documentId,
       read.heads,
-      ops,
-      read.wire,
+      prefix,
       read.pending,
       new PendingBundles(paths.storage),
       lock,
@@ -104,30 +120,133 @@ function readQuick(paths: WorkspacePaths, documentId: string, lock: FileLock): P
 }
 
 /**
- * The op log of {@link openQuickWrite}: op-log.jsonl's ops and the pending ones, read under the
- * storage lock it holds until {@link close}; each append one pending bundle.
+ * What a quick log holds first: op-log.jsonl's ops, read or not. With a fold snapshot of them,
+ * their count and op-ids come from it and the ops themselves are read only when someone asks for
+ * every op ({@link PendingOpLog.all}); without one, they are read, and folded into a snapshot
+ * (kept for the next write) when the store asks for its graph.
+ */
+interface Prefix {
+  readonly count: number;
+  /** The greatest op-id among them ("" for none). */
+  readonly greatest: string;
+  /** Their op-ids (made when first asked). */
+  ids(): ReadonlySet<string>;
+  /** The ops, read now (undefined: the file no longer reads as vouched). */
+  ops(): readonly StoredOp[] | undefined;
+  /** How many of the first ops passed the wire schema when written (see `OpLog.wireChecked`). */
+  readonly wireChecked: number;
+  /** Their fold as a snapshot, when there is one or one can be made. */
+  snapshot(): FoldSnapshot | undefined;
+}
+
+function prefixOfSnapshot(
+  snapshot: FoldSnapshot,
+  read: () => readonly StoredOp[] | undefined,
+  wire: boolean,
+): Prefix {
+  const ids = snapshot.head.causal.ids;
+  let greatest = "";
+  for (const id of ids) if (id > greatest) greatest = id;
+  let set: Set<string> | undefined;
+  return {
+    count: ids.length,
+    greatest,
+    ids: () => {
+      set ??= new Set(ids);
+      return set;
+    },
+    ops: read,
+    wireChecked: wire ? ids.length : 0,
+    snapshot: () => snapshot,
+  };
+}
+
+function prefixOfOps(ops: readonly StoredOp[], wire: boolean, kept: FoldSnapshotFile | undefined): Prefix {
+  const held = new HeldOps();
+  held.take(ops);
+  let greatest = "";
+  for (const op of held.ops) if (op["op-id"] > greatest) greatest = op["op-id"];
+  let set: Set<string> | undefined;
+  let made: { snapshot: FoldSnapshot | undefined } | undefined;
+  return {
+    count: held.ops.length,
+    greatest,
+    ids: () => {
+      set ??= new Set(held.ops.map((o) => o["op-id"]));
+      return set;
+    },
+    ops: () => held.ops,
+    wireChecked: wire ? held.ops.length : 0,
+    snapshot: () => {
+      if (made === undefined) {
+        // Folded once, kept for the next write in its own process (it costs this one the fold it
+        // would have made anyway, and the snapshot's encoding), then taken up like a kept one.
+        const snap =
+          kept === undefined
+            ? undefined
+            : Graph.fold(held.ops, { wireChecked: wire ? held.ops.length : 0 }).snapshot();
+        if (snap !== undefined) kept!.write(snap);
+        made = {
+          snapshot:
+            snap === undefined
+              ? undefined
+              : { head: snap.head, rows: snap.rows.length, row: (i) => snap.rows[i]! },
+        };
+      }
+      return made.snapshot;
+    },
+  };
+}
+
+/**
+ * The op log of {@link openQuickWrite}: op-log.jsonl's ops (the {@link Prefix}) and the pending
+ * ones, read under the storage lock it holds until {@link close}; each append one pending bundle.
  */
 class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
-  private readonly held = new HeldOps<T>();
+  /** The pending bundles' ops and this log's appends, none an op of the prefix or held twice. */
+  private readonly tail: T[] = [];
+  private readonly tailIds = new Set<string>();
+  /** Every op (the prefix read), once someone asked for them all. */
+  private every: T[] | undefined;
   private readonly names: string[];
   private closed = false;
-  /** How many of the first ops (op-log.jsonl's) passed the wire schema when written (see `OpLog`). */
-  readonly wireChecked: number;
+  /** The ops this log appended (what a write stored), in order. */
+  readonly written: T[] = [];
 
   constructor(
     private readonly documentId: string,
     private readonly heads: readonly string[],
-    mirrored: readonly StoredOp[],
-    /** Every op of op-log.jsonl passed the wire schema when written. */
-    wire: boolean,
+    private readonly prefix: Prefix,
     bundles: readonly { readonly name: string; readonly ops: readonly StoredOp[] }[],
     private readonly pending: PendingBundles,
     private readonly lock: FileLock,
   ) {
-    this.held.take(mirrored as readonly T[]);
-    this.wireChecked = wire ? this.held.ops.length : 0;
-    for (const b of bundles) this.held.take(b.ops as readonly T[]);
+    for (const b of bundles) this.takeTail(b.ops as readonly T[]);
     this.names = bundles.map((b) => b.name);
+  }
+
+  /** How many of the first ops passed the wire schema when written (see `OpLog`). */
+  get wireChecked(): number {
+    return this.prefix.wireChecked;
+  }
+
+  private holds(id: string): boolean {
+    if (this.tailIds.has(id)) return true;
+    // Fresh op-ids are greater than every op-id of the file: no set of them needed.
+    return id <= this.prefix.greatest && this.prefix.ids().has(id);
+  }
+
+  private takeTail(ops: readonly T[]): T[] {
+    const fresh: T[] = [];
+    for (const op of ops) {
+      const id = op["op-id"];
+      if (this.holds(id)) continue;
+      this.tailIds.add(id);
+      this.tail.push(op);
+      this.every?.push(op);
+      fresh.push(op);
+    }
+    return fresh;
   }
 
   /** The state these ops are in (see {@link QuickWorkspaceStore.state}). */
@@ -138,7 +257,25 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   }
 
   all(): readonly T[] {
-    return this.held.ops;
+    if (this.every === undefined) {
+      const first = this.prefix.ops();
+      if (first === undefined) throw new Error("op-log.jsonl changed under the storage lock");
+      this.every = [...(first as readonly T[]), ...this.tail];
+    }
+    return this.every;
+  }
+
+  seed(): { snapshot: FoldSnapshot; count: number } | undefined {
+    const snapshot = this.prefix.snapshot();
+    return snapshot === undefined ? undefined : { snapshot, count: this.prefix.count };
+  }
+
+  heldCount(): number {
+    return this.prefix.count + this.tail.length;
+  }
+
+  since(from: number): readonly T[] {
+    return from >= this.prefix.count ? this.tail.slice(from - this.prefix.count) : this.all().slice(from);
   }
 
   async append(ops: readonly T[]): Promise<readonly T[]> {
@@ -146,14 +283,15 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     const batch = new Map<string, T>();
     for (const op of ops) {
       const copy = copyStoredOp(op);
-      if (!this.held.holds(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
+      if (!this.holds(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
     }
     const fresh = [...batch.values()];
     if (fresh.length === 0) return [];
     // Stored (fsynced, renamed into place) before anything here counts it held.
     this.names.push(this.pending.write(fresh));
     // None held, none repeated: the batch took care of both.
-    this.held.take(fresh);
+    this.takeTail(fresh);
+    this.written.push(...fresh);
     return fresh;
   }
 

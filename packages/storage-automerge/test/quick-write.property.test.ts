@@ -21,13 +21,14 @@ afterEach(() => {
 const NAMES = ["a", "b", "c", "d", "e"];
 
 type Step =
-  | { readonly kind: "quick"; readonly name: string }
+  // `stamp`: the write keeps and reads op-log.jsonl's fold snapshot (fold-snapshot-file.ts).
+  | { readonly kind: "quick"; readonly name: string; readonly stamp: boolean }
   | { readonly kind: "live"; readonly name: string }
   | { readonly kind: "fence" }
   | { readonly kind: "reopen" };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  fc.record({ kind: fc.constant("quick" as const), name: fc.constantFrom(...NAMES) }),
+  fc.record({ kind: fc.constant("quick" as const), name: fc.constantFrom(...NAMES), stamp: fc.boolean() }),
   fc.record({ kind: fc.constant("live" as const), name: fc.constantFrom(...NAMES) }),
   fc.constant({ kind: "fence" as const }),
   fc.constant({ kind: "reopen" as const }),
@@ -68,6 +69,7 @@ describe("pending writes among a store that stays open", () => {
                   author: "agent:quick",
                   validators: [],
                   checker: false,
+                  ...(s.stamp ? { checkStamp: "prop" } : {}),
                 });
                 // Declines only when op-log.jsonl is not current: the full open writes instead.
                 const w = q?.ok === true ? q.value : await open(dir);

@@ -1,0 +1,160 @@
+/**
+ * A write in a process of its own takes its graph up from op-log.jsonl's fold kept in
+ * `.kumiki/cache/fold.jsonl` (fold-snapshot-file.ts) instead of parsing and folding every op: the
+ * first write of a state of the file folds and keeps it, the next ones read only the rows they
+ * look at; a snapshot of another state, of another build, or damaged is never taken.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openWorkspaceStore, type WorkspaceStore } from "../src/open-store.js";
+import { openQuickWrite, type QuickWorkspaceStore } from "../src/quick-write.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+async function open(dir: string, create = false): Promise<WorkspaceStore> {
+  const r = await openWorkspaceStore(dir, { author: "agent:full", ...(create ? { create: true } : {}) });
+  if (!r.ok) throw new Error(r.error.message);
+  return r.value;
+}
+
+/** A quick write of the build `stamp` (null: no stamp, and so no snapshot). */
+async function quick(dir: string, stamp: string | null = "build-1"): Promise<QuickWorkspaceStore> {
+  const r = await openQuickWrite(dir, {
+    author: "agent:quick",
+    validators: [],
+    checker: true,
+    ...(stamp === null ? {} : { checkStamp: stamp }),
+  });
+  if (r === undefined) throw new Error("the quick write declined");
+  if (!r.ok) throw new Error(r.error.message);
+  return r.value;
+}
+
+/** A workspace holding a few slots and a type they use, closed (its op-log.jsonl current). */
+async function workspace(): Promise<string> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kumiki-fold-snap-"));
+  dirs.push(dir);
+  const ws = await open(dir, true);
+  expect((await ws.store.add({ layer: "type", name: "Count", body: "= Int" })).ok).toBe(true);
+  for (const name of ["a", "b", "c"])
+    expect((await ws.store.add({ layer: "slot", name, body: "Count = 0" })).ok).toBe(true);
+  await ws.close();
+  return dir;
+}
+
+const snapshotFile = (dir: string) => path.join(dir, ".kumiki", "cache", "fold.jsonl");
+
+/** Rewrites slot `name`'s text in the kept snapshot (its row and nothing else): visible only to a graph taken up from it. */
+function plant(dir: string, name: string, from: string, to: string): void {
+  const lines = fs.readFileSync(snapshotFile(dir), "utf8").split("\n");
+  const at = lines.findIndex((l, i) => i > 1 && l.includes(`slot ${name} : ${from}`));
+  expect(at).toBeGreaterThan(1);
+  lines[at] = lines[at]!.replace(`slot ${name} : ${from}`, `slot ${name} : ${to}`);
+  fs.writeFileSync(snapshotFile(dir), lines.join("\n"));
+}
+
+const textOf = (w: QuickWorkspaceStore, name: string) => w.store.read().lookup("slot", name)?.text;
+
+describe("a quick write over a kept fold snapshot", () => {
+  it("keeps op-log.jsonl's fold at the first write and takes its graph up from it at the next", async () => {
+    const dir = await workspace();
+    const w1 = await quick(dir);
+    expect((await w1.store.add({ layer: "slot", name: "d", body: "Count = 1" })).ok).toBe(true);
+    await w1.close();
+    const [label] = fs.readFileSync(snapshotFile(dir), "utf8").split("\n");
+    expect(JSON.parse(label!)).toMatchObject({ v: 1, stamp: "build-1" });
+    // Proof that the next write reads the snapshot, not op-log.jsonl: a text planted in it shows.
+    plant(dir, "a", "Count = 0", "Count = 41");
+    const w2 = await quick(dir);
+    expect(textOf(w2, "a")).toContain("Count = 41");
+    // The write is judged and stored on top of it, with the pending write before it.
+    expect((await w2.store.add({ layer: "slot", name: "e", body: "Count = 2" })).ok).toBe(true);
+    expect((await w2.store.add({ layer: "slot", name: "d", body: "Count = 3" })).ok).toBe(false);
+    expect(w2.written().map((o) => (o as { name?: string }).name)).toEqual(["e"]);
+    await w2.close();
+    // The document holds what was written, and op-log.jsonl's own text (the plant was a cache's).
+    const full = await open(dir);
+    const shown = full.store.read().definitions();
+    expect(shown.map((d) => d.name).sort()).toEqual(["Count", "a", "b", "c", "d", "e"]);
+    expect(full.store.read().lookup("slot", "a")?.text).toContain("Count = 0");
+    await full.close();
+  });
+
+  it("answers as a graph folded from op-log.jsonl: the same definitions, refusals and check", async () => {
+    // Two workspaces of the same writes: one writes through the snapshot, the other without a
+    // stamp (no snapshot: the fold of op-log.jsonl).
+    const [dir, other] = [await workspace(), await workspace()];
+    for (const [d, stamp] of [
+      [dir, "build-1"],
+      [other, null],
+    ] as const) {
+      const w = await quick(d, stamp);
+      await w.store.add({ layer: "slot", name: "d", body: "Count = 1" });
+      await w.close();
+    }
+    expect(fs.existsSync(snapshotFile(dir))).toBe(true);
+    expect(fs.existsSync(snapshotFile(other))).toBe(false);
+    const writes = async (w: QuickWorkspaceStore) => {
+      const out = [
+        await w.store.replace({ qname: "slot.b", body: "Count = 7" }),
+        await w.store.rename({ qname: "type.Count", newName: "Total" }),
+        await w.store.add({ layer: "slot", name: "f", body: "Nope = 1" }),
+        // A type error only the checker sees (the gate resumed over the snapshot's graph).
+        await w.store.replace({ qname: "slot.a", body: 'Total = "x"' }),
+        await w.store.remove({ qname: "slot.c" }),
+      ].map((r) => (r.ok ? "ok" : r.error.code));
+      return {
+        out,
+        defs: w.store
+          .read()
+          .definitions()
+          .map((d) => [d.qname, d.text]),
+      };
+    };
+    const viaSnapshot = await quick(dir);
+    const viaFold = await quick(other, null);
+    const [a, b] = [await writes(viaSnapshot), await writes(viaFold)];
+    expect(a).toEqual(b);
+    expect(a.out).toEqual(["ok", "ok", "undefined-reference", "validation-failed", "ok"]);
+    await viaSnapshot.close();
+    await viaFold.close();
+  });
+
+  it("is not taken of another state of op-log.jsonl, of another build, or when it does not read", async () => {
+    const dir = await workspace();
+    const w1 = await quick(dir);
+    await w1.store.add({ layer: "slot", name: "d", body: "Count = 1" });
+    await w1.close();
+    const kept = fs.readFileSync(snapshotFile(dir));
+    plant(dir, "a", "Count = 0", "Count = 41");
+    // Another build: folds op-log.jsonl, and keeps its own snapshot in place of the other's.
+    const other = await quick(dir, "build-2");
+    expect(textOf(other, "a")).toContain("Count = 0");
+    await other.close();
+    // A damaged snapshot (a row cut, a head that does not fit): the fold.
+    let value = 5;
+    for (const damage of [
+      (b: Buffer) => b.subarray(0, b.length - 20),
+      (b: Buffer) => Buffer.from(b.toString("utf8").replace('"owner":[', '"owner":[99,')),
+    ]) {
+      fs.writeFileSync(snapshotFile(dir), damage(kept));
+      const w = await quick(dir);
+      expect(textOf(w, "a")).toContain("Count = 0");
+      const r = await w.store.replace({ qname: "slot.b", body: `Count = ${value++}` });
+      expect(r.ok, r.ok ? "" : r.error.message).toBe(true);
+      await w.close();
+    }
+    // A full open folds the pending writes into the document: op-log.jsonl is of another state.
+    fs.writeFileSync(snapshotFile(dir), kept);
+    plant(dir, "a", "Count = 0", "Count = 41");
+    await (await open(dir)).close();
+    const after = await quick(dir);
+    expect(textOf(after, "a")).toContain("Count = 0");
+    await after.close();
+  });
+});
