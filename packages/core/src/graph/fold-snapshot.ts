@@ -15,20 +15,30 @@ import type { LogOp, Op, RefKey, RemoveOp } from "../ops/op.js";
 import { mayConflict } from "./conflicts.js";
 import type { FoldState } from "./fold-state.js";
 
-/** What a restored graph reads first (see the module comment). */
+/**
+ * What a restored graph reads first (see the module comment). Compact, since every write parses
+ * it: a definition is named by its row's index, and the name indexes keep only what the rows'
+ * names do not say (see {@link headIndexes}).
+ */
 export interface FoldSnapshotHead {
   readonly v: 1;
   readonly causal: CausalParts;
   /** Per position of the causal order, the row of the definition whose ops hold that op. */
   readonly owner: readonly number[];
-  /** Per row, in the fold's order: the definition's identity, layer, name and whether it lives. */
-  readonly defs: readonly (readonly [DefId, Layer, string, boolean])[];
-  /** `layer:name` → the live definitions claiming it. */
-  readonly names: readonly (readonly [string, readonly DefId[]])[];
-  /** `layer:name` → every definition that ever claimed it. */
-  readonly nameHistory: readonly (readonly [string, readonly DefId[]])[];
-  /** target → the definitions whose text binds a reference to it. */
-  readonly referrers: readonly (readonly [DefId, readonly DefId[]])[];
+  /**
+   * Per row, in the fold's order: the definition's identity — a number when it is its add's
+   * op-id spelt as a definition's (`def_` for `op_`): that op's position — layer, name, and life.
+   */
+  readonly defs: readonly (readonly [DefId | number, Layer, string, boolean])[];
+  /** `layer:name` → the live rows claiming it, for names more than one claims (one claimant: the live row of that name). */
+  readonly names: readonly (readonly [string, readonly number[]])[];
+  /**
+   * `layer:name` → every definition that ever claimed it (a row, or an identity no row has), where
+   * that is not the rows of that name in row order (a rename's old name, a name claimed again).
+   */
+  readonly nameHistory: readonly (readonly [string, readonly (number | DefId)[]])[];
+  /** target → the definitions whose text binds a reference to it (rows, or identities no row has). */
+  readonly referrers: readonly (readonly [number | DefId, readonly (number | DefId)[]])[];
   /** The rows whose definition can hold a conflict record of its own (a lost register, a failure). */
   readonly records: readonly number[];
 }
@@ -75,9 +85,10 @@ export function encodeFold(
   for (const k of ["pending", "quarantine", "graveyard", "rolledBack", "orphans", "control", "kept"] as const)
     if (!st[k].isEmpty()) return undefined;
   const owner = new Array<number>(causality.size).fill(-1);
-  const defs: [DefId, Layer, string, boolean][] = [];
+  const defs: [DefId | number, Layer, string, boolean][] = [];
   const rows: string[] = [];
   const records: number[] = [];
+  const rowOf = new Map<DefId, number>();
   for (const s of st.defs.values()) {
     const row = encodeDefinition(s, causality);
     if (row === undefined) return undefined;
@@ -86,23 +97,83 @@ export function encodeFold(
       owner[at] = rows.length;
     }
     if (mayConflict(s)) records.push(rows.length);
-    defs.push([s.def, s.layer, s.name, s.alive]);
+    rowOf.set(s.def, rows.length);
+    defs.push([s.def === defIdOfOp(s.added["op-id"]) ? row[1][0]! : s.def, s.layer, s.name, s.alive]);
     rows.push(JSON.stringify(row));
   }
   if (owner.includes(-1)) return undefined;
+  const ref = (id: DefId): number | DefId => rowOf.get(id) ?? id;
+  const derived = derivedIndexes(defs.map((d, i) => [i, d[1], d[2], d[3]] as const));
+  const names: [string, number[]][] = [];
+  for (const [k, v] of st.names.entries())
+    if (!sameList(v.map(ref), derived.names.get(k))) names.push([k, v.map((id) => rowOf.get(id)!)]);
+  const nameHistory: [string, (number | DefId)[]][] = [];
+  for (const [k, v] of st.nameHistory.entries())
+    if (!sameList(v.map(ref), derived.nameHistory.get(k))) nameHistory.push([k, v.map(ref)]);
   return {
     head: {
       v: 1,
       causal: causality.parts(),
       owner,
       defs,
-      names: [...st.names.entries()],
-      nameHistory: [...st.nameHistory.entries()],
-      referrers: [...st.referrers.entries()],
+      names,
+      nameHistory,
+      referrers: [...st.referrers.entries()].map(([t, rs]) => [ref(t), rs.map(ref)]),
       records,
     },
     rows,
   };
+}
+
+/** A definition's identity as its add's op-id spells it (`op_X` → `def_X`). */
+function defIdOfOp(op: OpId): DefId {
+  return `def_${op.slice(3)}` as DefId;
+}
+
+function sameList<T>(a: readonly T[], b: readonly T[] | undefined): boolean {
+  return b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** The name indexes the rows' own names make: live rows per name, and every row per name, in row order. */
+function derivedIndexes(rows: Iterable<readonly [number, Layer, string, boolean]>): {
+  names: Map<string, number[]>;
+  nameHistory: Map<string, number[]>;
+} {
+  const names = new Map<string, number[]>();
+  const nameHistory = new Map<string, number[]>();
+  const add = (m: Map<string, number[]>, k: string, i: number) => {
+    const l = m.get(k);
+    if (l === undefined) m.set(k, [i]);
+    else l.push(i);
+  };
+  for (const [i, layer, name, alive] of rows) {
+    const k = `${layer}:${name}`;
+    if (alive) add(names, k, i);
+    add(nameHistory, k, i);
+  }
+  return { names, nameHistory };
+}
+
+/**
+ * What a snapshot's head says in full: each row's identity, and the name and referrer indexes
+ * (the rows' own names, with the head's entries in place of theirs).
+ */
+export function headIndexes(head: FoldSnapshotHead): {
+  ids: DefId[];
+  names: Map<string, readonly DefId[]>;
+  nameHistory: Map<string, readonly DefId[]>;
+  referrers: [DefId, DefId[]][];
+} {
+  const ids = head.defs.map(([d]) => (typeof d === "number" ? defIdOfOp(head.causal.ids[d]!) : d));
+  const id = (r: number | DefId): DefId => (typeof r === "number" ? ids[r]! : r);
+  const derived = derivedIndexes(head.defs.map((d, i) => [i, d[1], d[2], d[3]] as const));
+  const names = new Map<string, readonly DefId[]>();
+  for (const [k, rows] of derived.names) names.set(k, rows.map(id));
+  for (const [k, rows] of head.names) names.set(k, rows.map(id));
+  const nameHistory = new Map<string, readonly DefId[]>();
+  for (const [k, rows] of derived.nameHistory) nameHistory.set(k, rows.map(id));
+  for (const [k, rows] of head.nameHistory) nameHistory.set(k, rows.map(id));
+  return { ids, names, nameHistory, referrers: head.referrers.map(([t, rs]) => [id(t), rs.map(id)]) };
 }
 
 function encodeDefinition(s: DefinitionState, causality: Causality<LogOp>): Row | undefined {

@@ -34,7 +34,13 @@ import {
 import { conflictRecords } from "./conflicts.js";
 import { liveLocks, lockViolation, placeControl, policyOpOf } from "./control-state.js";
 import { danglingAround } from "./dangling.js";
-import { decodeDefinition, encodeFold, type FoldSnapshot, type FoldSnapshotHead } from "./fold-snapshot.js";
+import {
+  decodeDefinition,
+  encodeFold,
+  type FoldSnapshot,
+  type FoldSnapshotHead,
+  headIndexes,
+} from "./fold-snapshot.js";
 import { commitFoldState, dropFoldState, type FoldState, forkFoldState, newFoldState } from "./fold-state.js";
 import type { Conflict, LockEntry, Orphan, Quarantined } from "./records.js";
 
@@ -136,25 +142,23 @@ export class Graph {
     if (!snapshotHeadFits(head, snapshot.rows))
       throw new Error("graph: a fold snapshot whose head does not fit");
     const g = new Graph();
+    const { ids, names, nameHistory, referrers } = headIndexes(head);
     const rowOf = new Map<DefId, number>();
-    for (let i = 0; i < head.defs.length; i++) rowOf.set(head.defs[i]![0], i);
+    for (let i = 0; i < ids.length; i++) rowOf.set(ids[i]!, i);
     const restored: Restored = { head, rowOf, bodies: new WeakSet(), records: new Set(head.records) };
     g.restored = restored;
     g.causality = Causality.restore(head.causal, (position) => {
-      g.st.defs.get(head.defs[head.owner[position]!]![0]);
+      g.st.defs.get(ids[head.owner[position]!]!);
     });
-    g.st.defs.deferred(
-      head.defs.map((d) => d[0]),
-      (id) => {
-        const i = rowOf.get(id)!;
-        const s = decodeDefinition(id, head.defs[i]![1], snapshot.row(i), g.causality);
-        restored.bodies.add(s.body);
-        return s;
-      },
-    );
-    for (const [k, v] of head.names) g.st.names.set(k, v);
-    for (const [k, v] of head.nameHistory) g.st.nameHistory.set(k, v);
-    for (const [k, v] of head.referrers) g.st.referrers.set(k, v);
+    g.st.defs.deferred(ids, (id) => {
+      const i = rowOf.get(id)!;
+      const s = decodeDefinition(id, head.defs[i]![1], snapshot.row(i), g.causality);
+      restored.bodies.add(s.body);
+      return s;
+    });
+    for (const [k, v] of names) g.st.names.set(k, v);
+    for (const [k, v] of nameHistory) g.st.nameHistory.set(k, v);
+    for (const [k, v] of referrers) g.st.referrers.set(k, v);
     return g;
   }
 
@@ -820,7 +824,12 @@ export class Graph {
     let live = 0;
     if (this.restored === undefined) {
       for (const s of this.st.defs.values()) if (s.alive) live++;
-    } else for (const s of this.summaries()) if (s.alive) live++;
+    } else {
+      // Unread rows counted from the snapshot's head, without a summary object each.
+      const { head, rowOf } = this.restored;
+      for (const [id, s] of this.st.defs.peekEntries())
+        if (s === undefined ? head.defs[rowOf.get(id)!]![3] : s.alive) live++;
+    }
     return {
       ops: this.causality.size + this.st.pending.size,
       pending: this.st.pending.size,
@@ -947,7 +956,19 @@ function snapshotHeadFits(head: FoldSnapshotHead, rows: number): boolean {
   }
   for (const p of c.parentList) if (!(p >= 0 && p < n)) return false;
   for (const h of c.heads) if (!(h >= 0 && h < n)) return false;
-  return head.defs.every((d) => Array.isArray(d) && typeof d[0] === "string" && typeof d[1] === "string");
+  const ref = (r: unknown) => typeof r === "string" || (typeof r === "number" && r >= 0 && r < rows);
+  return (
+    head.defs.every(
+      (d) =>
+        Array.isArray(d) &&
+        (typeof d[0] === "string" || (typeof d[0] === "number" && d[0] >= 0 && d[0] < n)) &&
+        typeof d[1] === "string" &&
+        typeof d[2] === "string",
+    ) &&
+    head.names.every(([k, rs]) => typeof k === "string" && Array.isArray(rs) && rs.every(ref)) &&
+    head.nameHistory.every(([k, rs]) => typeof k === "string" && Array.isArray(rs) && rs.every(ref)) &&
+    head.referrers.every(([t, rs]) => ref(t) && Array.isArray(rs) && rs.every(ref))
+  );
 }
 
 function targetsOf(refs: Body["refs"]): Set<DefId> {
