@@ -164,16 +164,31 @@ export function headIndexes(head: FoldSnapshotHead): {
   nameHistory: Map<string, readonly DefId[]>;
   referrers: [DefId, DefId[]][];
 } {
-  const ids = head.defs.map(([d]) => (typeof d === "number" ? defIdOfOp(head.causal.ids[d]!) : d));
+  // Plain loops in one pass: this runs once per write in a process that has not optimized it.
+  const n = head.defs.length;
+  const ids = new Array<DefId>(n);
+  const names = new Map<string, DefId[]>();
+  const nameHistory = new Map<string, DefId[]>();
+  for (let i = 0; i < n; i++) {
+    const d = head.defs[i]!;
+    const ref = d[0];
+    const id = typeof ref === "number" ? defIdOfOp(head.causal.ids[ref]!) : ref;
+    ids[i] = id;
+    const k = `${d[1]}:${d[2]}`;
+    const h = nameHistory.get(k);
+    if (h === undefined) nameHistory.set(k, [id]);
+    else h.push(id);
+    if (!d[3]) continue;
+    const l = names.get(k);
+    if (l === undefined) names.set(k, [id]);
+    else l.push(id);
+  }
   const id = (r: number | DefId): DefId => (typeof r === "number" ? ids[r]! : r);
-  const derived = derivedIndexes(head.defs.map((d, i) => [i, d[1], d[2], d[3]] as const));
-  const names = new Map<string, readonly DefId[]>();
-  for (const [k, rows] of derived.names) names.set(k, rows.map(id));
   for (const [k, rows] of head.names) names.set(k, rows.map(id));
-  const nameHistory = new Map<string, readonly DefId[]>();
-  for (const [k, rows] of derived.nameHistory) nameHistory.set(k, rows.map(id));
   for (const [k, rows] of head.nameHistory) nameHistory.set(k, rows.map(id));
-  return { ids, names, nameHistory, referrers: head.referrers.map(([t, rs]) => [id(t), rs.map(id)]) };
+  const referrers: [DefId, DefId[]][] = [];
+  for (const [t, rs] of head.referrers) referrers.push([id(t), rs.map(id)]);
+  return { ids, names, nameHistory, referrers };
 }
 
 function encodeDefinition(s: DefinitionState, causality: Causality<LogOp>): Row | undefined {
