@@ -67,7 +67,8 @@ export async function openQuickWrite(
   }
   const made = storeOver(log, paths, options);
   if (!made.ok) {
-    lock.release();
+    // Releases the lock, and the snapshot's file the log reads rows from.
+    await log.close();
     return made;
   }
   const { store, capabilities, keptChecks } = made.value;
@@ -104,9 +105,9 @@ function readQuick(
     if (snapshot === undefined && mirrored === undefined) return undefined;
     const prefix =
       snapshot !== undefined
-        ? prefixOfSnapshot(snapshot, () => read.ops(), read.wire)
+        ? prefixOfSnapshot(snapshot.snapshot, () => read.ops(), read.wire)
         : prefixOfOps(mirrored!, read.wire, kept);
-    return new PendingOpLog(
+    const log = new PendingOpLog(
       documentId,
       read.heads,
       prefix,
@@ -114,6 +115,9 @@ function readQuick(
       new PendingBundles(paths.storage),
       lock,
     );
+    // Rows are read from the snapshot's file until the store is closed.
+    if (snapshot !== undefined) log.onClose(() => snapshot.close());
+    return log;
   } catch {
     return undefined;
   }
@@ -210,6 +214,7 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   private every: T[] | undefined;
   private readonly names: string[];
   private closed = false;
+  private readonly closing: (() => void)[] = [];
   /** The ops this log appended (what a write stored), in order. */
   readonly written: T[] = [];
 
@@ -304,9 +309,15 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     return () => undefined;
   }
 
+  /** Runs `fn` as the log closes (after the store, which reads through the log, is done). */
+  onClose(fn: () => void): void {
+    this.closing.push(fn);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const fn of this.closing) fn();
     this.lock.release();
   }
 }

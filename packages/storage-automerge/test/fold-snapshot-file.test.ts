@@ -49,8 +49,12 @@ async function workspace(): Promise<string> {
 
 const snapshotFile = (dir: string) => path.join(dir, ".kumiki", "cache", "fold.jsonl");
 
-/** Rewrites slot `name`'s text in the kept snapshot (its row and nothing else): visible only to a graph taken up from it. */
+/**
+ * Rewrites slot `name`'s text in the kept snapshot (its row and nothing else, as many bytes as
+ * before: the label says each row's length): visible only to a graph taken up from it.
+ */
 function plant(dir: string, name: string, from: string, to: string): void {
+  expect(Buffer.byteLength(to)).toBe(Buffer.byteLength(from));
   const lines = fs.readFileSync(snapshotFile(dir), "utf8").split("\n");
   const at = lines.findIndex((l, i) => i > 1 && l.includes(`slot ${name} : ${from}`));
   expect(at).toBeGreaterThan(1);
@@ -69,9 +73,9 @@ describe("a quick write over a kept fold snapshot", () => {
     const [label] = fs.readFileSync(snapshotFile(dir), "utf8").split("\n");
     expect(JSON.parse(label!)).toMatchObject({ v: 1, stamp: "build-1" });
     // Proof that the next write reads the snapshot, not op-log.jsonl: a text planted in it shows.
-    plant(dir, "a", "Count = 0", "Count = 41");
+    plant(dir, "a", "Count = 0", "Count = 4");
     const w2 = await quick(dir);
-    expect(textOf(w2, "a")).toContain("Count = 41");
+    expect(textOf(w2, "a")).toContain("Count = 4");
     // The write is judged and stored on top of it, with the pending write before it.
     expect((await w2.store.add({ layer: "slot", name: "e", body: "Count = 2" })).ok).toBe(true);
     expect((await w2.store.add({ layer: "slot", name: "d", body: "Count = 3" })).ok).toBe(false);
@@ -125,33 +129,60 @@ describe("a quick write over a kept fold snapshot", () => {
     await viaFold.close();
   });
 
+  it("reads every row when the graph is walked, past the rows it reads one at a time", async () => {
+    const dir = await workspace();
+    const ws = await open(dir);
+    const many = Array.from({ length: 80 }, (_, i) => ({
+      op: "add" as const,
+      layer: "slot" as const,
+      name: `s${i}`,
+      body: `Count = ${i}`,
+    }));
+    expect((await ws.store.apply(many)).ok).toBe(true);
+    await ws.close();
+    const w1 = await quick(dir);
+    await w1.store.add({ layer: "slot", name: "d", body: "Count = 1" });
+    await w1.close();
+    plant(dir, "s70", "Count = 70", "Count = 77");
+    const w = await quick(dir);
+    const defs = w.store.read().definitions();
+    expect(defs).toHaveLength(85);
+    expect(defs.find((d) => d.name === "s70")?.text).toContain("Count = 77");
+    expect(defs.find((d) => d.name === "s69")?.text).toContain("Count = 69");
+    await w.close();
+  });
+
   it("is not taken of another state of op-log.jsonl, of another build, or when it does not read", async () => {
     const dir = await workspace();
     const w1 = await quick(dir);
     await w1.store.add({ layer: "slot", name: "d", body: "Count = 1" });
     await w1.close();
-    const kept = fs.readFileSync(snapshotFile(dir));
-    plant(dir, "a", "Count = 0", "Count = 41");
+    plant(dir, "a", "Count = 0", "Count = 4");
+    const planted = fs.readFileSync(snapshotFile(dir));
     // Another build: folds op-log.jsonl, and keeps its own snapshot in place of the other's.
     const other = await quick(dir, "build-2");
     expect(textOf(other, "a")).toContain("Count = 0");
     await other.close();
-    // A damaged snapshot (a row cut, a head that does not fit): the fold.
+    // The planted snapshot as it was (taken: the plant shows), then damaged (not taken): a row
+    // cut; a head that does not fit its rows (an op held by row 9 of 5, as many bytes).
+    const cut = (b: Buffer) => b.subarray(0, b.length - 20);
+    const misfit = (b: Buffer) => Buffer.from(b.toString("utf8").replace('"owner":[0', '"owner":[9'));
+    expect(misfit(planted).equals(planted)).toBe(false);
     let value = 5;
-    for (const damage of [
-      (b: Buffer) => b.subarray(0, b.length - 20),
-      (b: Buffer) => Buffer.from(b.toString("utf8").replace('"owner":[', '"owner":[99,')),
-    ]) {
-      fs.writeFileSync(snapshotFile(dir), damage(kept));
+    for (const [bytes, shows] of [
+      [planted, "Count = 4"],
+      [cut(planted), "Count = 0"],
+      [misfit(planted), "Count = 0"],
+    ] as const) {
+      fs.writeFileSync(snapshotFile(dir), bytes);
       const w = await quick(dir);
-      expect(textOf(w, "a")).toContain("Count = 0");
+      expect(textOf(w, "a")).toContain(shows);
       const r = await w.store.replace({ qname: "slot.b", body: `Count = ${value++}` });
       expect(r.ok, r.ok ? "" : r.error.message).toBe(true);
       await w.close();
     }
     // A full open folds the pending writes into the document: op-log.jsonl is of another state.
-    fs.writeFileSync(snapshotFile(dir), kept);
-    plant(dir, "a", "Count = 0", "Count = 41");
+    fs.writeFileSync(snapshotFile(dir), planted);
     await (await open(dir)).close();
     const after = await quick(dir);
     expect(textOf(after, "a")).toContain("Count = 0");

@@ -200,6 +200,9 @@ export class Graph {
     // Place what can be placed, in the deterministic order of the new ops among themselves.
     const candidates = [...this.pendingOps(), ...fresh];
     const { order } = causalOrder(candidates, (id) => this.causality.has(id));
+    // What was placed, by id: asking the causal order whether an op older than its last is placed
+    // fills its index of every op-id (18 ms at 100,000 ops, for a write that receives a few).
+    const placedNow = new Set<OpId>();
     for (const op of order) {
       if (!this.causality.canAppend(op)) {
         if (this.parent !== undefined)
@@ -210,8 +213,9 @@ export class Graph {
       this.causality.append(op);
       this.st.pending.delete(op["op-id"]);
       this.place(op);
+      placedNow.add(op["op-id"]);
     }
-    for (const op of candidates) if (!this.causality.has(op["op-id"])) this.st.pending.set(op["op-id"], op);
+    for (const op of candidates) if (!placedNow.has(op["op-id"])) this.st.pending.set(op["op-id"], op);
     return { added: fresh, refolded: false };
   }
 
