@@ -299,7 +299,7 @@ export function createContext(
     // A held store is live (it takes in every other writer's ops as it is read): read from it.
     if (full !== undefined || stores !== undefined) return openFull();
     // Not current, or no workspace: the full open (which says what is wrong, if anything).
-    read ??= (async () => (await readFromFiles(storeDir ?? io.cwd, author, io.env)) ?? openFull())();
+    read ??= (async () => (await readFromFiles(storeDir ?? io.cwd, author, io.env, verb)) ?? openFull())();
     return read;
   }
 
@@ -327,6 +327,9 @@ export function createContext(
   };
 }
 
+/** Read verbs whose store takes its graph up from a kept fold snapshot (see `readFromFiles`). */
+const SEEDED_VERBS = new Set(["check"]);
+
 /**
  * The read store served from the workspace's op-log.jsonl, when the storage shows it current
  * (storage-automerge's read path): no Automerge loaded. Undefined when it does not serve.
@@ -335,6 +338,7 @@ async function readFromFiles(
   dir: string,
   author: string,
   env: Readonly<Record<string, string | undefined>>,
+  verb: string,
 ): Promise<HeldStore | undefined> {
   if (env.KUMIKI_READ_SNAPSHOT === "off") return undefined;
   const [sr, rc] = await Promise.all([loadStorageRead(), loadReadCore()]);
@@ -351,7 +355,14 @@ async function readFromFiles(
       // released and before this first read: `main` runs the verb again, opened in full.
       throw new SnapshotUnreadable(paths.opLog);
     },
-    { wireChecked: () => held.wireChecked },
+    {
+      wireChecked: () => held.wireChecked,
+      // op-log.jsonl's fold a write in its own process kept: a check that must check takes its
+      // graph up from it rather than reading and folding every op. Not for the other read verbs:
+      // one that walks every definition (export, a list of all) reads every row, which costs about
+      // what reading and folding the ops does.
+      ...(SEEDED_VERBS.has(verb) ? { seed: () => held.fold?.(CHECK_STAMP) } : {}),
+    },
   );
   const store = rc.openStore({ log, author });
   if (!store.ok) throw fromRejection(store.error);

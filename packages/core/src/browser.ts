@@ -129,7 +129,7 @@ export {
   type QualifiedName,
   type Selector as DefinitionSelector,
 } from "./store/selector.js";
-export { SnapshotOpLog } from "./store/snapshot-op-log.js";
+export { SnapshotOpLog, type SnapshotSeed } from "./store/snapshot-op-log.js";
 export { Store } from "./store/store.js";
 export type {
   ApplyOptions,

@@ -6,6 +6,8 @@
  * storage-automerge user) compiles them once. (It shipped as a bundle of its own until 0.x, for the
  * CLI's start-up, which now bundles itself: scripts/bundle-cli.mjs.)
  */
+
+export type { FoldSnapshot, FoldSnapshotHead } from "./graph/fold-snapshot.js";
 export { isLayer, LAYERS, type Layer } from "./lang/layers.js";
 export type { Result } from "./lang/result.js";
 export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";
@@ -22,7 +24,7 @@ export {
 export { MemoryOpLog } from "./store/memory-op-log.js";
 export type { StoredOp } from "./store/op-log.js";
 export { parseQualifiedName, parseSelector, type QualifiedName } from "./store/selector.js";
-export { SnapshotOpLog } from "./store/snapshot-op-log.js";
+export { SnapshotOpLog, type SnapshotSeed } from "./store/snapshot-op-log.js";
 // The store layer's factory: no checker in the write gate (this entry is for reading; write
 // through the main entry, whose openStore has the checker), so the checker is not bundled here.
 export { openStoreWith as openStore, type Store } from "./store/store.js";

@@ -7,9 +7,10 @@
  * on close, so the first read after a write is served from here too.
  */
 import path from "node:path";
-import type { StoredOp } from "@kumiki-graph/core/read";
+import type { SnapshotSeed, StoredOp } from "@kumiki-graph/core/read";
 import { chunkStampsIn } from "./chunk-files.js";
 import { FileLock } from "./file-lock.js";
+import { FoldSnapshotFile } from "./fold-snapshot-file.js";
 import { HeldOps } from "./held-ops.js";
 import { OpLogFile } from "./op-log-file.js";
 import { type PendingBundle, PendingBundles } from "./pending-bundles.js";
@@ -47,6 +48,13 @@ export interface WorkspaceOps<T extends StoredOp = StoredOp> {
    * {@link CheckCacheFile} is bound to. (`ops` can still be undefined then, if a line does not parse.)
    */
   readonly state?: string;
+  /**
+   * op-log.jsonl's fold kept by the build `stamp` (fold-snapshot-file.ts) for the state the file
+   * is in, with the pending bundles' ops after it: what a store takes its graph up from without
+   * reading op-log.jsonl (core's `SnapshotSeed`). Undefined when none is kept for it; absent when
+   * the file is not current.
+   */
+  fold?(stamp: string): SnapshotSeed<T> | undefined;
 }
 
 /**
@@ -87,13 +95,14 @@ export async function readWorkspaceOps<T extends StoredOp = StoredOp>(
     if (got === undefined) return { ok: true, value: { paths, config, ops: undefined, wireChecked: 0 } };
     let ops: readonly T[] | undefined | null = null;
     let checked = 0;
-    const { ops: fileOps, state, pending, wire } = got;
+    const { ops: fileOps, state, pending, wire, heads } = got;
     return {
       ok: true,
       value: {
         paths,
         config,
         state,
+        fold: (stamp) => seedOf<T>(new FoldSnapshotFile(paths, opsState(documentId, heads), stamp), pending),
         get ops() {
           if (ops === null) {
             // Read now, not under the lock: the vouched file's ops or none (then the
@@ -171,4 +180,31 @@ export function readStoredFiles<T extends StoredOp = StoredOp>(
   } finally {
     mirror.dispose();
   }
+}
+
+/**
+ * The seed of a store over op-log.jsonl's kept fold (`file`) and the pending bundles beside the
+ * document: their ops the file does not hold, each once, in the order a quick write takes them.
+ */
+function seedOf<T extends StoredOp>(
+  file: FoldSnapshotFile,
+  pending: readonly PendingBundle<T>[],
+): SnapshotSeed<T> | undefined {
+  const kept = file.read();
+  if (kept === undefined) return undefined;
+  const ids = kept.snapshot.head.causal.ids;
+  let greatest = "";
+  for (const id of ids) if (id > greatest) greatest = id;
+  let held: Set<string> | undefined;
+  const tail = new HeldOps<T>();
+  for (const bundle of pending)
+    tail.take(
+      bundle.ops.filter((op) => {
+        const id = op["op-id"];
+        if (id > greatest) return true;
+        held ??= new Set(ids);
+        return !held.has(id);
+      }),
+    );
+  return { snapshot: kept.snapshot, count: ids.length, tail: tail.ops, close: kept.close };
 }

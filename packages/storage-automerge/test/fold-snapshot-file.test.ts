@@ -7,9 +7,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { openStore, SnapshotOpLog } from "@kumiki-graph/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { openWorkspaceStore, type WorkspaceStore } from "../src/open-store.js";
 import { openQuickWrite, type QuickWorkspaceStore } from "../src/quick-write.js";
+import { readWorkspaceOps } from "../src/workspace-read.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -150,6 +152,39 @@ describe("a quick write over a kept fold snapshot", () => {
     expect(defs.find((d) => d.name === "s70")?.text).toContain("Count = 77");
     expect(defs.find((d) => d.name === "s69")?.text).toContain("Count = 69");
     await w.close();
+  });
+
+  it("seeds a read store over op-log.jsonl (the read path) too, with the pending writes after it", async () => {
+    const dir = await workspace();
+    const w1 = await quick(dir);
+    await w1.store.add({ layer: "slot", name: "d", body: "Count = 1" });
+    await w1.close();
+    const w2 = await quick(dir);
+    await w2.store.replace({ qname: "slot.b", body: "Count = 2" });
+    await w2.close();
+    plant(dir, "a", "Count = 0", "Count = 4");
+    const readStore = async (stamp: string) => {
+      const read = await readWorkspaceOps(dir);
+      if (!read.ok) throw new Error(read.error.message);
+      const held = read.value;
+      const log = new SnapshotOpLog(() => held.ops!, { seed: () => held.fold?.(stamp) });
+      const opened = openStore({ log, author: "agent:read" });
+      if (!opened.ok) throw new Error(opened.error.message);
+      const defs = opened.value
+        .read()
+        .definitions()
+        .map((d) => [d.qname, d.text.trim()]);
+      await opened.value.close();
+      return defs;
+    };
+    const seeded = await readStore("build-1");
+    // Taken up from the snapshot (the plant shows), the two pending writes on top of it.
+    expect(seeded).toContainEqual(["slot.a", "slot a : Count = 4"]);
+    expect(seeded).toContainEqual(["slot.b", "slot b : Count = 2"]);
+    expect(seeded).toContainEqual(["slot.d", "slot d : Count = 1"]);
+    // Another build's store folds op-log.jsonl: the same but for the plant.
+    const folded = await readStore("build-2");
+    expect(folded.map(([q, t]) => (q === "slot.a" ? [q, "slot a : Count = 4"] : [q, t]))).toEqual(seeded);
   });
 
   it("is not taken of another state of op-log.jsonl, of another build, or when it does not read", async () => {

@@ -18,7 +18,7 @@ import type { FoldState } from "./fold-state.js";
 /**
  * What a restored graph reads first (see the module comment). Compact, since every write parses
  * it: a definition is named by its row's index, and the name indexes keep only what the rows'
- * names do not say (see {@link headIndexes}).
+ * names do not say (see `headIndexes`).
  */
 export interface FoldSnapshotHead {
   readonly v: 1;
@@ -43,7 +43,7 @@ export interface FoldSnapshotHead {
   readonly records: readonly number[];
 }
 
-/** A fold snapshot: its head, and each definition's row as JSON text (see {@link encodeFold}). */
+/** A fold snapshot: its head, and each definition's row as JSON text (`Graph.snapshot` makes one). */
 export interface FoldSnapshot {
   readonly head: FoldSnapshotHead;
   /** How many rows there are (one per entry of `head.defs`). */

@@ -566,7 +566,8 @@ export class Graph {
     let length = 0;
     while (length < held.length && held[length] === 1) length++;
     for (let i = length; i < held.length; i++) if (held[i] === 1) return undefined;
-    const later = this.causality.ops.slice(length);
+    // Only those ops read (a graph taken up from a snapshot reads no other row for them).
+    const later = this.causality.opsFrom(length);
     return later.some(isControlOp) ? undefined : later;
   }
 
@@ -823,17 +824,28 @@ export class Graph {
     }
   }
 
-  /** Where the graph stands. */
-  status(): GraphStatus {
+  /** How many definitions live (a restored graph's unread rows counted from its snapshot's head). */
+  liveCount(): number {
     let live = 0;
     if (this.restored === undefined) {
       for (const s of this.st.defs.values()) if (s.alive) live++;
-    } else {
-      // Unread rows counted from the snapshot's head, without a summary object each.
-      const { head, rowOf } = this.restored;
-      for (const [id, s] of this.st.defs.peekEntries())
-        if (s === undefined ? head.defs[rowOf.get(id)!]![3] : s.alive) live++;
+      return live;
     }
+    // Without a summary object each.
+    const { head, rowOf } = this.restored;
+    for (const [id, s] of this.st.defs.peekEntries())
+      if (s === undefined ? head.defs[rowOf.get(id)!]![3] : s.alive) live++;
+    return live;
+  }
+
+  /** Whether the graph holds definition `id` (live or removed), without reading a restored graph's row. */
+  holdsDefinition(id: DefId): boolean {
+    return this.st.defs.has(id);
+  }
+
+  /** Where the graph stands. */
+  status(): GraphStatus {
+    const live = this.liveCount();
     return {
       ops: this.causality.size + this.st.pending.size,
       pending: this.st.pending.size,

@@ -220,13 +220,17 @@ export class LiveCheck {
 
   /** Brings a check of `past` (another fold of an earlier state) to `graph`, at `heads`. */
   private catchUp(graph: OpGraph, past: OpGraph, heads: string): void {
-    // The two folds share no body objects, so what changed is found by content.
+    // The two folds share no body objects, so what changed is found by content. A definition the
+    // graph (taken up from a snapshot) has not read is as the snapshot kept it, in the past too:
+    // the past is a fork of it or a fold of the ops before, and an op since would have read it.
     const changed = new Set<DefId>();
-    for (const s of graph.definitions()) {
+    for (const s of graph.summaries()) {
       const was = this.states.get(s.def);
-      if (was === undefined || !sameContent(was, s, graph)) changed.add(s.def);
+      if (was === undefined) changed.add(s.def);
+      else if (s.state === undefined && was.body === undefined) continue;
+      else if (!sameContent(was, s.state ?? graph.definition(s.def)!, graph)) changed.add(s.def);
     }
-    for (const id of this.states.keys()) if (graph.definition(id) === undefined) changed.add(id);
+    for (const id of this.states.keys()) if (!graph.holdsDefinition(id)) changed.add(id);
     // Who shows under a contested name turns on each claimant's name op, which can change while
     // the name stays (two peers renaming it to one name): who shows is compared too.
     const [hiddenBefore, hiddenNow] = [past.shadowed(), graph.shadowed()];
@@ -235,7 +239,7 @@ export class LiveCheck {
     this.graph = graph;
     const dirty = this.refresh(graph, changed);
     // What was not re-read reads the same here: later syncs compare with this graph's bodies.
-    for (const s of graph.definitions()) if (!dirty.has(s.def)) this.states.set(s.def, seen(s));
+    for (const s of graph.summaries()) if (!dirty.has(s.def)) this.states.set(s.def, seenOf(s));
     this.key = heads;
     if (dirty.size > 0) this.current = this.withUnparsed(this.checker.update(dirty));
   }

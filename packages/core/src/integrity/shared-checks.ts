@@ -126,8 +126,7 @@ function fromPast(
 const PAST_OPS_PER_DEFINITION = 40;
 
 function pastCheaperThanFull(graph: OpGraph): boolean {
-  let live = 0;
-  for (const s of graph.definitions()) if (s.alive) live++;
+  const live = graph.liveCount();
   // The last op placed is a head: the placed ops are its position and those before it.
   let ops = 0;
   for (const h of graph.heads()) ops = Math.max(ops, (graph.positionOf(h) ?? -1) + 1);

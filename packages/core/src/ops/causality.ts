@@ -67,13 +67,16 @@ export function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** A causal order as arrays, by position (see {@link Causality.parts}). */
+/** A causal order as arrays, by position (what a fold snapshot keeps of it: `Causality.parts`). */
 export interface CausalParts {
   readonly ids: readonly OpId[];
   /** Op i's parents are `parentList[parentStart[i] .. parentStart[i + 1])`. */
   readonly parentStart: readonly number[];
   readonly parentList: readonly number[];
-  /** Per position, the latest dominator at or before it (see {@link Causality}). */
+  /**
+   * Per position, the latest dominator at or before it: the latest op placed, at or before it,
+   * that had every op placed before it as an ancestor.
+   */
   readonly dom: readonly number[];
   /** The positions no op has as a parent. */
   readonly heads: readonly number[];
@@ -212,6 +215,13 @@ export class Causality<T extends CausalOp = CausalOp> {
   get ops(): readonly T[] {
     if (this.unread > 0) for (let i = 0; i < this.placed.length; i++) this.opAt(i);
     return this.placed as readonly T[];
+  }
+
+  /** The placed ops from position `from` on, in causal order (only those read, in a restored order). */
+  opsFrom(from: number): T[] {
+    const out: T[] = [];
+    for (let i = Math.max(0, from); i < this.placed.length; i++) out.push(this.opAt(i));
+    return out;
   }
 
   /** The position of a placed op in the causal order. */

@@ -53,8 +53,13 @@ export class CowMap<K, V> {
     for (const [k, v] of this.own) if (v === UNREAD) this.readOne(k);
   }
 
+  /** Whether the map holds `key` (an unread value is held: it is not read for this). */
   has(key: K): boolean {
-    return this.get(key) !== undefined;
+    const v = this.own.get(key);
+    if (v === UNREAD) return true;
+    if (v === GONE) return false;
+    if (v !== undefined || this.base === undefined) return v !== undefined;
+    return this.base.has(key);
   }
 
   set(key: K, value: V): void {

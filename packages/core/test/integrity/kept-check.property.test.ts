@@ -274,9 +274,17 @@ describe("a check kept by one process and resumed by another", () => {
             for (const step of steps) await step(peer.value);
             ops.push(...peer.value.read().graph.ops());
           }
+          // A third store as a quick write opens one (its graph taken up from a fold snapshot),
+          // going on from its own copy of the kept state.
+          const keptCopy = new MemoryKept();
+          for (const [k, v] of kept.states) keptCopy.states.set(k, v);
           const [resumed, full] = [reopen(origin, kept), reopen(origin)];
-          for (const s of [resumed, full]) expect((await s.ingest(ops)).ok).toBe(true);
+          const seeded = reopen(origin, keptCopy, []);
+          for (const s of [resumed, full, seeded]) expect((await s.ingest(ops)).ok).toBe(true);
           const fresh = new LiveCheck(resumed.read().graph, {}).diagnostics();
+          const seededCheck = liveCheckOf(seeded, {}, keptCopy);
+          expect(seededCheck.resumed).toBe(true);
+          expect(seededCheck.diagnostics()).toEqual(fresh);
           const check = liveCheckOf(resumed, {}, kept);
           // Every kept state was taken: of the graph's heads, or of heads it has moved past.
           expect(check.resumed).toBe(true);
@@ -285,11 +293,12 @@ describe("a check kept by one process and resumed by another", () => {
           expect(check.diagnostics()).toEqual(fresh);
           expect(checkStore(resumed).diagnostics).toEqual(fresh);
           // The gate of the next write, on the check gone on from: as a fully checked store's.
-          const [a, b] = [await write(resumed), await write(full)];
+          const [a, b, c] = [await write(resumed), await write(full), await write(seeded)];
           expect(a).toEqual(b);
-          expect(checkStore(resumed).diagnostics).toEqual(
-            new LiveCheck(resumed.read().graph, {}).diagnostics(),
-          );
+          expect(c).toEqual(a);
+          const after = new LiveCheck(resumed.read().graph, {}).diagnostics();
+          expect(checkStore(resumed).diagnostics).toEqual(after);
+          expect(checkStore(seeded).diagnostics).toEqual(after);
         },
       ),
       { numRuns: 80 },
