@@ -43,6 +43,28 @@ export interface KeptFoldSnapshot {
   close(): void;
 }
 
+/**
+ * The op-ids a snapshot's graph holds, asked one at a time: an op-id greater than all of them (a
+ * write's fresh one) is answered without the set of them, which is made when first needed.
+ */
+export function heldBySnapshot(snapshot: FoldSnapshot): {
+  readonly count: number;
+  holds(id: string): boolean;
+} {
+  const ids = snapshot.head.causal.ids;
+  let greatest = "";
+  for (const id of ids) if (id > greatest) greatest = id;
+  let set: Set<string> | undefined;
+  return {
+    count: ids.length,
+    holds(id) {
+      if (id > greatest) return false;
+      set ??= new Set(ids);
+      return set.has(id);
+    },
+  };
+}
+
 /** The snapshot file bound to `state` (op-log.jsonl's, without pending bundles: `opsState`). */
 export class FoldSnapshotFile {
   private readonly file: string;

@@ -14,7 +14,7 @@
 import path from "node:path";
 import { copyStoredOp, type FoldSnapshot, Graph, type OpLog, type StoredOp } from "@kumiki-graph/core";
 import { FileLock } from "./file-lock.js";
-import { FoldSnapshotFile } from "./fold-snapshot-file.js";
+import { FoldSnapshotFile, heldBySnapshot } from "./fold-snapshot-file.js";
 import { HeldOps } from "./held-ops.js";
 import type { WorkspaceStore, WorkspaceStoreError } from "./open-store.js";
 import { PendingBundles } from "./pending-bundles.js";
@@ -131,10 +131,8 @@ function readQuick(
  */
 interface Prefix {
   readonly count: number;
-  /** The greatest op-id among them ("" for none). */
-  readonly greatest: string;
-  /** Their op-ids (made when first asked). */
-  ids(): ReadonlySet<string>;
+  /** Whether an op with this op-id is among them. */
+  holds(id: string): boolean;
   /** The ops, read now (undefined: the file no longer reads as vouched). */
   ops(): readonly StoredOp[] | undefined;
   /** How many of the first ops passed the wire schema when written (see `OpLog.wireChecked`). */
@@ -148,19 +146,12 @@ function prefixOfSnapshot(
   read: () => readonly StoredOp[] | undefined,
   wire: boolean,
 ): Prefix {
-  const ids = snapshot.head.causal.ids;
-  let greatest = "";
-  for (const id of ids) if (id > greatest) greatest = id;
-  let set: Set<string> | undefined;
+  const held = heldBySnapshot(snapshot);
   return {
-    count: ids.length,
-    greatest,
-    ids: () => {
-      set ??= new Set(ids);
-      return set;
-    },
+    count: held.count,
+    holds: (id) => held.holds(id),
     ops: read,
-    wireChecked: wire ? ids.length : 0,
+    wireChecked: wire ? held.count : 0,
     snapshot: () => snapshot,
   };
 }
@@ -168,17 +159,10 @@ function prefixOfSnapshot(
 function prefixOfOps(ops: readonly StoredOp[], wire: boolean, kept: FoldSnapshotFile | undefined): Prefix {
   const held = new HeldOps();
   held.take(ops);
-  let greatest = "";
-  for (const op of held.ops) if (op["op-id"] > greatest) greatest = op["op-id"];
-  let set: Set<string> | undefined;
   let made: { snapshot: FoldSnapshot | undefined } | undefined;
   return {
     count: held.ops.length,
-    greatest,
-    ids: () => {
-      set ??= new Set(held.ops.map((o) => o["op-id"]));
-      return set;
-    },
+    holds: (id) => held.holds(id),
     ops: () => held.ops,
     wireChecked: wire ? held.ops.length : 0,
     snapshot: () => {
@@ -236,9 +220,7 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   }
 
   private holds(id: string): boolean {
-    if (this.tailIds.has(id)) return true;
-    // Fresh op-ids are greater than every op-id of the file: no set of them needed.
-    return id <= this.prefix.greatest && this.prefix.ids().has(id);
+    return this.tailIds.has(id) || this.prefix.holds(id);
   }
 
   private takeTail(ops: readonly T[]): T[] {

@@ -10,7 +10,7 @@ import path from "node:path";
 import type { SnapshotSeed, StoredOp } from "@kumiki-graph/core/read";
 import { chunkStampsIn } from "./chunk-files.js";
 import { FileLock } from "./file-lock.js";
-import { FoldSnapshotFile } from "./fold-snapshot-file.js";
+import { FoldSnapshotFile, heldBySnapshot } from "./fold-snapshot-file.js";
 import { HeldOps } from "./held-ops.js";
 import { OpLogFile } from "./op-log-file.js";
 import { type PendingBundle, PendingBundles } from "./pending-bundles.js";
@@ -192,19 +192,8 @@ function seedOf<T extends StoredOp>(
 ): SnapshotSeed<T> | undefined {
   const kept = file.read();
   if (kept === undefined) return undefined;
-  const ids = kept.snapshot.head.causal.ids;
-  let greatest = "";
-  for (const id of ids) if (id > greatest) greatest = id;
-  let held: Set<string> | undefined;
+  const held = heldBySnapshot(kept.snapshot);
   const tail = new HeldOps<T>();
-  for (const bundle of pending)
-    tail.take(
-      bundle.ops.filter((op) => {
-        const id = op["op-id"];
-        if (id > greatest) return true;
-        held ??= new Set(ids);
-        return !held.has(id);
-      }),
-    );
-  return { snapshot: kept.snapshot, count: ids.length, tail: tail.ops, close: kept.close };
+  for (const bundle of pending) tail.take(bundle.ops.filter((op) => !held.holds(op["op-id"])));
+  return { snapshot: kept.snapshot, count: held.count, tail: tail.ops, close: kept.close };
 }

@@ -272,6 +272,8 @@ export class Graph {
   }
 
   private reset(): void {
+    // A fold from scratch reads nothing from a snapshot any more.
+    this.restored = undefined;
     this.causality = new Causality();
     // Quarantined inputs stay: they are what was held but never folded, whatever is folded next.
     this.st = newFoldState(this.st.quarantine);
