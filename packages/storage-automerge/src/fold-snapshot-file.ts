@@ -52,14 +52,17 @@ export function heldBySnapshot(snapshot: FoldSnapshot): {
   holds(id: string): boolean;
 } {
   const ids = snapshot.head.causal.ids;
+  // The snapshot's ops are the first `count`: a graph taken up from it appends its own to the
+  // same array (core's `Causality.restore` takes it), which are not the snapshot's.
+  const count = ids.length;
   let greatest = "";
-  for (const id of ids) if (id > greatest) greatest = id;
+  for (let i = 0; i < count; i++) if (ids[i]! > greatest) greatest = ids[i]!;
   let set: Set<string> | undefined;
   return {
-    count: ids.length,
+    count,
     holds(id) {
       if (id > greatest) return false;
-      set ??= new Set(ids);
+      set ??= new Set(ids.slice(0, count));
       return set.has(id);
     },
   };

@@ -7,8 +7,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { openStore, SnapshotOpLog } from "@kumiki-graph/core";
+import { type FoldSnapshot, openStore, SnapshotOpLog } from "@kumiki-graph/core";
 import { afterEach, describe, expect, it } from "vitest";
+import { heldBySnapshot } from "../src/fold-snapshot-file.js";
 import { openWorkspaceStore, type WorkspaceStore } from "../src/open-store.js";
 import { openQuickWrite, type QuickWorkspaceStore } from "../src/quick-write.js";
 import { readWorkspaceOps } from "../src/workspace-read.js";
@@ -65,6 +66,23 @@ function plant(dir: string, name: string, from: string, to: string): void {
 }
 
 const textOf = (w: QuickWorkspaceStore, name: string) => w.store.read().lookup("slot", name)?.text;
+
+describe("heldBySnapshot", () => {
+  it("answers for the snapshot's ops, not those a graph taken up from it appended to its arrays", () => {
+    const ids = ["op_b", "op_d"];
+    const snapshot = { head: { causal: { ids } }, rows: 0, row: () => "" } as unknown as FoldSnapshot;
+    const held = heldBySnapshot(snapshot);
+    // A graph taken up from the snapshot places a pending op (of a clock behind) on the same array.
+    ids.push("op_a");
+    expect([
+      held.count,
+      held.holds("op_b"),
+      held.holds("op_d"),
+      held.holds("op_a"),
+      held.holds("op_z"),
+    ]).toEqual([2, true, true, false, false]);
+  });
+});
 
 describe("a quick write over a kept fold snapshot", () => {
   it("keeps op-log.jsonl's fold at the first write and takes its graph up from it at the next", async () => {

@@ -122,10 +122,10 @@ export class Causality<T extends CausalOp = CausalOp> {
   private heads: number[] = [];
 
   /**
-   * A causal order as {@link parts} gave it (the arrays are taken, not copied), its ops read on
-   * demand: `read(position)` must hand the op at that position (and any others it reads along)
-   * to {@link restoreOp}. What a graph restored from a fold snapshot holds: at 100,000 ops most
-   * are never looked at by a write.
+   * A causal order as {@link parts} gave it (the arrays are taken, not copied: it appends to
+   * them), its ops read on demand: `read(position)` must hand the op at that position (and any
+   * others it reads along) to {@link restoreOp}. What a graph restored from a fold snapshot holds:
+   * at 100,000 ops most are never looked at by a write.
    */
   static restore<T extends CausalOp>(parts: CausalParts, read: (position: number) => void): Causality<T> {
     const c = new Causality<T>();
