@@ -15,8 +15,12 @@ export class HeldOps<T extends StoredOp = StoredOp> {
   private ids: Set<string> | undefined;
   private greatest = "";
 
-  /** Whether an op with this op-id is held. */
+  /** `before`: whether an op-id is held before these ops (not taken again: op-log.jsonl's, by its snapshot). */
+  constructor(private readonly before?: (id: string) => boolean) {}
+
+  /** Whether an op with this op-id is held (here, or before). */
   holds(id: string): boolean {
+    if (this.before?.(id) === true) return true;
     if (id > this.greatest) return false;
     if (this.ids === undefined) this.ids = new Set(this.ops.map((op) => op["op-id"]));
     return this.ids.has(id);

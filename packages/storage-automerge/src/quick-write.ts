@@ -192,8 +192,7 @@ function prefixOfOps(ops: readonly StoredOp[], wire: boolean, kept: FoldSnapshot
  */
 class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   /** The pending bundles' ops and this log's appends, none an op of the prefix or held twice. */
-  private readonly tail: T[] = [];
-  private readonly tailIds = new Set<string>();
+  private readonly tail: HeldOps<T>;
   /** Every op (the prefix read), once someone asked for them all. */
   private every: T[] | undefined;
   private readonly names: string[];
@@ -210,6 +209,7 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     private readonly pending: PendingBundles,
     private readonly lock: FileLock,
   ) {
+    this.tail = new HeldOps<T>((id) => prefix.holds(id));
     for (const b of bundles) this.takeTail(b.ops as readonly T[]);
     this.names = bundles.map((b) => b.name);
   }
@@ -219,21 +219,10 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     return this.prefix.wireChecked;
   }
 
-  private holds(id: string): boolean {
-    return this.tailIds.has(id) || this.prefix.holds(id);
-  }
-
-  private takeTail(ops: readonly T[]): T[] {
-    const fresh: T[] = [];
-    for (const op of ops) {
-      const id = op["op-id"];
-      if (this.holds(id)) continue;
-      this.tailIds.add(id);
-      this.tail.push(op);
-      this.every?.push(op);
-      fresh.push(op);
-    }
-    return fresh;
+  private takeTail(ops: readonly T[]): void {
+    const from = this.tail.ops.length;
+    this.tail.take(ops);
+    for (let i = from; i < this.tail.ops.length; i++) this.every?.push(this.tail.ops[i]!);
   }
 
   /** The state these ops are in (see {@link QuickWorkspaceStore.state}). */
@@ -247,7 +236,7 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     if (this.every === undefined) {
       const first = this.prefix.ops();
       if (first === undefined) throw new Error("op-log.jsonl changed under the storage lock");
-      this.every = [...(first as readonly T[]), ...this.tail];
+      this.every = [...(first as readonly T[]), ...this.tail.ops];
     }
     return this.every;
   }
@@ -258,11 +247,11 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
   }
 
   heldCount(): number {
-    return this.prefix.count + this.tail.length;
+    return this.prefix.count + this.tail.ops.length;
   }
 
   since(from: number): readonly T[] {
-    return from >= this.prefix.count ? this.tail.slice(from - this.prefix.count) : this.all().slice(from);
+    return from >= this.prefix.count ? this.tail.ops.slice(from - this.prefix.count) : this.all().slice(from);
   }
 
   async append(ops: readonly T[]): Promise<readonly T[]> {
@@ -270,7 +259,7 @@ class PendingOpLog<T extends StoredOp = StoredOp> implements OpLog<T> {
     const batch = new Map<string, T>();
     for (const op of ops) {
       const copy = copyStoredOp(op);
-      if (!this.holds(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
+      if (!this.tail.holds(copy["op-id"]) && !batch.has(copy["op-id"])) batch.set(copy["op-id"], copy);
     }
     const fresh = [...batch.values()];
     if (fresh.length === 0) return [];

@@ -193,7 +193,7 @@ function seedOf<T extends StoredOp>(
   const kept = file.read();
   if (kept === undefined) return undefined;
   const held = heldBySnapshot(kept.snapshot);
-  const tail = new HeldOps<T>();
-  for (const bundle of pending) tail.take(bundle.ops.filter((op) => !held.holds(op["op-id"])));
+  const tail = new HeldOps<T>((id) => held.holds(id));
+  for (const bundle of pending) tail.take(bundle.ops);
   return { snapshot: kept.snapshot, count: held.count, tail: tail.ops, close: kept.close };
 }

@@ -103,13 +103,13 @@ export function encodeFold(
   }
   if (owner.includes(-1)) return undefined;
   const ref = (id: DefId): number | DefId => rowOf.get(id) ?? id;
-  const derived = derivedIndexes(defs.map((d, i) => [i, d[1], d[2], d[3]] as const));
+  const derived = derivedIndexes([...rowOf.keys()], defs);
   const names: [string, number[]][] = [];
   for (const [k, v] of st.names.entries())
-    if (!sameList(v.map(ref), derived.names.get(k))) names.push([k, v.map((id) => rowOf.get(id)!)]);
+    if (!sameList(v, derived.names.get(k))) names.push([k, v.map((id) => rowOf.get(id)!)]);
   const nameHistory: [string, (number | DefId)[]][] = [];
   for (const [k, v] of st.nameHistory.entries())
-    if (!sameList(v.map(ref), derived.nameHistory.get(k))) nameHistory.push([k, v.map(ref)]);
+    if (!sameList(v, derived.nameHistory.get(k))) nameHistory.push([k, v.map(ref)]);
   return {
     head: {
       v: 1,
@@ -134,22 +134,29 @@ function sameList<T>(a: readonly T[], b: readonly T[] | undefined): boolean {
   return b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-/** The name indexes the rows' own names make: live rows per name, and every row per name, in row order. */
-function derivedIndexes(rows: Iterable<readonly [number, Layer, string, boolean]>): {
-  names: Map<string, number[]>;
-  nameHistory: Map<string, number[]>;
-} {
-  const names = new Map<string, number[]>();
-  const nameHistory = new Map<string, number[]>();
-  const add = (m: Map<string, number[]>, k: string, i: number) => {
-    const l = m.get(k);
-    if (l === undefined) m.set(k, [i]);
-    else l.push(i);
-  };
-  for (const [i, layer, name, alive] of rows) {
-    const k = `${layer}:${name}`;
-    if (alive) add(names, k, i);
-    add(nameHistory, k, i);
+/**
+ * The name indexes the rows' own names make — the live rows per name, and every row per name, in
+ * row order — by the rows' identities (`ids`). What the head's name lists stand beside: the
+ * snapshot keeps only the lists that differ. Plain loops in one pass: a write in a process of its
+ * own (not optimized) runs this once, over every row.
+ */
+function derivedIndexes(
+  ids: readonly DefId[],
+  defs: FoldSnapshotHead["defs"],
+): { names: Map<string, DefId[]>; nameHistory: Map<string, DefId[]> } {
+  const names = new Map<string, DefId[]>();
+  const nameHistory = new Map<string, DefId[]>();
+  for (let i = 0; i < defs.length; i++) {
+    const d = defs[i]!;
+    const id = ids[i]!;
+    const k = `${d[1]}:${d[2]}`;
+    const h = nameHistory.get(k);
+    if (h === undefined) nameHistory.set(k, [id]);
+    else h.push(id);
+    if (!d[3]) continue;
+    const l = names.get(k);
+    if (l === undefined) names.set(k, [id]);
+    else l.push(id);
   }
   return { names, nameHistory };
 }
@@ -164,25 +171,8 @@ export function headIndexes(head: FoldSnapshotHead): {
   nameHistory: Map<string, readonly DefId[]>;
   referrers: [DefId, DefId[]][];
 } {
-  // Plain loops in one pass: this runs once per write in a process that has not optimized it.
-  const n = head.defs.length;
-  const ids = new Array<DefId>(n);
-  const names = new Map<string, DefId[]>();
-  const nameHistory = new Map<string, DefId[]>();
-  for (let i = 0; i < n; i++) {
-    const d = head.defs[i]!;
-    const ref = d[0];
-    const id = typeof ref === "number" ? defIdOfOp(head.causal.ids[ref]!) : ref;
-    ids[i] = id;
-    const k = `${d[1]}:${d[2]}`;
-    const h = nameHistory.get(k);
-    if (h === undefined) nameHistory.set(k, [id]);
-    else h.push(id);
-    if (!d[3]) continue;
-    const l = names.get(k);
-    if (l === undefined) names.set(k, [id]);
-    else l.push(id);
-  }
+  const ids = head.defs.map(([ref]) => (typeof ref === "number" ? defIdOfOp(head.causal.ids[ref]!) : ref));
+  const { names, nameHistory } = derivedIndexes(ids, head.defs);
   const id = (r: number | DefId): DefId => (typeof r === "number" ? ids[r]! : r);
   for (const [k, rows] of head.names) names.set(k, rows.map(id));
   for (const [k, rows] of head.nameHistory) nameHistory.set(k, rows.map(id));
