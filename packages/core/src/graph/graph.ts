@@ -543,6 +543,7 @@ export class Graph {
       past.replaceState(def, state);
     }
     past.forgetClaims(later, before);
+    past.undoneDefs = new Set(later.map((op) => (op as Op).def));
     // The state had no dangling reference (the graph keeps none, and none was rolled back): a
     // replay that shows one is not that state.
     const suspects = [...new Set(past.suspects.splice(0))];
@@ -552,6 +553,16 @@ export class Graph {
     }
     return past;
   }
+
+  /**
+   * For a graph {@link asOf} made: the definitions the ops it undid target — every other
+   * definition's state, and who shows under every other name, is the present graph's. Undefined
+   * for any other graph.
+   */
+  get undone(): ReadonlySet<DefId> | undefined {
+    return this.undoneDefs;
+  }
+  private undoneDefs: ReadonlySet<DefId> | undefined;
 
   /** The ops placed after the state whose heads are `heads`, when {@link asOf} can undo them. */
   private opsAfterState(heads: readonly string[]): LogOp[] | undefined {
