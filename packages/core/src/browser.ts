@@ -39,7 +39,7 @@ export { type ApplyFixesOptions, applyFixes, type FixProgress, type FixReport } 
 export { type RepairContext, repairContext } from "./fix/context.js";
 export { normalizePatch } from "./fix/normalize.js";
 export { type FixOptions, type FixProposal, proposeFixes } from "./fix/propose.js";
-export type { FoldSnapshot, FoldSnapshotHead } from "./graph/fold-snapshot.js";
+export type { FoldSnapshot, FoldSnapshotHead, PackedNumbers, SnapshotCausal } from "./graph/fold-snapshot.js";
 // Types the exported API mentions (a parameter, a return, a member), exported so a user can name
 // them; test/api-report.test.ts holds every entry to it.
 export {

@@ -7,7 +7,7 @@
  * CLI's start-up, which now bundles itself: scripts/bundle-cli.mjs.)
  */
 
-export type { FoldSnapshot, FoldSnapshotHead } from "./graph/fold-snapshot.js";
+export type { FoldSnapshot, FoldSnapshotHead, PackedNumbers, SnapshotCausal } from "./graph/fold-snapshot.js";
 export { isLayer, LAYERS, type Layer } from "./lang/layers.js";
 export type { Result } from "./lang/result.js";
 export { isAuthorId, isDefId, isOpId } from "./ops/ids.js";

@@ -55,8 +55,8 @@ export function heldBySnapshot(snapshot: FoldSnapshot): {
   // The snapshot's ops are the first `count`: a graph taken up from it appends its own to the
   // same array (core's `Causality.restore` takes it), which are not the snapshot's.
   const count = ids.length;
-  let greatest = "";
-  for (let i = 0; i < count; i++) if (ids[i]! > greatest) greatest = ids[i]!;
+  let greatest = snapshot.head.causal.max ?? "";
+  if (greatest === "") for (let i = 0; i < count; i++) if (ids[i]! > greatest) greatest = ids[i]!;
   let set: Set<string> | undefined;
   return {
     count,

@@ -21,8 +21,8 @@ import type { FoldState } from "./fold-state.js";
  * names do not say (see `headIndexes`).
  */
 export interface FoldSnapshotHead {
-  readonly v: 1;
-  readonly causal: CausalParts;
+  readonly v: 2;
+  readonly causal: SnapshotCausal;
   /** Per position of the causal order, the row of the definition whose ops hold that op. */
   readonly owner: readonly number[];
   /**
@@ -41,6 +41,62 @@ export interface FoldSnapshotHead {
   readonly referrers: readonly (readonly [number | DefId, readonly (number | DefId)[]])[];
   /** The rows whose definition can hold a conflict record of its own (a lost register, a failure). */
   readonly records: readonly number[];
+}
+
+/**
+ * The causal order as a head keeps it: its position lists packed ({@link PackedNumbers}), the
+ * greatest op-id beside them (see `CausalParts`).
+ */
+export interface SnapshotCausal {
+  readonly ids: readonly OpId[];
+  readonly parentStart: PackedNumbers;
+  readonly parentList: PackedNumbers;
+  readonly dom: PackedNumbers;
+  readonly heads: readonly number[];
+  readonly max?: OpId;
+}
+
+/**
+ * A list of integers as runs `{runs: [first, step, count, …]}` (each run is `first`, `first +
+ * step`, … `count` of them) where that is shorter, else the list itself. A mostly linear history's
+ * parent lists and dominators are a few runs: as lists they were 1.8 MB of the 5.4 MB head at
+ * 100,012 ops, and parsing them about 7 ms of a write.
+ */
+export type PackedNumbers = readonly number[] | { readonly runs: readonly number[] };
+
+/** `list` packed (see {@link PackedNumbers}). */
+export function packNumbers(list: readonly number[]): PackedNumbers {
+  const runs: number[] = [];
+  for (let i = 0; i < list.length && runs.length < list.length; ) {
+    const step = i + 1 < list.length ? list[i + 1]! - list[i]! : 0;
+    let j = i + 1;
+    while (j < list.length && list[j]! - list[j - 1]! === step) j++;
+    runs.push(list[i]!, step, j - i);
+    i = j;
+  }
+  return runs.length < list.length ? { runs } : list;
+}
+
+/**
+ * The list `packed` holds, when every member is an integer from `min` to `max` and its runs are
+ * whole; else undefined.
+ */
+export function unpackNumbers(packed: PackedNumbers, min: number, max: number): number[] | undefined {
+  const fits = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
+  if (Array.isArray(packed)) {
+    for (let i = 0; i < packed.length; i++) if (!fits(packed[i])) return undefined;
+    return packed as number[];
+  }
+  const runs = (packed as { runs?: unknown } | null)?.runs;
+  if (!Array.isArray(runs) || runs.length % 3 !== 0) return undefined;
+  const out: number[] = [];
+  for (let r = 0; r < runs.length; r += 3) {
+    const [first, step, count] = [runs[r], runs[r + 1], runs[r + 2]];
+    if (!Number.isInteger(step) || !Number.isInteger(count) || count < 1 || !fits(first)) return undefined;
+    if (!fits(first + step * (count - 1))) return undefined;
+    for (let k = 0; k < count; k++) out.push(first + step * k);
+  }
+  return out;
 }
 
 /** A fold snapshot: its head, and each definition's row as JSON text (`Graph.snapshot` makes one). */
@@ -112,8 +168,8 @@ export function encodeFold(
     if (!sameList(v, derived.nameHistory.get(k))) nameHistory.push([k, v.map(ref)]);
   return {
     head: {
-      v: 1,
-      causal: causality.parts(),
+      v: 2,
+      causal: packCausal(causality.parts()),
       owner,
       defs,
       names,
@@ -122,6 +178,42 @@ export function encodeFold(
       records,
     },
     rows,
+  };
+}
+
+/** The causal order as a head keeps it. */
+function packCausal(parts: CausalParts): SnapshotCausal {
+  return {
+    ids: parts.ids,
+    parentStart: packNumbers(parts.parentStart),
+    parentList: packNumbers(parts.parentList),
+    dom: packNumbers(parts.dom),
+    heads: parts.heads,
+    ...(parts.max === undefined ? {} : { max: parts.max }),
+  };
+}
+
+/**
+ * The causal order a head keeps, when it is whole: its lists of the lengths its op-ids say, every
+ * position in range; else undefined.
+ */
+export function unpackCausal(c: SnapshotCausal): CausalParts | undefined {
+  if (c === null || typeof c !== "object" || !Array.isArray(c.ids) || !Array.isArray(c.heads))
+    return undefined;
+  const n = c.ids.length;
+  const parentList = unpackNumbers(c.parentList, 0, n - 1);
+  const parentStart = unpackNumbers(c.parentStart, 0, parentList?.length ?? 0);
+  const dom = unpackNumbers(c.dom, -1, n - 1);
+  if (parentList === undefined || parentStart?.length !== n + 1 || dom?.length !== n) return undefined;
+  if (parentStart[n] !== parentList.length || (c.max !== undefined && typeof c.max !== "string"))
+    return undefined;
+  return {
+    ids: c.ids,
+    parentStart,
+    parentList,
+    dom,
+    heads: c.heads,
+    ...(c.max === undefined ? {} : { max: c.max }),
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import type { ContentHash } from "../lang/hash.js";
 import type { Layer } from "../lang/layers.js";
-import { Causality, causalOrder, compareIds } from "../ops/causality.js";
+import { Causality, type CausalParts, causalOrder, compareIds } from "../ops/causality.js";
 import { appendToList } from "../ops/cow-map.js";
 import { matchesLockPattern } from "../ops/glob.js";
 import type { DefId, OpId } from "../ops/ids.js";
@@ -40,6 +40,7 @@ import {
   type FoldSnapshot,
   type FoldSnapshotHead,
   headIndexes,
+  unpackCausal,
 } from "./fold-snapshot.js";
 import { commitFoldState, dropFoldState, type FoldState, forkFoldState, newFoldState } from "./fold-state.js";
 import type { Conflict, LockEntry, Orphan, Quarantined } from "./records.js";
@@ -139,7 +140,8 @@ export class Graph {
    */
   static fromSnapshot(snapshot: FoldSnapshot): Graph {
     const { head } = snapshot;
-    if (!snapshotHeadFits(head, snapshot.rows))
+    const causal = head?.v === 2 ? unpackCausal(head.causal) : undefined;
+    if (causal === undefined || !snapshotHeadFits(head, causal, snapshot.rows))
       throw new Error("graph: a fold snapshot whose head does not fit");
     const g = new Graph();
     const { ids, names, nameHistory, referrers } = headIndexes(head);
@@ -147,7 +149,7 @@ export class Graph {
     for (let i = 0; i < ids.length; i++) rowOf.set(ids[i]!, i);
     const restored: Restored = { head, rowOf, bodies: new WeakSet(), records: new Set(head.records) };
     g.restored = restored;
-    g.causality = Causality.restore(head.causal, (position) => {
+    g.causality = Causality.restore(causal, (position) => {
       g.st.defs.get(ids[head.owner[position]!]!);
     });
     g.st.defs.deferred(ids, (id) => {
@@ -956,22 +958,14 @@ interface Snapshot {
 const EMPTY: ReadonlySet<DefId> = new Set();
 
 /** Whether a snapshot head's arrays agree with each other and with its `rows` (not its rows' texts). */
-function snapshotHeadFits(head: FoldSnapshotHead, rows: number): boolean {
-  const c = head?.causal;
-  if (head?.v !== 1 || c === undefined || !Array.isArray(c.ids)) return false;
+/** Whether `head`, whose causal order unpacked whole as `c`, is of a snapshot's shape. */
+function snapshotHeadFits(head: FoldSnapshotHead, c: CausalParts, rows: number): boolean {
   const n = c.ids.length;
   if (
     !Array.isArray(head.defs) ||
     head.defs.length !== rows ||
     !Array.isArray(head.owner) ||
     head.owner.length !== n ||
-    !Array.isArray(c.parentStart) ||
-    c.parentStart.length !== n + 1 ||
-    !Array.isArray(c.dom) ||
-    c.dom.length !== n ||
-    !Array.isArray(c.parentList) ||
-    c.parentStart[n] !== c.parentList.length ||
-    !Array.isArray(c.heads) ||
     !Array.isArray(head.names) ||
     !Array.isArray(head.nameHistory) ||
     !Array.isArray(head.referrers) ||
@@ -983,7 +977,6 @@ function snapshotHeadFits(head: FoldSnapshotHead, rows: number): boolean {
     const o = head.owner[i]!;
     if (!(o >= 0 && o < rows) || typeof c.ids[i] !== "string") return false;
   }
-  for (const p of c.parentList) if (!(p >= 0 && p < n)) return false;
   for (const h of c.heads) if (!(h >= 0 && h < n)) return false;
   const ref = (r: unknown) => typeof r === "string" || (typeof r === "number" && r >= 0 && r < rows);
   return (

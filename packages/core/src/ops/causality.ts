@@ -80,6 +80,11 @@ export interface CausalParts {
   readonly dom: readonly number[];
   /** The positions no op has as a parent. */
   readonly heads: readonly number[];
+  /**
+   * The greatest op-id (of an order holding any): what `Causality.restore` takes instead of
+   * comparing every op-id again (12 ms at 100,000 ops).
+   */
+  readonly max?: OpId;
 }
 
 /**
@@ -116,8 +121,14 @@ export class Causality<T extends CausalOp = CausalOp> {
   private parentStart: number[] = [0];
   private parentList: number[] = [];
   private dom: number[] = [];
-  /** `runningMax[i]`: the greatest op-id among positions 0..i. */
+  /**
+   * `runningMax[i - maxFrom]`: the greatest op-id among positions 0..i, from `maxFrom` on; before
+   * it (a restored order's positions) only the greatest is kept, `maxBefore`: a rollback never goes
+   * back past a restored order's start (a mark is taken after the restore).
+   */
   private readonly runningMax: OpId[] = [];
+  private maxFrom = 0;
+  private maxBefore: OpId | undefined;
   /** Positions no placed op has as a parent (an antichain; usually one, so an array). */
   private heads: number[] = [];
 
@@ -138,12 +149,11 @@ export class Causality<T extends CausalOp = CausalOp> {
     c.placed = new Array<T | undefined>(n).fill(undefined);
     c.unread = n;
     c.readOp = read;
-    let max: OpId | undefined;
-    for (let i = 0; i < n; i++) {
-      const id = c.ids[i]!;
-      if (max === undefined || id > max) max = id;
-      c.runningMax.push(max);
-    }
+    let max = parts.max;
+    if (max === undefined)
+      for (let i = 0; i < n; i++) if (max === undefined || c.ids[i]! > max) max = c.ids[i]!;
+    c.maxBefore = max;
+    c.maxFrom = n;
     return c;
   }
 
@@ -165,6 +175,7 @@ export class Causality<T extends CausalOp = CausalOp> {
       parentList: [...this.parentList],
       dom: [...this.dom],
       heads: [...this.heads],
+      ...(this.size === 0 ? {} : { max: this.maxId()! }),
     };
   }
 
@@ -189,7 +200,7 @@ export class Causality<T extends CausalOp = CausalOp> {
 
   private lookup(id: OpId): number | undefined {
     // An id greater than every placed one is not placed: the common question about a fresh op.
-    const max = this.runningMax[this.runningMax.length - 1];
+    const max = this.maxId();
     if (max === undefined || id > max) return undefined;
     // A new op's parents are the heads (a local write names them all): answered without the index,
     // whose first fill costs a write at 100,000 ops about 20 ms of hashing every op-id.
@@ -252,7 +263,7 @@ export class Causality<T extends CausalOp = CausalOp> {
 
   /** The greatest placed op-id. */
   maxId(): OpId | undefined {
-    return this.runningMax[this.runningMax.length - 1];
+    return this.runningMax.length > 0 ? this.runningMax[this.runningMax.length - 1] : this.maxBefore;
   }
 
   /**
@@ -278,7 +289,7 @@ export class Causality<T extends CausalOp = CausalOp> {
     const id = op["op-id"];
     const n = this.ids.length;
     const parentIds = op["parent-ops"];
-    const prevMax = this.runningMax[n - 1];
+    const prevMax = this.maxId();
     let d: number;
     // The common case, a linear history: the only parent is the op placed last, the only head.
     if (parentIds.length === 1 && n > 0 && this.heads.length === 1 && parentIds[0] === this.ids[n - 1]) {
@@ -340,6 +351,7 @@ export class Causality<T extends CausalOp = CausalOp> {
 
   /** Forgets every op placed since `mark` was taken. */
   rollback(mark: { readonly size: number; readonly heads: readonly number[] }): void {
+    if (mark.size < this.maxFrom) throw new Error("causality: a rollback past a restored order's start");
     while (this.ids.length > mark.size) {
       const id = this.ids.pop()!;
       if (this.indexed > this.ids.length) {

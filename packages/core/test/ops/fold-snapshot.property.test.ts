@@ -6,6 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { packNumbers, unpackNumbers } from "../../src/graph/fold-snapshot.js";
 import { Graph } from "../../src/graph/graph.js";
 import type { Layer } from "../../src/lang/layers.js";
 import type { DefId } from "../../src/ops/ids.js";
@@ -198,5 +199,73 @@ describe("Graph.fromSnapshot", () => {
     expect(() =>
       Graph.fromSnapshot({ head: bad, rows: snap.rows.length, row: (i) => snap.rows[i]! }),
     ).toThrow(/does not fit/);
+  });
+
+  it("packs a position list as runs where that is shorter, and unpacks it as it was", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.array(fc.integer({ min: -1, max: 50 }), { maxLength: 40 }),
+          // Runs with breaks, as a mostly linear history's lists are.
+          fc
+            .array(fc.tuple(fc.integer({ min: -1, max: 9 }), fc.integer({ min: 1, max: 30 })), {
+              maxLength: 6,
+            })
+            .map((steps) => {
+              const out: number[] = [];
+              let v = 0;
+              for (const [step, n] of steps)
+                for (let i = 0; i < n; i++) {
+                  v += step;
+                  out.push(v);
+                }
+              return out;
+            }),
+        ),
+        (list) => {
+          const packed = packNumbers(list);
+          const size = Array.isArray(packed) ? packed.length : (packed as { runs: number[] }).runs.length;
+          expect(size).toBeLessThanOrEqual(list.length);
+          const [lo, hi] = [Math.min(-1, ...list), Math.max(0, ...list)];
+          expect(unpackNumbers(JSON.parse(JSON.stringify(packed)), lo, hi)).toEqual(list);
+          // A list holding a member out of range is not taken.
+          if (list.length > 0) expect(unpackNumbers(packed, lo, Math.max(...list) - 1)).toBeUndefined();
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("keeps a linear history's causal order as a few runs, and refuses runs that do not fit", () => {
+    const steps = Array.from({ length: 60 }, (_, i) => ({
+      kind: "act" as const,
+      replica: 0,
+      action: (i % 3 === 0 ? "fresh" : "edit") as Action,
+      pick: i,
+    }));
+    const { written } = run(1, steps);
+    const g = Graph.fold(written);
+    const snap = g.snapshot()!;
+    const { causal } = snap.head;
+    expect(causal.ids.length).toBe(g.status().ops);
+    expect(causal.ids.length).toBeGreaterThan(30);
+    for (const list of [causal.parentStart, causal.parentList, causal.dom])
+      expect((list as { runs: number[] }).runs.length).toBeLessThanOrEqual(6);
+    expect(causal.max).toBe([...causal.ids].sort().at(-1));
+    const taken = restored(g)!;
+    expect(dump(taken)).toEqual(dump(g));
+    const row = (i: number) => snap.rows[i]!;
+    const runs = (causal.parentList as { runs: number[] }).runs;
+    for (const parentList of [
+      { runs: [runs[0], runs[1], runs[2]! + 1] }, // one position past the last op
+      { runs: [runs[0], runs[1], 0] },
+      { runs: [0.5, 1, 2] },
+      { runs: [0, 1] },
+    ]) {
+      const head = { ...snap.head, causal: { ...causal, parentList } } as typeof snap.head;
+      expect(() => Graph.fromSnapshot({ head, rows: snap.rows.length, row })).toThrow(/does not fit/);
+    }
+    const older = { ...snap.head, v: 1 } as unknown as typeof snap.head;
+    expect(() => Graph.fromSnapshot({ head: older, rows: snap.rows.length, row })).toThrow(/does not fit/);
   });
 });
