@@ -188,7 +188,7 @@ async function serverSyncs(ws: string, data: string, label: string): Promise<Ben
  * first, so it checks in full; else it goes on from what the server before it kept.
  */
 async function mcpStart(ws: string, fresh: boolean): Promise<{ wall: number; cpu: number | undefined }> {
-  if (fresh) rmSync(path.join(ws, ".kumiki", "cache", "live-check-mcp.json"), { force: true });
+  if (fresh) rmSync(path.join(ws, ".kumiki", "cache", "live-check-mcp.jsonl"), { force: true });
   const t0 = performance.now();
   const transport = new StdioClientTransport({
     command: process.execPath,

@@ -57,7 +57,7 @@ export interface CommandContext {
    */
   checkCache(): Promise<CheckCache | undefined>;
   /**
-   * Where checks are kept as state a checker goes on from (`.kumiki/cache/live-check.json`), under
+   * Where checks are kept as state a checker goes on from (`.kumiki/cache/live-check.jsonl`), under
    * the same conditions as {@link checkCache}: a check after another process's write re-checks
    * from the state the write kept.
    */

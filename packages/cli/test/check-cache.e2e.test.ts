@@ -5,7 +5,7 @@
  */
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { plantInKeptCheck, readKeptCheck } from "@kumiki-graph/test-support/kept-check";
+import { plantInKeptCheck, readKeptCheck, writeKeptCheck } from "@kumiki-graph/test-support/kept-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, runBin, SMALL_PROGRAM, tempDir, testEnv } from "./support.js";
 
@@ -137,7 +137,7 @@ describe("a write keeps the check its gate made for the state it leaves", () => 
   }, 60_000);
 });
 
-const keptFile = (dir: string) => path.join(dir, ".kumiki", "cache", "live-check.json");
+const keptFile = (dir: string) => path.join(dir, ".kumiki", "cache", "live-check.jsonl");
 
 describe("a write in its own process goes on from the check the call before it kept", () => {
   it("gates as a full check does (a reader's new error refused), and checks only what it touches", () => {
@@ -175,7 +175,7 @@ describe("a write in its own process goes on from the check the call before it k
         definition: tile.id,
       },
     ];
-    writeFileSync(keptFile(dir), JSON.stringify(file));
+    writeKeptCheck(keptFile(dir), file);
     expect(write(["add", "slot", "third", "Int = 3"]).code).toBe(0);
     expect(bin(["check"])).toContain("planted in the state");
     // A damaged file is not read: the next write checks in full, and what it keeps is a full check's.
@@ -183,7 +183,7 @@ describe("a write in its own process goes on from the check the call before it k
     expect(write(["add", "slot", "fourth", "Int = 4"]).code).toBe(0);
     expect(bin(["check", "--json"])).toBe(bin(["check", "--json"], { KUMIKI_CHECK_CACHE: "off" }));
     expect(bin(["check"])).not.toContain("planted");
-    expect(JSON.parse(readFileSync(keptFile(dir), "utf8")).entries).toHaveLength(1);
+    expect(readKeptCheck(keptFile(dir)).entries).toHaveLength(1);
   }, 60_000);
 
   it("a check after another process's write that kept nothing keeps its own for the next write", () => {

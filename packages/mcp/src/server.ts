@@ -103,9 +103,9 @@ export async function openMcpGraph(
 
 /**
  * Where this server keeps its check across processes (`.kumiki/cache/`): a file of its own, since
- * a file holds one stamp's states and the CLI's `live-check.json` is of the CLI's code.
+ * a file holds one stamp's states and the CLI's `live-check.jsonl` is of the CLI's code.
  */
-const CHECK_FILE = "live-check-mcp.json";
+const CHECK_FILE = "live-check-mcp.jsonl";
 
 /**
  * What checked, for the states kept: this server's version, the version of the core it loads (the

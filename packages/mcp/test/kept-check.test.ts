@@ -30,8 +30,8 @@ app Counter
     init   = []
 `;
 
-const mcpFile = (dir: string) => path.join(dir, ".kumiki", "cache", "live-check-mcp.json");
-const cliFile = (dir: string) => path.join(dir, ".kumiki", "cache", "live-check.json");
+const mcpFile = (dir: string) => path.join(dir, ".kumiki", "cache", "live-check-mcp.jsonl");
+const cliFile = (dir: string) => path.join(dir, ".kumiki", "cache", "live-check.jsonl");
 
 /** The CLI in its own process, keeping no check (as `kumiki sync` taking in a peer's ops leaves the graph). */
 async function cliUnkept(dir: string, ...args: string[]): Promise<string> {

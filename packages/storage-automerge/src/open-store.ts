@@ -56,7 +56,7 @@ export interface WorkspaceStoreOptions extends WorkspaceOpenOptions {
   readonly checkStamp?: string;
   /**
    * The file in `.kumiki/cache/` the states of {@link checkStamp} are kept in; default
-   * `live-check.json`, the CLI's. A file holds one stamp's states: code other than the CLI's
+   * `live-check.jsonl`, the CLI's. A file holds one stamp's states: code other than the CLI's
    * names a file of its own, or each process replaces the other's.
    */
   readonly checkFile?: string;

@@ -643,15 +643,17 @@ export class Graph {
    * Every definition's identity, layer, name and life, as {@link definitions} gives them but
    * without reading a restored graph's unread rows (`state`: the definition's state, when read).
    */
-  *summaries(): IterableIterator<DefinitionSummary> {
+  summaries(): DefinitionSummary[] {
     const r = this.restored;
-    for (const [id, s] of this.st.defs.peekEntries()) {
-      if (s !== undefined) yield { def: s.def, layer: s.layer, name: s.name, alive: s.alive, state: s };
+    const out: DefinitionSummary[] = [];
+    this.st.defs.peekEach((id, s) => {
+      if (s !== undefined) out.push({ def: s.def, layer: s.layer, name: s.name, alive: s.alive, state: s });
       else {
         const [, layer, name, alive] = r!.head.defs[r!.rowOf.get(id)!]!;
-        yield { def: id, layer, name, alive };
+        out.push({ def: id, layer, name, alive });
       }
-    }
+    });
+    return out;
   }
 
   /**
@@ -848,8 +850,9 @@ export class Graph {
     }
     // Without a summary object each.
     const { head, rowOf } = this.restored;
-    for (const [id, s] of this.st.defs.peekEntries())
+    this.st.defs.peekEach((id, s) => {
       if (s === undefined ? head.defs[rowOf.get(id)!]![3] : s.alive) live++;
+    });
     return live;
   }
 
@@ -874,12 +877,17 @@ export class Graph {
   }
 
   /** The definitions that can hold a record: those read, and the unread rows the snapshot names. */
-  private *recordCandidates(): IterableIterator<DefinitionState> {
+  private recordCandidates(): DefinitionState[] {
     const r = this.restored!;
-    for (const [id, s] of this.st.defs.peekEntries()) {
-      if (s !== undefined) yield s;
-      else if (r.records.has(r.rowOf.get(id)!)) yield this.st.defs.get(id)!;
-    }
+    const out: DefinitionState[] = [];
+    const unread: DefId[] = [];
+    this.st.defs.peekEach((id, s) => {
+      if (s !== undefined) out.push(s);
+      else if (r.records.has(r.rowOf.get(id)!)) unread.push(id);
+    });
+    // Read after the walk: reading a row changes the map the walk goes over.
+    for (const id of unread) out.push(this.st.defs.get(id)!);
+    return out;
   }
 
   /** A person-readable name for a definition: `slot.todos`, with its identity when it is not shown under it. */

@@ -121,16 +121,24 @@ export class CowMap<K, V> {
   }
 
   /**
-   * Every key with its value, or undefined for one not read yet ({@link deferred}): a walk that
-   * reads nothing (a fork's own entries override its base's, as in {@link entries}).
+   * Calls `f` with every key and its value, or undefined for one not read yet ({@link deferred}):
+   * a walk that reads nothing (a fork's own entries override its base's, as in {@link entries}).
+   * A callback, not a generator of pairs: a process of its own walks 5,000 definitions a few times
+   * per write, and the generator and a pair per entry cost about 5 ms of a write's `status`.
    */
-  *peekEntries(): IterableIterator<[K, V | undefined]> {
+  peekEach(f: (key: K, value: V | undefined) => void): void {
     if (this.base === undefined) {
-      for (const [k, v] of this.own) yield [k, v === UNREAD ? undefined : (v as V)];
+      this.own.forEach((v, k) => {
+        f(k, v === UNREAD ? undefined : (v as V));
+      });
       return;
     }
-    for (const [k, v] of this.base.peekEntries()) if (!this.own.has(k)) yield [k, v];
-    for (const [k, v] of this.own) if (v !== GONE) yield [k, v as V];
+    this.base.peekEach((k, v) => {
+      if (!this.own.has(k)) f(k, v);
+    });
+    this.own.forEach((v, k) => {
+      if (v !== GONE) f(k, v as V);
+    });
   }
 
   /** Every value (see {@link entries}). */

@@ -80,7 +80,7 @@ export interface OverviewOptions {
   /** How many of the latest ops the activity lists; default 500. */
   readonly recent?: number;
   /**
-   * Checks another process kept (the CLI's `.kumiki/cache/live-check.json`): the first overview
+   * Checks another process kept (the CLI's `.kumiki/cache/live-check.jsonl`): the first overview
    * of a graph at a kept state goes on from it instead of checking every definition.
    */
   readonly kept?: KeptChecks;
