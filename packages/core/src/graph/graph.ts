@@ -692,12 +692,12 @@ export class Graph {
    */
   shadowed(): Set<DefId> {
     const out = new Set<DefId>();
-    for (const [key, claimants] of this.st.names.entries()) {
-      if (claimants.length < 2) continue;
+    this.st.names.forEach((claimants, key) => {
+      if (claimants.length < 2) return;
       const at = key.indexOf(":");
       const shown = this.lookup(key.slice(0, at) as Layer, key.slice(at + 1));
       for (const d of claimants) if (d !== shown) out.add(d);
-    }
+    });
     return out;
   }
 

@@ -141,6 +141,25 @@ export class CowMap<K, V> {
     });
   }
 
+  /**
+   * Calls `f` with every value and its key, as {@link entries} gives them (an unread value is read
+   * first): without a generator and a pair per entry, which a fork's walk of 5,000 names (a check
+   * one write behind asks the past which definitions a name contest hides) cost 5–10 ms of.
+   */
+  forEach(f: (value: V, key: K) => void): void {
+    if (this.base === undefined) {
+      if (this.unread > 0) this.readAll();
+      (this.own as Map<K, V>).forEach(f);
+      return;
+    }
+    this.base.forEach((v, k) => {
+      if (!this.own.has(k)) f(v, k);
+    });
+    this.own.forEach((v, k) => {
+      if (v !== GONE) f(v as V, k);
+    });
+  }
+
   /** Every value (see {@link entries}). */
   values(): IterableIterator<V> {
     if (this.base === undefined) {

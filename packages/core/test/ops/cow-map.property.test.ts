@@ -32,9 +32,20 @@ function apply(map: CowMap<string, readonly number[]>, model: Map<string, number
   }
 }
 
+/** The map's entries, sorted; its callback walks (`forEach`, `peekEach`) give the same ones. */
 function view(map: CowMap<string, readonly number[]>): Record<string, readonly number[]> {
   const out: Record<string, readonly number[]> = {};
   for (const [k, v] of map.entries()) out[k] = [...v];
+  const walked: [string, readonly number[]][] = [];
+  map.forEach((v, k) => {
+    walked.push([k, v]);
+  });
+  const peeked: [string, readonly number[] | undefined][] = [];
+  map.peekEach((k, v) => {
+    peeked.push([k, v]);
+  });
+  expect(walked).toEqual([...map.entries()]);
+  expect(peeked).toEqual(walked);
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
