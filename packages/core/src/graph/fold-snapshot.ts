@@ -205,8 +205,7 @@ export function unpackCausal(c: SnapshotCausal): CausalParts | undefined {
   const parentStart = unpackNumbers(c.parentStart, 0, parentList?.length ?? 0);
   const dom = unpackNumbers(c.dom, -1, n - 1);
   if (parentList === undefined || parentStart?.length !== n + 1 || dom?.length !== n) return undefined;
-  if (parentStart[n] !== parentList.length || (c.max !== undefined && typeof c.max !== "string"))
-    return undefined;
+  if (parentStart[n] !== parentList.length || (c.max !== undefined && !greatestOfEnds(c))) return undefined;
   return {
     ids: c.ids,
     parentStart,
@@ -215,6 +214,17 @@ export function unpackCausal(c: SnapshotCausal): CausalParts | undefined {
     heads: c.heads,
     ...(c.max === undefined ? {} : { max: c.max }),
   };
+}
+
+/**
+ * Whether `c.max` is a string no less than the last op-id and each head's: what can be checked of
+ * it without comparing every op-id (a damaged one would answer a held op as not held).
+ */
+function greatestOfEnds(c: SnapshotCausal): boolean {
+  const max = c.max;
+  if (typeof max !== "string" || (c.ids.length > 0 && !(max >= c.ids[c.ids.length - 1]!))) return false;
+  for (const h of c.heads) if (!(typeof c.ids[h] === "string" && max >= c.ids[h]!)) return false;
+  return true;
 }
 
 /** A definition's identity as its add's op-id spells it (`op_X` → `def_X`). */

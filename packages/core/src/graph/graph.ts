@@ -965,8 +965,10 @@ interface Snapshot {
 
 const EMPTY: ReadonlySet<DefId> = new Set();
 
-/** Whether a snapshot head's arrays agree with each other and with its `rows` (not its rows' texts). */
-/** Whether `head`, whose causal order unpacked whole as `c`, is of a snapshot's shape. */
+/**
+ * Whether a snapshot head's arrays agree with each other and with its `rows` (not its rows'
+ * texts), its causal order unpacked whole as `c`.
+ */
 function snapshotHeadFits(head: FoldSnapshotHead, c: CausalParts, rows: number): boolean {
   const n = c.ids.length;
   if (

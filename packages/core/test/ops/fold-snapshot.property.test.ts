@@ -265,6 +265,9 @@ describe("Graph.fromSnapshot", () => {
       const head = { ...snap.head, causal: { ...causal, parentList } } as typeof snap.head;
       expect(() => Graph.fromSnapshot({ head, rows: snap.rows.length, row })).toThrow(/does not fit/);
     }
+    // A greatest op-id below the last op's (a damaged head) would answer a held op as not held.
+    const low = { ...snap.head, causal: { ...causal, max: causal.ids[0]! } } as typeof snap.head;
+    expect(() => Graph.fromSnapshot({ head: low, rows: snap.rows.length, row })).toThrow(/does not fit/);
     const older = { ...snap.head, v: 1 } as unknown as typeof snap.head;
     expect(() => Graph.fromSnapshot({ head: older, rows: snap.rows.length, row })).toThrow(/does not fit/);
   });
