@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { FoldSnapshot } from "../../src/graph/fold-snapshot.js";
 import { Graph } from "../../src/graph/graph.js";
+import { graphAt } from "../../src/graph/past.js";
 import type { CheckCache, KeptChecks } from "../../src/integrity/check-cache.js";
 import { openStore } from "../../src/integrity/checked-store.js";
 import { createCheckGate } from "../../src/integrity/gate.js";
@@ -250,6 +251,7 @@ describe("a check kept by one process and resumed by another", () => {
     // shows changes without a claimant changing) and a write can break what another left.
     const peerSteps = fc.array(fc.oneof(...peerWrites, ...writes), { minLength: 1, maxLength: 4 });
     let wentOn = 0;
+    let pastsCompared = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.oneof(...mistakes), { maxLength: 2 }),
@@ -282,6 +284,20 @@ describe("a check kept by one process and resumed by another", () => {
           const seeded = reopen(origin, keptCopy, []);
           for (const s of [resumed, full, seeded]) expect((await s.ingest(ops)).ok).toBe(true);
           const fresh = new LiveCheck(resumed.read().graph, {}).diagnostics();
+          // The past made by undoing the later ops and the past folded again give one catch-up:
+          // the one compares only the undone definitions, the other walks every definition.
+          const g = resumed.read().graph;
+          const kept0 = JSON.parse([...kept.states.values()][0]!) as LiveCheckState;
+          const [undone, folded] = [g.asOf(kept0.at.split(",")), graphAt(g, kept0.at.split(","))];
+          if (kept0.at !== headsKey(g) && undone !== undefined && folded !== undefined) {
+            const byUndoing = LiveCheck.resumeBehind(g, {}, kept0, undone);
+            undone.discard();
+            const byFolding = LiveCheck.resumeBehind(g, {}, kept0, folded);
+            expect(byUndoing.diagnostics()).toEqual(fresh);
+            expect(byFolding.diagnostics()).toEqual(fresh);
+            expect(byUndoing.rechecked).toBe(byFolding.rechecked);
+            pastsCompared++;
+          } else undone?.discard();
           const seededCheck = liveCheckOf(seeded, {}, keptCopy);
           expect(seededCheck.resumed).toBe(true);
           expect(seededCheck.diagnostics()).toEqual(fresh);
@@ -304,6 +320,7 @@ describe("a check kept by one process and resumed by another", () => {
       { numRuns: 80 },
     );
     expect(wentOn).toBeGreaterThan(40);
+    expect(pastsCompared).toBeGreaterThan(20);
   });
 
   it("checks in full when the past would have to be folded again from many ops per definition", async () => {
