@@ -32,7 +32,9 @@ const TOKENS = { alice: "alice-token-0123456789abcdef", bob: "bob-token-01234567
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 
-async function startServe(root: string, storage: string): Promise<{ child: ChildProcess; url: string }> {
+type Served = { child: ChildProcess; url: string; output(): string };
+
+async function startServe(root: string, storage: string): Promise<Served> {
   const started = await startBin([
     "serve",
     "--port",
@@ -44,6 +46,12 @@ async function startServe(root: string, storage: string): Promise<{ child: Child
   ]);
   children.push(started.child);
   return started;
+}
+
+/** Stops `s` with SIGTERM and expects a clean exit; a failed one says what the server printed. */
+async function expectStopped(s: Served): Promise<void> {
+  const code = await stopBin(s.child);
+  expect(code, `exit ${code}; the server printed, last:\n${s.output().slice(-3000)}`).toBe(0);
 }
 
 /**
@@ -247,7 +255,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       await reader2.client.close();
     } finally {
       for (const a of agents) await a.client.close().catch(() => undefined);
-      for (const s of [one, two]) expect(await stopBin(s.child)).toBe(0);
+      for (const s of [one, two]) await expectStopped(s);
     }
   }, 180_000);
 
@@ -279,7 +287,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       expect(missed).toEqual([]);
     } finally {
       for (const a of on) await a.client.close().catch(() => undefined);
-      for (const s of [one, two]) expect(await stopBin(s.child)).toBe(0);
+      for (const s of [one, two]) await expectStopped(s);
     }
   }, 120_000);
 
@@ -316,7 +324,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       expect(bob.acked).toHaveLength(1);
     } finally {
       for (const a of [alice, bob]) await a.client.close().catch(() => undefined);
-      for (const s of [one, two]) expect(await stopBin(s.child)).toBe(0);
+      for (const s of [one, two]) await expectStopped(s);
     }
   }, 120_000);
 
@@ -369,7 +377,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       expect(other.structuredContent.error?.code).toBe("idempotency-key-reused");
     } finally {
       await second.client.close().catch(() => undefined);
-      expect(await stopBin(two.child)).toBe(0);
+      await expectStopped(two);
     }
   }, 180_000);
 
@@ -442,7 +450,7 @@ describe.skipIf(skip)("kumiki serve: MCP on two servers of one PostgreSQL", () =
       }
     } finally {
       for (const a of finals) await a.client.close().catch(() => undefined);
-      expect(await stopBin(two.child)).toBe(0);
+      await expectStopped(two);
     }
   }, 180_000);
 });

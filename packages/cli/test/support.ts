@@ -100,7 +100,7 @@ export async function startBin(
   args: readonly string[],
   listening: RegExp = /listening on (ws:\/\/\S+)/,
   env: Readonly<Record<string, string>> = {},
-): Promise<{ child: ChildProcess; url: string }> {
+): Promise<{ child: ChildProcess; url: string; output(): string }> {
   const child = spawn(process.execPath, [BIN, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
@@ -120,7 +120,8 @@ export async function startBin(
     child.stderr!.on("data", take);
     child.once("exit", (code) => reject(new Error(`exited ${code} before listening: ${out}`)));
   });
-  return { child, url };
+  // What it printed, up to now (its output is still taken after it listens: what a failed stop says).
+  return { child, url, output: () => out };
 }
 
 /** Every file under `dir` with its bytes (locks, temp files and a disk filler aside): what "changes no byte" compares. */

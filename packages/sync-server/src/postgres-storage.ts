@@ -188,6 +188,7 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
   }
 
   private listen(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.listening ??= (async () => {
       const client = new pg.Client({ connectionString: this.url });
       client.on("error", () => undefined);
@@ -211,7 +212,11 @@ export class PostgresStorageAdapter implements StorageAdapterInterface {
         this.listener = undefined;
         this.listening = undefined;
         // Reopened while someone listens and the adapter is open (bounded: once a second).
-        if (!this.closed && this.listeners.size > 0) setTimeout(() => void this.listen(), 1000).unref();
+        if (!this.closed && this.listeners.size > 0)
+          setTimeout(() => {
+            // Not after a close meanwhile: a connection opened then would outlive the adapter.
+            if (!this.closed) void this.listen();
+          }, 1000).unref();
       });
       try {
         await client.connect();

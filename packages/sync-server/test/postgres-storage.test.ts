@@ -93,4 +93,44 @@ describe.skipIf(skip)("PostgresStorageAdapter notices", () => {
     // An adapter is not told of its own saves.
     expect(ownSeen).toEqual([]);
   });
+
+  it("does not open its listening connection again once closed, though it was lost just before", async () => {
+    const table = freshTable();
+    tables.push(table);
+    const adapter = await PostgresStorageAdapter.open(POSTGRES_URL, { table, maxConnections: 2 });
+    adapter.watch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await listeningOn(table)).toBe(1);
+    // The connection lost (as a database restart or an administrator ends it): reopened a second
+    // later while the adapter is open — but it closes first.
+    expect(await dropListening(table)).toBe(1);
+    await new Promise((r) => setTimeout(r, 100));
+    await adapter.close();
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await listeningOn(table)).toBe(0);
+  });
 });
+
+/** The connections that LISTEN on `table`'s channel (their last statement), by pg_stat_activity. */
+async function listeningOn(table: string): Promise<number> {
+  return (await listenersOf(table, "SELECT count(*)::int AS n")) as number;
+}
+
+/** Ends the connections that LISTEN on `table`'s channel; how many there were. */
+async function dropListening(table: string): Promise<number> {
+  return (await listenersOf(table, "SELECT count(pg_terminate_backend(pid))::int AS n")) as number;
+}
+
+async function listenersOf(table: string, select: string): Promise<unknown> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    const r = await client.query(
+      `${select} FROM pg_stat_activity WHERE query = $1 AND pid <> pg_backend_pid()`,
+      [`LISTEN "${table}"`],
+    );
+    return r.rows[0].n;
+  } finally {
+    await client.end();
+  }
+}
