@@ -245,16 +245,11 @@ export class LiveCheck {
    * 20 ms of its 300).
    */
   private changedOf(graph: OpGraph, past: OpGraph, since: ReadonlySet<DefId>): Set<DefId> {
-    const changed = new Set<DefId>();
+    const changed = this.changedAmong(graph, since, sameContent);
     const keys = new Map<string, readonly [Layer, string]>();
-    for (const id of since) {
-      const was = this.states.get(id);
-      const now = graph.definition(id);
-      if (was === undefined ? now !== undefined : now === undefined || !sameContent(was, now, graph))
-        changed.add(id);
-      for (const s of [past.definition(id), now])
+    for (const id of since)
+      for (const s of [past.definition(id), graph.definition(id)])
         if (s !== undefined) keys.set(`${s.layer}:${s.name}`, [s.layer, s.name]);
-    }
     for (const [layer, name] of keys.values()) {
       const shownBefore = past.lookup(layer, name);
       const shownNow = graph.lookup(layer, name);
@@ -432,12 +427,20 @@ export class LiveCheck {
     return changed;
   }
 
-  private changedAmong(graph: OpGraph, ids: Iterable<DefId>): Set<DefId> {
+  /**
+   * Which of `ids` `graph` holds otherwise than this check last saw them, by `compare`: {@link
+   * same} in the graph synced from (bodies compared by identity), `sameContent` in another fold.
+   */
+  private changedAmong(
+    graph: OpGraph,
+    ids: Iterable<DefId>,
+    compare: (a: Seen, s: DefinitionState, graph: OpGraph) => boolean = same,
+  ): Set<DefId> {
     const changed = new Set<DefId>();
     for (const id of ids) {
       const was = this.states.get(id);
       const now = graph.definition(id);
-      if (was === undefined ? now !== undefined : now === undefined || !same(was, now, graph))
+      if (was === undefined ? now !== undefined : now === undefined || !compare(was, now, graph))
         changed.add(id);
     }
     return changed;

@@ -59,7 +59,7 @@ export class LiveGraph {
     // A log that keeps a fold snapshot: the graph is taken up from it, only the ops after it read.
     const seeded = this.seeded();
     if (seeded !== undefined) {
-      const rest = this.log.since!(seeded.count);
+      const rest = this.since(seeded.count);
       this.taken = seeded.count + rest.length;
       seeded.graph.receive(rest);
       this.folded = { graph: seeded.graph, reader: new GraphReader(seeded.graph) };
